@@ -1,0 +1,202 @@
+#include "shared/config.h"
+
+#include <charconv>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+namespace pvfs {
+
+std::string Endpoint::to_string() const {
+  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+Result<Endpoint> parse_endpoint(std::string_view text) {
+  Endpoint ep;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      return Status(Errc::invalid_argument, fmt::format("bad address '{}': want [v6]:port", text));
+    ep.host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0)
+      return Status(Errc::invalid_argument, fmt::format("bad address '{}': want host:port", text));
+    ep.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535)
+    return Status(Errc::invalid_argument, fmt::format("bad port in address '{}'", text));
+  ep.port = static_cast<uint16_t>(port);
+  return ep;
+}
+
+namespace {
+
+Status key_error(std::string_view key, std::string_view what) {
+  return Status(Errc::invalid_argument, fmt::format("config key '{}': {}", key, what));
+}
+
+// Reads an optional unsigned integer key into `out` (left alone when absent).
+template <typename T>
+Status read_uint(const toml::table& t, std::string_view section, std::string_view key, T& out) {
+  const toml::node* node = t.get(key);
+  std::string full = section.empty() ? std::string(key) : fmt::format("{}.{}", section, key);
+  if (!node) return {};
+  auto v = node->value<int64_t>();
+  if (!v || *v < 0 || static_cast<uint64_t>(*v) > std::numeric_limits<T>::max())
+    return key_error(full, "must be a non-negative integer in range");
+  out = static_cast<T>(*v);
+  return {};
+}
+
+Status read_double(const toml::table& t, std::string_view section, std::string_view key,
+                   double& out) {
+  const toml::node* node = t.get(key);
+  if (!node) return {};
+  auto v = node->value<double>();
+  if (!v || *v < 0) return key_error(fmt::format("{}.{}", section, key), "must be a number >= 0");
+  out = *v;
+  return {};
+}
+
+Result<std::vector<DaemonEntry>> read_daemons(const toml::table& root, std::string_view key,
+                                              const std::filesystem::path& base) {
+  std::vector<DaemonEntry> out;
+  const toml::node* node = root.get(key);
+  if (!node) return out;
+  const toml::array* arr = node->as_array();
+  if (!arr) return key_error(key, "must be an array of tables ([[" + std::string(key) + "]])");
+  std::set<uint32_t> ids;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table* t = (*arr)[i].as_table();
+    std::string where = fmt::format("{}[{}]", key, i);
+    if (!t) return key_error(where, "must be a table");
+    DaemonEntry e;
+    e.id = static_cast<uint32_t>(i);
+    if (Status s = read_uint(*t, where, "id", e.id); !s.ok()) return s;
+    if (!ids.insert(e.id).second) return key_error(where + ".id", fmt::format("duplicate id {}", e.id));
+    auto addr = t->get("address") ? t->get("address")->value<std::string>() : std::nullopt;
+    if (!addr) return key_error(where + ".address", "missing (want \"host:port\")");
+    auto ep = parse_endpoint(*addr);
+    if (!ep) return key_error(where + ".address", ep.status().detail());
+    e.address = *ep;
+    if (auto dir = t->get("data_dir") ? t->get("data_dir")->value<std::string>() : std::nullopt) {
+      std::filesystem::path p(*dir);
+      e.data_dir = p.is_absolute() ? p : base / p;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Config> Config::load(const std::filesystem::path& file) {
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& err) {
+    const auto& where = err.source().begin;
+    return Status(Errc::invalid_argument,
+                  fmt::format("{}:{}:{}: {}", file.string(), where.line, where.column,
+                              err.description()));
+  } catch (const std::exception& err) {
+    return Status(Errc::invalid_argument, fmt::format("{}: {}", file.string(), err.what()));
+  }
+  Config c;
+  c.path = std::filesystem::absolute(file);
+  const auto base = c.path.parent_path();
+
+  auto secret = root.get("secret_file") ? root.get("secret_file")->value<std::string>() : std::nullopt;
+  if (!secret) return key_error("secret_file", "missing (the cluster's shared key file)");
+  c.secret_file = std::filesystem::path(*secret).is_absolute() ? std::filesystem::path(*secret)
+                                                               : base / *secret;
+
+  auto mds = read_daemons(root, "mds", base);
+  if (!mds) return mds.status();
+  c.mds = std::move(*mds);
+  if (c.mds.empty()) return key_error("mds", "at least one [[mds]] entry is needed");
+  auto servers = read_daemons(root, "server", base);
+  if (!servers) return servers.status();
+  c.servers = std::move(*servers);
+
+  if (auto* t = root.get_as<toml::table>("layout")) {
+    if (Status s = read_uint(*t, "layout", "stripe_size", c.stripe_size); !s.ok()) return s;
+    if (Status s = read_uint(*t, "layout", "stripe_count", c.stripe_count); !s.ok()) return s;
+    if (c.stripe_size < 4096 || c.stripe_size % 4096 != 0)
+      return key_error("layout.stripe_size", "must be a multiple of 4096");
+  }
+  if (auto* t = root.get_as<toml::table>("timeouts")) {
+    if (Status s = read_uint(*t, "timeouts", "rpc_ms", c.rpc_timeout_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, "timeouts", "connect_ms", c.connect_timeout_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, "timeouts", "heartbeat_interval_ms", c.heartbeat_interval_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, "timeouts", "heartbeat_timeout_ms", c.heartbeat_timeout_ms); !s.ok()) return s;
+    if (c.rpc_timeout_ms == 0) return key_error("timeouts.rpc_ms", "must be > 0");
+  }
+  if (auto* t = root.get_as<toml::table>("mds_tuning")) {
+    if (Status s = read_uint(*t, "mds_tuning", "sync_interval_ms", c.mds_sync_interval_ms); !s.ok()) return s;
+  }
+  if (auto* t = root.get_as<toml::table>("client")) {
+    if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
+    if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
+  }
+  return c;
+}
+
+const DaemonEntry* Config::find_mds(uint32_t id) const {
+  for (const auto& e : mds)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+const DaemonEntry* Config::find_server(uint32_t id) const {
+  for (const auto& e : servers)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+std::string Config::render() const {
+  std::ostringstream out;
+  out << "# pvfs cluster configuration; every key is described in pvfs.toml(5).\n"
+      << "# Relative paths are relative to this file's folder.\n\n"
+      << "# The cluster's shared key: every connection proves it knows it.\n"
+      << "secret_file = " << toml::value<std::string>(secret_file.string()) << "\n\n";
+  auto daemons = [&](const char* key, const std::vector<DaemonEntry>& list) {
+    for (const auto& e : list) {
+      out << "[[" << key << "]]\n"
+          << "id = " << e.id << "\n"
+          << "address = " << toml::value<std::string>(e.address.to_string()) << "\n";
+      if (!e.data_dir.empty())
+        out << "data_dir = " << toml::value<std::string>(e.data_dir.string()) << "\n";
+      out << "\n";
+    }
+  };
+  out << "# Metadata servers.\n";
+  daemons("mds", mds);
+  out << "# Storage servers.\n";
+  daemons("server", servers);
+  out << "[layout]\n"
+      << "stripe_size = " << stripe_size << "    # bytes per stripe\n"
+      << "stripe_count = " << stripe_count << "    # objects per file; 0 = all servers\n\n"
+      << "[timeouts]\n"
+      << "rpc_ms = " << rpc_timeout_ms << "    # a call fails with ETIMEDOUT after this\n"
+      << "connect_ms = " << connect_timeout_ms << "\n"
+      << "heartbeat_interval_ms = " << heartbeat_interval_ms << "\n"
+      << "heartbeat_timeout_ms = " << heartbeat_timeout_ms << "\n\n"
+      << "[mds_tuning]\n"
+      << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n\n"
+      << "[client]\n"
+      << "attr_timeout_s = " << attr_timeout_s << "\n"
+      << "entry_timeout_s = " << entry_timeout_s << "\n";
+  return out.str();
+}
+
+}  // namespace pvfs

@@ -1,0 +1,66 @@
+// The cluster configuration: one TOML file read by every daemon and client.
+// Owns parsing and validation (a wrong or missing key is a one-line error
+// naming the key) and rendering a config back to TOML for pvfs-cluster and
+// pvfs-ctl genconfig. Every key is documented in man/pvfs.toml.5.
+// Plain values; thread-safe to copy.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "shared/status.h"
+
+namespace pvfs {
+
+struct Endpoint {
+  std::string host;
+  uint16_t port = 0;
+  std::string to_string() const;
+  bool operator==(const Endpoint&) const = default;
+};
+
+// "host:port" or "[v6]:port". Port 0 is allowed (bind to any free port).
+Result<Endpoint> parse_endpoint(std::string_view text);
+
+// One daemon in the cluster.
+struct DaemonEntry {
+  uint32_t id = 0;
+  Endpoint address;
+  std::filesystem::path data_dir;
+};
+
+struct Config {
+  std::filesystem::path path;          // the file it was read from (empty if built in memory)
+  std::filesystem::path secret_file;   // absolute after load()
+  std::vector<DaemonEntry> mds;
+  std::vector<DaemonEntry> servers;
+
+  // [layout]: defaults for files whose directories set nothing.
+  uint64_t stripe_size = uint64_t{1} << 20;
+  uint32_t stripe_count = 0;  // 0 = all servers
+
+  // [timeouts]
+  uint32_t rpc_timeout_ms = 10000;       // a call to a daemon fails with ETIMEDOUT after this
+  uint32_t connect_timeout_ms = 3000;
+  uint32_t heartbeat_interval_ms = 1000;
+  uint32_t heartbeat_timeout_ms = 5000;  // a server silent this long is not given to new files
+
+  // [mds]
+  uint32_t mds_sync_interval_ms = 1000;  // LMDB fsync period (process crashes lose nothing)
+
+  // [client]
+  double attr_timeout_s = 1.0;
+  double entry_timeout_s = 1.0;
+
+  // Reads and validates `file`; relative paths in it are relative to its folder.
+  static Result<Config> load(const std::filesystem::path& file);
+  // The entries, or nullptr when `id` is not in the config.
+  const DaemonEntry* find_mds(uint32_t id) const;
+  const DaemonEntry* find_server(uint32_t id) const;
+  // Commented TOML that load() reads back to an equal Config.
+  std::string render() const;
+};
+
+}  // namespace pvfs

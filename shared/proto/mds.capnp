@@ -1,0 +1,161 @@
+# The metadata service (pvfs-mds): namespace, attributes, layouts, and the
+# registry of storage servers. Clients, storage servers and pvfs-ctl speak it.
+#
+# Every operation that needs permission checks carries a Caller. Inode
+# numbers carry their file set id in the top 16 bits (shared/ids.h).
+# Failures travel in Envelope.status; a reply body is set only on success.
+@0xc401144156d87d97;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("pvfs::proto::mds");
+
+using Common = import "common.capnp";
+using Caller = Common.Caller;
+using Timespec = Common.Timespec;
+using Layout = Common.Layout;
+using LayoutPolicy = Common.LayoutPolicy;
+using ServerInfo = Common.ServerInfo;
+
+# Full POSIX attributes of one inode.
+struct Attr {
+  ino @0 :UInt64;
+  mode @1 :UInt32;        # type and permission bits, as st_mode
+  uid @2 :UInt32;
+  gid @3 :UInt32;
+  size @4 :UInt64;
+  nlink @5 :UInt32;
+  rdev @6 :UInt32;
+  atime @7 :Timespec;
+  mtime @8 :Timespec;
+  ctime @9 :Timespec;
+  layout @10 :Layout;     # regular files only
+}
+
+# Which Setattr fields to apply (bit mask).
+const setMode :UInt32 = 1;
+const setUid :UInt32 = 2;
+const setGid :UInt32 = 4;
+const setSize :UInt32 = 8;
+const setAtime :UInt32 = 16;      # to `atime`
+const setMtime :UInt32 = 32;      # to `mtime`
+const setAtimeNow :UInt32 = 64;   # to the server's clock
+const setMtimeNow :UInt32 = 128;
+const setCtime :UInt32 = 256;     # to `ctime` (rarely used)
+
+# Rename flags, as renameat2(2).
+const renameNoReplace :UInt32 = 1;
+const renameExchange :UInt32 = 2;
+
+struct DirEntry {
+  name @0 :Text;
+  ino @1 :UInt64;
+  mode @2 :UInt32;        # only the type bits are guaranteed without `attr`
+  cookie @3 :UInt64;      # pass back as Readdir.cookie to continue after this entry
+  attr @4 :Attr;          # set when Readdir.plus
+}
+
+struct Request {
+  caller @0 :Caller;
+  union {
+    lookup @1 :Lookup;
+    getattr @2 :Getattr;
+    setattr @3 :Setattr;
+    mknod @4 :Mknod;              # regular files (create), FIFOs, sockets, devices
+    mkdir @5 :Mkdir;
+    unlink @6 :Unlink;
+    rmdir @7 :Rmdir;
+    symlink @8 :Symlink;
+    readlink @9 :Getattr;
+    rename @10 :Rename;
+    link @11 :Link;
+    readdir @12 :Readdir;
+    setxattr @13 :Setxattr;
+    getxattr @14 :Getxattr;
+    listxattr @15 :Getattr;
+    removexattr @16 :Getxattr;
+    statfs @17 :Void;
+    access @18 :Access;
+    open @19 :Access;             # checks permission for O_RDONLY/O_WRONLY/O_RDWR (mask R=4 W=2)
+    updateSize @20 :UpdateSize;
+    getServers @21 :Void;
+    registerServer @22 :ServerInfo;
+    heartbeat @23 :ServerInfo;
+    status @24 :Void;
+    setLayout @25 :SetLayout;
+    getLayoutPolicy @26 :Getattr;
+    releaseOrphan @27 :Getattr;   # an unlinked file the client held open is closed now
+  }
+
+  struct Lookup { parent @0 :UInt64; name @1 :Text; }
+  struct Getattr { ino @0 :UInt64; }
+  struct Setattr {
+    ino @0 :UInt64;
+    mask @1 :UInt32;              # set* constants above
+    mode @2 :UInt32;
+    uid @3 :UInt32;
+    gid @4 :UInt32;
+    size @5 :UInt64;
+    atime @6 :Timespec;
+    mtime @7 :Timespec;
+    ctime @8 :Timespec;
+  }
+  struct Mknod { parent @0 :UInt64; name @1 :Text; mode @2 :UInt32; rdev @3 :UInt32; exclusive @4 :Bool; }
+  struct Mkdir { parent @0 :UInt64; name @1 :Text; mode @2 :UInt32; }
+  struct Unlink {
+    parent @0 :UInt64;
+    name @1 :Text;
+    keepOpen @2 :Bool;            # caller still has the file open: keep its data until releaseOrphan
+  }
+  struct Rmdir { parent @0 :UInt64; name @1 :Text; }
+  struct Symlink { parent @0 :UInt64; name @1 :Text; target @2 :Text; }
+  struct Rename { parent @0 :UInt64; name @1 :Text; newParent @2 :UInt64; newName @3 :Text; flags @4 :UInt32; }
+  struct Link { ino @0 :UInt64; newParent @1 :UInt64; newName @2 :Text; }
+  struct Readdir {
+    ino @0 :UInt64;
+    cookie @1 :UInt64;            # 0 = from the start
+    maxEntries @2 :UInt32;
+    plus @3 :Bool;                # include full attributes
+  }
+  struct Setxattr { ino @0 :UInt64; name @1 :Text; value @2 :Data; flags @3 :UInt32; }  # XATTR_CREATE=1, XATTR_REPLACE=2
+  struct Getxattr { ino @0 :UInt64; name @1 :Text; }
+  struct Access { ino @0 :UInt64; mask @1 :UInt32; }   # R_OK=4 W_OK=2 X_OK=1, F_OK=0
+  struct UpdateSize {
+    ino @0 :UInt64;
+    size @1 :UInt64;              # new size is max(current, size): writers only grow a file
+    touchMtime @2 :Bool;          # data was written: set mtime and ctime to now
+  }
+  struct SetLayout { ino @0 :UInt64; policy @1 :LayoutPolicy; }
+}
+
+struct Reply {
+  union {
+    attr @0 :Attr;                # lookup, getattr, setattr, mknod, mkdir, symlink, link, access, open, updateSize, setLayout
+    none @1 :Void;                # rmdir, rename, setxattr, removexattr, registerServer, heartbeat, releaseOrphan
+    unlink @2 :UnlinkReply;
+    readlink @3 :Text;
+    readdir @4 :ReaddirReply;
+    xattr @5 :Data;               # getxattr
+    xattrNames @6 :List(Text);    # listxattr
+    statfs @7 :StatfsReply;
+    servers @8 :List(ServerInfo);
+    status @9 :Common.DaemonStatus;
+    layoutPolicy @10 :LayoutPolicy;
+  }
+
+  struct UnlinkReply {
+    ino @0 :UInt64;
+    nlink @1 :UInt32;             # links left; 0 = the file is gone (or orphaned if keepOpen)
+  }
+  struct ReaddirReply {
+    entries @0 :List(DirEntry);
+    eof @1 :Bool;
+  }
+  struct StatfsReply {
+    totalBytes @0 :UInt64;        # sum over live storage servers
+    freeBytes @1 :UInt64;
+    totalInodes @2 :UInt64;
+    freeInodes @3 :UInt64;
+    blockSize @4 :UInt32;
+    nameMax @5 :UInt32;
+  }
+}
