@@ -1,6 +1,8 @@
 #include "shared/config.h"
 
 #include <charconv>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -30,6 +32,12 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
     ep.host = std::string(text.substr(0, colon));
     port_text = text.substr(colon + 1);
   }
+  // An unbracketed host with a colon is ambiguous ("fe80::1" would be host
+  // "fe80:" port 1), so IPv6 literals must be bracketed.
+  if (ep.host.empty() || ep.host.find_first_of(" \t[]") != std::string::npos ||
+      (text.front() != '[' && ep.host.find(':') != std::string::npos))
+    return Status(Errc::invalid_argument,
+                  fmt::format("bad host in address '{}': want host:port or [v6]:port", text));
   unsigned port = 0;
   auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535)
@@ -50,7 +58,8 @@ Status read_uint(const toml::table& t, std::string_view section, std::string_vie
   const toml::node* node = t.get(key);
   std::string full = section.empty() ? std::string(key) : fmt::format("{}.{}", section, key);
   if (!node) return {};
-  auto v = node->value<int64_t>();
+  // value_exact: toml++'s value<int64_t>() would also take `true` as 1 and 2.0 as 2.
+  auto v = node->value_exact<int64_t>();
   if (!v || *v < 0 || static_cast<uint64_t>(*v) > std::numeric_limits<T>::max())
     return key_error(full, "must be a non-negative integer in range");
   out = static_cast<T>(*v);
@@ -65,6 +74,17 @@ Status read_double(const toml::table& t, std::string_view section, std::string_v
   if (!v || *v < 0) return key_error(fmt::format("{}.{}", section, key), "must be a number >= 0");
   out = *v;
   return {};
+}
+
+// Reads an optional string key; a present key of another type is an error
+// rather than being taken as absent (`data_dir = 5` used to be ignored).
+Result<std::optional<std::string>> read_string(const toml::table& t, std::string_view key,
+                                               std::string_view full) {
+  const toml::node* node = t.get(key);
+  if (!node) return std::optional<std::string>();
+  auto v = node->value_exact<std::string>();
+  if (!v) return key_error(full, "must be a string");
+  return std::optional<std::string>(std::move(*v));
 }
 
 Result<std::vector<DaemonEntry>> read_daemons(const toml::table& root, std::string_view key,
@@ -83,18 +103,29 @@ Result<std::vector<DaemonEntry>> read_daemons(const toml::table& root, std::stri
     e.id = static_cast<uint32_t>(i);
     if (Status s = read_uint(*t, where, "id", e.id); !s.ok()) return s;
     if (!ids.insert(e.id).second) return key_error(where + ".id", fmt::format("duplicate id {}", e.id));
-    auto addr = t->get("address") ? t->get("address")->value<std::string>() : std::nullopt;
-    if (!addr) return key_error(where + ".address", "missing (want \"host:port\")");
-    auto ep = parse_endpoint(*addr);
+    auto addr = read_string(*t, "address", where + ".address");
+    if (!addr) return addr.status();
+    if (!*addr) return key_error(where + ".address", "missing (want \"host:port\")");
+    auto ep = parse_endpoint(**addr);
     if (!ep) return key_error(where + ".address", ep.status().detail());
     e.address = *ep;
-    if (auto dir = t->get("data_dir") ? t->get("data_dir")->value<std::string>() : std::nullopt) {
-      std::filesystem::path p(*dir);
+    auto dir = read_string(*t, "data_dir", where + ".data_dir");
+    if (!dir) return dir.status();
+    if (*dir) {
+      std::filesystem::path p(**dir);
       e.data_dir = p.is_absolute() ? p : base / p;
     }
     out.push_back(std::move(e));
   }
   return out;
+}
+
+// Shortest text that reads back as exactly `v`, and as a TOML float, not an
+// integer (ostream's default 6 digits lost precision: 0.1234567 -> 0.123457).
+std::string toml_float(double v) {
+  std::string text = fmt::format("{}", v);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
 }
 
 }  // namespace
@@ -115,10 +146,11 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   c.path = std::filesystem::absolute(file);
   const auto base = c.path.parent_path();
 
-  auto secret = root.get("secret_file") ? root.get("secret_file")->value<std::string>() : std::nullopt;
-  if (!secret) return key_error("secret_file", "missing (the cluster's shared key file)");
-  c.secret_file = std::filesystem::path(*secret).is_absolute() ? std::filesystem::path(*secret)
-                                                               : base / *secret;
+  auto secret = read_string(root, "secret_file", "secret_file");
+  if (!secret) return secret.status();
+  if (!*secret) return key_error("secret_file", "missing (the cluster's shared key file)");
+  const std::filesystem::path secret_path(**secret);
+  c.secret_file = secret_path.is_absolute() ? secret_path : base / secret_path;
 
   auto mds = read_daemons(root, "mds", base);
   if (!mds) return mds.status();
@@ -194,8 +226,8 @@ std::string Config::render() const {
       << "[mds_tuning]\n"
       << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n\n"
       << "[client]\n"
-      << "attr_timeout_s = " << attr_timeout_s << "\n"
-      << "entry_timeout_s = " << entry_timeout_s << "\n";
+      << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
+      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n";
   return out.str();
 }
 

@@ -79,6 +79,9 @@ inline Status ok_status() { return {}; }
 template <typename T>
 class [[nodiscard]] Result {
  public:
+  // An error placeholder; exists because some Asio completion paths need a
+  // default-constructible result.
+  Result() : v_(Status(Errc::io, "no result")) {}
   Result(T value) : v_(std::move(value)) {}
   Result(Status status) : v_(std::move(status)) {}
   Result(Errc code, std::string detail = {}) : v_(Status(code, std::move(detail))) {}

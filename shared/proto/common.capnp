@@ -31,7 +31,7 @@ enum Errc {
   notPermitted @16;
   tooManyLinks @17;
   readOnly @18;
-  noData @19;
+  noXattr @19;                  # ENODATA (missing xattr); named so to dodge netdb.h's NO_DATA macro
   range @20;
   notSupported @21;
   busy @22;

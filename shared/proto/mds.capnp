@@ -43,8 +43,8 @@ const setMtimeNow :UInt32 = 128;
 const setCtime :UInt32 = 256;     # to `ctime` (rarely used)
 
 # Rename flags, as renameat2(2).
-const renameNoReplace :UInt32 = 1;
-const renameExchange :UInt32 = 2;
+const renameFlagNoReplace :UInt32 = 1;
+const renameFlagExchange :UInt32 = 2;
 
 struct DirEntry {
   name @0 :Text;

@@ -1,0 +1,443 @@
+// Client setup, the RPC helpers and every namespace operation. File data
+// (open/read/write/flush/fsync/release) is in client_data.cc.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "fs/client_impl.h"
+#include "fs/layout_xattr.h"
+#include "shared/log.h"
+#include "shared/rpc/convert.h"
+
+namespace pvfs {
+
+namespace mp = proto::mds;
+
+Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& key_)
+    : io(io_),
+      config(config_),
+      key(key_),
+      timeout(config_.rpc_timeout_ms),
+      mds(io_.get_executor(), config_.mds.front().address, key_,
+          milliseconds(config_.connect_timeout_ms)) {}
+
+mp::Request::Builder Client::Impl::begin_mds(rpc::OutMessage& out, const Credentials& who) {
+  out.envelope().setJobId(who.job_id);
+  auto req = out.init_body<mp::Request>();
+  rpc::to_wire(who.caller, req.initCaller());
+  req.getCaller().setPid(who.pid);
+  return req;
+}
+
+namespace {
+// How long to wait between attempts to reach a daemon that is down.
+constexpr milliseconds kRetryPause{200};
+
+asio::awaitable<void> pause(milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  asio::error_code ec;
+  co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+}  // namespace
+
+asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
+    rpc::OutMessage& out, bool idempotent) {
+  const auto deadline = rpc::Clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
+    if (left <= milliseconds(0))
+      co_return Status(Errc::timeout, fmt::format("metadata server {} did not answer in time",
+                                                  mds.address().to_string()));
+    auto conn = co_await mds.connection();
+    if (!conn) {
+      if (conn.code() == Errc::access_denied) co_return conn.status();
+      co_await pause(std::min(kRetryPause, left));
+      continue;
+    }
+    auto reply = co_await (*conn)->call(out, {}, left);
+    if (reply.code() == Errc::unavailable && idempotent) {
+      co_await pause(std::min(kRetryPause, left));
+      continue;
+    }
+    if (reply.code() == Errc::unavailable || reply.code() == Errc::timeout)
+      co_return Status(Errc::io, fmt::format("metadata server {}: {}", mds.address().to_string(),
+                                             reply.status().to_string()));
+    co_return reply;
+  }
+}
+
+asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_storage(
+    ServerId server, rpc::OutMessage& out, std::span<const std::byte> data) {
+  if (!servers.count(server.value)) {
+    Status st = co_await refresh_servers();
+    if (!st.ok()) co_return st;
+    if (!servers.count(server.value))
+      co_return Status(Errc::io, fmt::format("storage server {} is unknown to the MDS", server.value));
+  }
+  rpc::Peer& peer = *servers.at(server.value);
+  const auto deadline = rpc::Clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
+    if (left <= milliseconds(0))
+      co_return Status(Errc::io, fmt::format("storage server {} ({}) did not answer in time",
+                                             server.value, peer.address().to_string()));
+    auto conn = co_await peer.connection();
+    if (!conn) {
+      if (conn.code() == Errc::access_denied) co_return conn.status();
+      co_await pause(std::min(kRetryPause, left));
+      continue;
+    }
+    auto reply = co_await (*conn)->call(out, data, left);
+    if (reply.code() == Errc::unavailable) {
+      co_await pause(std::min(kRetryPause, left));
+      continue;
+    }
+    if (reply.code() == Errc::timeout)
+      co_return Status(Errc::io, fmt::format("storage server {} ({}): {}", server.value,
+                                             peer.address().to_string(), reply.status().to_string()));
+    co_return reply;
+  }
+}
+
+asio::awaitable<Status> Client::Impl::refresh_servers() {
+  rpc::OutMessage out;
+  Credentials root;
+  begin_mds(out, root).setGetServers();
+  auto reply = co_await call_mds(out, true);
+  if (!reply) co_return reply.status();
+  for (auto s : (*reply)->body<mp::Reply>().getServers()) {
+    StorageServer info{ServerId(s.getId()), s.getAddress(), s.getCapacityBytes(), s.getFreeBytes(),
+                       s.getAlive()};
+    auto ep = parse_endpoint(info.address);
+    if (!ep) continue;
+    auto it = servers.find(s.getId());
+    if (it == servers.end() || !(it->second->address() == *ep)) {
+      if (it != servers.end()) it->second->close();
+      servers[s.getId()] = std::make_unique<rpc::Peer>(io.get_executor(), *ep, key,
+                                                       milliseconds(config.connect_timeout_ms));
+    }
+    server_info[s.getId()] = info;
+  }
+  co_return Status{};
+}
+
+std::shared_ptr<InodeState> Client::Impl::open_state(InodeId ino) const {
+  auto it = open_inodes.find(ino);
+  return it == open_inodes.end() ? nullptr : it->second.lock();
+}
+
+Attr Client::Impl::merge_local(Attr attr) {
+  if (auto state = open_state(attr.ino)) {
+    if (state->size_dirty)
+      attr.size = std::max(attr.size, state->size);
+    else
+      state->size = attr.size;
+  }
+  return attr;
+}
+
+void set_object(proto::storage::ObjectId::Builder b, InodeId ino, uint32_t index) {
+  b.setIno(ino.value);
+  b.setIndex(index);
+}
+
+// ---------------------------------------------------------------------------
+
+Client::Client(asio::io_context& io, const Config& config, const Secret& key)
+    : io_(io), config_(config), impl_(std::make_unique<Impl>(io, config_, key)) {}
+
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::create(asio::io_context& io, const Config& config) {
+  if (config.mds.empty()) return Status(Errc::invalid_argument, "config names no metadata server");
+  auto key = load_secret(config.secret_file);
+  if (!key) return key.status();
+  return std::make_unique<Client>(io, config, *key);
+}
+
+asio::awaitable<Status> Client::start() {
+  auto conn = co_await impl_->mds.connection();
+  if (!conn)
+    co_return Status(conn.code(), fmt::format("cannot reach metadata server {}: {}",
+                                              impl_->mds.address().to_string(),
+                                              conn.status().detail()));
+  co_return co_await impl_->refresh_servers();
+}
+
+namespace {
+// Runs an MDS request whose reply is an Attr.
+asio::awaitable<Result<Attr>> attr_reply(Client::Impl& impl, rpc::OutMessage& out, bool idempotent) {
+  auto reply = co_await impl.call_mds(out, idempotent);
+  if (!reply) co_return reply.status();
+  co_return impl.merge_local(rpc::from_wire((*reply)->body<mp::Reply>().getAttr()));
+}
+
+asio::awaitable<Status> none_reply(Client::Impl& impl, rpc::OutMessage& out, bool idempotent) {
+  auto reply = co_await impl.call_mds(out, idempotent);
+  co_return reply.status();
+}
+}  // namespace
+
+asio::awaitable<Result<Attr>> Client::lookup(const Credentials& who, InodeId parent, std::string name) {
+  rpc::OutMessage out;
+  auto l = impl_->begin_mds(out, who).initLookup();
+  l.setParent(parent.value);
+  l.setName(name);
+  co_return co_await attr_reply(*impl_, out, true);
+}
+
+asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId ino) {
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
+  co_return co_await attr_reply(*impl_, out, true);
+}
+
+asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
+  if (change.mask & kSetSize) {
+    // Objects first: if we fail in between, the recorded size is still the
+    // old one and no stale bytes can reappear past a later extension.
+    auto current = co_await getattr(who, ino);
+    if (!current) co_return current.status();
+    if (S_ISDIR(current->mode)) co_return Status(Errc::is_dir);
+    if (!S_ISREG(current->mode)) co_return Status(Errc::invalid_argument);
+    auto state = impl_->open_state(ino);
+    if (change.size < current->size && current->layout.valid()) {
+      Status st = co_await impl_->truncate_objects(ino, current->layout, change.size, who.job_id);
+      if (!st.ok()) co_return st;
+    }
+    if (state) {
+      state->size = change.size;
+      state->size_dirty = false;
+    }
+  }
+  rpc::OutMessage out;
+  auto s = impl_->begin_mds(out, who).initSetattr();
+  s.setIno(ino.value);
+  s.setMask(change.mask);
+  s.setMode(change.mode);
+  s.setUid(change.uid);
+  s.setGid(change.gid);
+  s.setSize(change.size);
+  rpc::to_wire(change.atime, s.initAtime());
+  rpc::to_wire(change.mtime, s.initMtime());
+  co_return co_await attr_reply(*impl_, out, true);
+}
+
+asio::awaitable<Result<Attr>> Client::mknod(const Credentials& who, InodeId parent, std::string name,
+                                            uint32_t mode, uint32_t rdev) {
+  rpc::OutMessage out;
+  auto m = impl_->begin_mds(out, who).initMknod();
+  m.setParent(parent.value);
+  m.setName(name);
+  m.setMode(mode);
+  m.setRdev(rdev);
+  m.setExclusive(true);
+  co_return co_await attr_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<Attr>> Client::mkdir(const Credentials& who, InodeId parent, std::string name,
+                                            uint32_t mode) {
+  rpc::OutMessage out;
+  auto m = impl_->begin_mds(out, who).initMkdir();
+  m.setParent(parent.value);
+  m.setName(name);
+  m.setMode(mode);
+  co_return co_await attr_reply(*impl_, out, false);
+}
+
+asio::awaitable<Status> Client::unlink(const Credentials& who, InodeId parent, std::string name) {
+  // If the file is open here, its data must outlive the name (POSIX).
+  std::shared_ptr<InodeState> state;
+  if (!impl_->open_inodes.empty()) {
+    auto target = co_await lookup(who, parent, name);
+    if (target) state = impl_->open_state(target->ino);
+  }
+  rpc::OutMessage out;
+  auto u = impl_->begin_mds(out, who).initUnlink();
+  u.setParent(parent.value);
+  u.setName(name);
+  u.setKeepOpen(state != nullptr);
+  auto reply = co_await impl_->call_mds(out, false);
+  if (!reply) co_return reply.status();
+  if (state && (*reply)->body<mp::Reply>().getUnlink().getNlink() == 0) state->unlinked = true;
+  co_return Status{};
+}
+
+asio::awaitable<Status> Client::rmdir(const Credentials& who, InodeId parent, std::string name) {
+  rpc::OutMessage out;
+  auto r = impl_->begin_mds(out, who).initRmdir();
+  r.setParent(parent.value);
+  r.setName(name);
+  co_return co_await none_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<Attr>> Client::symlink(const Credentials& who, InodeId parent, std::string name,
+                                              std::string target) {
+  rpc::OutMessage out;
+  auto s = impl_->begin_mds(out, who).initSymlink();
+  s.setParent(parent.value);
+  s.setName(name);
+  s.setTarget(target);
+  co_return co_await attr_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<std::string>> Client::readlink(const Credentials& who, InodeId ino) {
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).initReadlink().setIno(ino.value);
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  co_return std::string((*reply)->body<mp::Reply>().getReadlink().cStr());
+}
+
+asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, std::string name,
+                                       InodeId new_parent, std::string new_name, uint32_t flags) {
+  rpc::OutMessage out;
+  auto r = impl_->begin_mds(out, who).initRename();
+  r.setParent(parent.value);
+  r.setName(name);
+  r.setNewParent(new_parent.value);
+  r.setNewName(new_name);
+  r.setFlags(flags);
+  co_return co_await none_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<Attr>> Client::link(const Credentials& who, InodeId ino, InodeId new_parent,
+                                           std::string new_name) {
+  rpc::OutMessage out;
+  auto l = impl_->begin_mds(out, who).initLink();
+  l.setIno(ino.value);
+  l.setNewParent(new_parent.value);
+  l.setNewName(new_name);
+  co_return co_await attr_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<ReaddirPage>> Client::readdir(const Credentials& who, InodeId dir,
+                                                     uint64_t cookie, uint32_t max_entries,
+                                                     bool plus) {
+  rpc::OutMessage out;
+  auto r = impl_->begin_mds(out, who).initReaddir();
+  r.setIno(dir.value);
+  r.setCookie(cookie);
+  r.setMaxEntries(max_entries);
+  r.setPlus(plus);
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  auto page_in = (*reply)->body<mp::Reply>().getReaddir();
+  ReaddirPage page;
+  page.eof = page_in.getEof();
+  for (auto e : page_in.getEntries()) {
+    DirEntry entry;
+    entry.name = e.getName();
+    entry.ino = InodeId(e.getIno());
+    entry.mode = e.getMode();
+    entry.cookie = e.getCookie();
+    if (plus && e.hasAttr()) entry.attr = impl_->merge_local(rpc::from_wire(e.getAttr()));
+    page.entries.push_back(std::move(entry));
+  }
+  co_return page;
+}
+
+asio::awaitable<Result<StatFs>> Client::statfs(const Credentials& who) {
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).setStatfs();
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  auto s = (*reply)->body<mp::Reply>().getStatfs();
+  StatFs fs;
+  fs.total_bytes = s.getTotalBytes();
+  fs.free_bytes = s.getFreeBytes();
+  fs.total_inodes = s.getTotalInodes();
+  fs.free_inodes = s.getFreeInodes();
+  fs.block_size = s.getBlockSize() ? s.getBlockSize() : 4096;
+  fs.name_max = s.getNameMax() ? s.getNameMax() : 255;
+  co_return fs;
+}
+
+asio::awaitable<Status> Client::access(const Credentials& who, InodeId ino, uint32_t mask) {
+  rpc::OutMessage out;
+  auto a = impl_->begin_mds(out, who).initAccess();
+  a.setIno(ino.value);
+  a.setMask(mask);
+  co_return co_await none_reply(*impl_, out, true);
+}
+
+// --- extended attributes (user.pvfs.layout is virtual) ------------------------
+
+asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, std::string name,
+                                         std::string value, uint32_t flags) {
+  rpc::OutMessage out;
+  auto req = impl_->begin_mds(out, who);
+  if (name == kLayoutXattr) {
+    auto policy = parse_policy(value);
+    if (!policy) co_return policy.status();
+    auto s = req.initSetLayout();
+    s.setIno(ino.value);
+    rpc::to_wire(*policy, s.initPolicy());
+    co_return co_await none_reply(*impl_, out, true);
+  }
+  auto s = req.initSetxattr();
+  s.setIno(ino.value);
+  s.setName(name);
+  s.setValue(kj::arrayPtr(reinterpret_cast<const kj::byte*>(value.data()), value.size()));
+  s.setFlags(flags);
+  co_return co_await none_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, InodeId ino,
+                                                      std::string name) {
+  if (name == kLayoutXattr) {
+    auto attr = co_await getattr(who, ino);
+    if (!attr) co_return attr.status();
+    if (S_ISREG(attr->mode)) co_return format_layout(attr->layout);
+    if (!S_ISDIR(attr->mode)) co_return Status(Errc::no_data);
+    rpc::OutMessage out;
+    impl_->begin_mds(out, who).initGetLayoutPolicy().setIno(ino.value);
+    auto reply = co_await impl_->call_mds(out, true);
+    if (!reply) co_return reply.status();
+    co_return format_policy(rpc::from_wire((*reply)->body<mp::Reply>().getLayoutPolicy()));
+  }
+  rpc::OutMessage out;
+  auto g = impl_->begin_mds(out, who).initGetxattr();
+  g.setIno(ino.value);
+  g.setName(name);
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  auto data = (*reply)->body<mp::Reply>().getXattr();
+  co_return std::string(reinterpret_cast<const char*>(data.begin()), data.size());
+}
+
+asio::awaitable<Result<std::vector<std::string>>> Client::listxattr(const Credentials& who,
+                                                                    InodeId ino) {
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).initListxattr().setIno(ino.value);
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  std::vector<std::string> names;
+  for (auto n : (*reply)->body<mp::Reply>().getXattrNames()) names.emplace_back(n.cStr());
+  auto attr = co_await getattr(who, ino);
+  if (attr && (S_ISREG(attr->mode) || S_ISDIR(attr->mode))) names.emplace_back(kLayoutXattr);
+  co_return names;
+}
+
+asio::awaitable<Status> Client::removexattr(const Credentials& who, InodeId ino, std::string name) {
+  if (name == kLayoutXattr) {
+    // Removing a directory's layout returns it to the cluster defaults.
+    co_return co_await setxattr(who, ino, name, "", 0);
+  }
+  rpc::OutMessage out;
+  auto r = impl_->begin_mds(out, who).initRemovexattr();
+  r.setIno(ino.value);
+  r.setName(name);
+  co_return co_await none_reply(*impl_, out, false);
+}
+
+asio::awaitable<Result<std::vector<StorageServer>>> Client::servers() {
+  Status st = co_await impl_->refresh_servers();
+  if (!st.ok()) co_return st;
+  std::vector<StorageServer> out;
+  for (auto& [id, info] : impl_->server_info) out.push_back(info);
+  co_return out;
+}
+
+}  // namespace pvfs

@@ -1,0 +1,190 @@
+// libpvfs-client: everything a program needs to use a pvfs cluster —
+// metadata calls to the MDS, striped reads and writes to storage servers,
+// and the per-inode state that keeps file sizes right for close-to-open
+// consistency. Used by the FUSE bridge (fs/fuse_bridge.cc) and by tools.
+// Knows nothing of FUSE or errno (errors are Status values).
+// Thread-safety: every method is a coroutine that must run on the io_context
+// given to create(), which the owner runs on exactly one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <asio.hpp>
+
+#include "shared/attr.h"
+#include "shared/config.h"
+#include "shared/secret.h"
+#include "shared/status.h"
+
+namespace pvfs::rpc {
+class Peer;
+class OutMessage;
+class InMessage;
+}  // namespace pvfs::rpc
+
+namespace pvfs {
+
+// The identity a request is made under.
+struct Credentials {
+  Caller caller;
+  uint32_t pid = 0;
+  std::string job_id;  // sent with every request; daemons count per job
+};
+
+struct StatFs {
+  uint64_t total_bytes = 0, free_bytes = 0;
+  uint64_t total_inodes = 0, free_inodes = 0;
+  uint32_t block_size = 4096, name_max = 255;
+};
+
+struct ReaddirPage {
+  std::vector<DirEntry> entries;
+  bool eof = false;
+};
+
+struct StorageServer {
+  ServerId id;
+  std::string address;
+  uint64_t capacity_bytes = 0, free_bytes = 0;
+  bool alive = false;
+};
+
+// What the client knows about one inode that has open handles here.
+struct InodeState {
+  InodeId ino;
+  Layout layout;
+  uint64_t size = 0;        // max(size seen from the MDS, end of writes made here)
+  bool size_dirty = false;  // writes made here not yet published to the MDS
+  uint64_t writes = 0;      // bumped by every write; a flush only clears what it saw
+  int open_count = 0;
+  bool unlinked = false;    // last link removed while open: data kept until last close
+};
+
+// One open file description.
+struct OpenFile {
+  std::shared_ptr<InodeState> inode;
+  int flags = 0;  // open(2) flags
+};
+
+// The virtual extended attribute that shows and sets a layout.
+inline constexpr const char* kLayoutXattr = "user.pvfs.layout";
+
+class Client {
+ public:
+  // A client for the cluster in `config`, on `io` (single-threaded, run by
+  // the caller). Does no I/O yet. Errors: the secret file cannot be read.
+  static Result<std::unique_ptr<Client>> create(asio::io_context& io, const Config& config);
+  ~Client();
+
+  // Contacts the MDS and learns the storage servers. Errors: unavailable,
+  // timeout, access_denied (wrong secret).
+  asio::awaitable<Status> start();
+
+  // --- namespace -------------------------------------------------------
+  // Attributes returned for files open here carry the locally known size.
+  asio::awaitable<Result<Attr>> lookup(const Credentials& who, InodeId parent, std::string name);
+  asio::awaitable<Result<Attr>> getattr(const Credentials& who, InodeId ino);
+  // kSetSize also truncates the file's objects (before the MDS records it).
+  asio::awaitable<Result<Attr>> setattr(const Credentials& who, InodeId ino, SetAttr change);
+  // Regular files, FIFOs, sockets and devices. A regular file gets its
+  // layout now, but its objects come into being on first write.
+  asio::awaitable<Result<Attr>> mknod(const Credentials& who, InodeId parent, std::string name,
+                                      uint32_t mode, uint32_t rdev);
+  asio::awaitable<Result<Attr>> mkdir(const Credentials& who, InodeId parent, std::string name,
+                                      uint32_t mode);
+  // Removes a name. If that was the last link of a file open here, its data
+  // stays until the last release().
+  asio::awaitable<Status> unlink(const Credentials& who, InodeId parent, std::string name);
+  asio::awaitable<Status> rmdir(const Credentials& who, InodeId parent, std::string name);
+  asio::awaitable<Result<Attr>> symlink(const Credentials& who, InodeId parent, std::string name,
+                                        std::string target);
+  asio::awaitable<Result<std::string>> readlink(const Credentials& who, InodeId ino);
+  // flags: kRenameNoReplace, kRenameExchange.
+  asio::awaitable<Status> rename(const Credentials& who, InodeId parent, std::string name,
+                                 InodeId new_parent, std::string new_name, uint32_t flags);
+  asio::awaitable<Result<Attr>> link(const Credentials& who, InodeId ino, InodeId new_parent,
+                                     std::string new_name);
+  // Entries after `cookie` (0 = from the start), at most `max_entries`.
+  // No "." or ".." entries; cookies of real entries are > 2.
+  asio::awaitable<Result<ReaddirPage>> readdir(const Credentials& who, InodeId dir, uint64_t cookie,
+                                               uint32_t max_entries, bool plus);
+  asio::awaitable<Result<StatFs>> statfs(const Credentials& who);
+  // mask: R_OK|W_OK|X_OK or F_OK.
+  asio::awaitable<Status> access(const Credentials& who, InodeId ino, uint32_t mask);
+
+  // Extended attributes; kLayoutXattr is virtual ("stripe_size=... stripe_count=...
+  // servers=a,b,c"), settable on directories and on empty files.
+  // flags: 1 = XATTR_CREATE, 2 = XATTR_REPLACE.
+  asio::awaitable<Status> setxattr(const Credentials& who, InodeId ino, std::string name,
+                                   std::string value, uint32_t flags);
+  asio::awaitable<Result<std::string>> getxattr(const Credentials& who, InodeId ino, std::string name);
+  asio::awaitable<Result<std::vector<std::string>>> listxattr(const Credentials& who, InodeId ino);
+  asio::awaitable<Status> removexattr(const Credentials& who, InodeId ino, std::string name);
+
+  // --- files -----------------------------------------------------------
+  // Checks permission for `flags`' access mode and applies O_TRUNC.
+  asio::awaitable<Result<std::shared_ptr<OpenFile>>> open(const Credentials& who, InodeId ino,
+                                                          int flags);
+  // Creates a regular file (O_EXCL: fail if it exists) and opens it.
+  asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> create(
+      const Credentials& who, InodeId parent, std::string name, uint32_t mode, int flags);
+  // Writes all of `data` at `offset` (file offset; the caller resolves
+  // O_APPEND). Returns data.size() on success. Durable before return when
+  // the file was opened O_SYNC/O_DSYNC.
+  asio::awaitable<Result<size_t>> write(const Credentials& who, OpenFile& file, uint64_t offset,
+                                        std::span<const std::byte> data);
+  // Reads up to out.size() bytes; short only at end of file; holes read as zeros.
+  asio::awaitable<Result<size_t>> read(const Credentials& who, OpenFile& file, uint64_t offset,
+                                       std::span<std::byte> out);
+  // Publishes the size and mtime of writes made through this client (close-to-open).
+  asio::awaitable<Status> flush(const Credentials& who, OpenFile& file);
+  // flush() plus an fsync of every object on the storage servers.
+  asio::awaitable<Status> fsync(const Credentials& who, OpenFile& file);
+  // Makes [offset, offset+length) part of the file (posix_fallocate mode 0).
+  asio::awaitable<Status> fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
+                                    uint64_t length);
+  // Closes one open file description; the last one for an unlinked file frees its data.
+  asio::awaitable<Status> release(const Credentials& who, std::shared_ptr<OpenFile> file);
+
+  // --- cluster ---------------------------------------------------------
+  asio::awaitable<Result<std::vector<StorageServer>>> servers();
+
+  const Config& config() const { return config_; }
+  asio::io_context& io() { return io_; }
+
+  Client(asio::io_context& io, const Config& config, const Secret& key);
+
+  // Implementation state (fs/client_impl.h); opaque to users.
+  struct Impl;
+
+ private:
+  asio::io_context& io_;
+  Config config_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs `task` on `io` (which must not be running elsewhere) until it finishes.
+// For tools and tests that use the client synchronously.
+template <typename T>
+T run_sync(asio::io_context& io, asio::awaitable<T> task) {
+  std::optional<T> out;
+  std::exception_ptr error;
+  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
+    error = e;
+    if (!e) out.emplace(std::move(value));
+    io.stop();  // connections keep reading in the background; they resume on the next run
+  });
+  io.restart();
+  io.run();
+  if (error) std::rethrow_exception(error);
+  return std::move(*out);
+}
+
+}  // namespace pvfs

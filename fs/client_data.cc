@@ -1,0 +1,244 @@
+// File data: open/create, striped reads and writes fanned out to the
+// storage servers in parallel, size publication (flush), fsync, release.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "fs/client_impl.h"
+#include "shared/rpc/convert.h"
+#include "shared/rpc/fan_out.h"
+
+namespace pvfs {
+
+namespace mp = proto::mds;
+namespace sp = proto::storage;
+
+namespace {
+
+uint32_t access_mask(int flags) {
+  switch (flags & O_ACCMODE) {
+    case O_WRONLY: return 2;
+    case O_RDWR: return 6;
+    default: return (flags & O_TRUNC) ? 6 : 4;
+  }
+}
+
+asio::awaitable<Status> write_piece(Client::Impl& impl, ServerId server, InodeId ino,
+                                    uint32_t index, uint64_t offset,
+                                    std::span<const std::byte> data, bool sync, std::string job) {
+  rpc::OutMessage out;
+  out.envelope().setJobId(job);
+  auto w = out.init_body<sp::Request>().initWrite();
+  set_object(w.initObject(), ino, index);
+  w.setOffset(offset);
+  w.setSync(sync);
+  auto reply = co_await impl.call_storage(server, out, data);
+  co_return reply.status();
+}
+
+asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
+                                   uint64_t offset, std::span<std::byte> out_bytes, std::string job) {
+  rpc::OutMessage out;
+  out.envelope().setJobId(job);
+  auto r = out.init_body<sp::Request>().initRead();
+  set_object(r.initObject(), ino, index);
+  r.setOffset(offset);
+  r.setLength(static_cast<uint32_t>(out_bytes.size()));
+  auto reply = co_await impl.call_storage(server, out, {});
+  if (!reply) co_return reply.status();
+  const Buffer& data = (*reply)->data();
+  size_t got = std::min(data.size(), out_bytes.size());
+  if (got) std::memcpy(out_bytes.data(), data.data(), got);
+  // Past the end of the object (a hole at the file's tail, or never written).
+  if (got < out_bytes.size()) std::memset(out_bytes.data() + got, 0, out_bytes.size() - got);
+  co_return Status{};
+}
+
+asio::awaitable<Status> object_request(Client::Impl& impl, ServerId server, InodeId ino,
+                                       uint32_t index, bool fsync, uint64_t size, std::string job) {
+  rpc::OutMessage out;
+  out.envelope().setJobId(job);
+  auto req = out.init_body<sp::Request>();
+  if (fsync) {
+    set_object(req.initFsync(), ino, index);
+  } else {
+    auto t = req.initTruncate();
+    set_object(t.initObject(), ino, index);
+    t.setSize(size);
+  }
+  auto reply = co_await impl.call_storage(server, out, {});
+  co_return reply.status();
+}
+
+}  // namespace
+
+asio::awaitable<Status> Client::Impl::truncate_objects(InodeId ino, const Layout& layout,
+                                                       uint64_t size, const std::string& job) {
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t i = 0; i < layout.stripe_count(); ++i)
+    tasks.push_back(object_request(*this, layout.servers[i], ino, i, false,
+                                   object_size_for_file_size(layout, i, size), job));
+  co_return co_await rpc::run_all(std::move(tasks));
+}
+
+asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credentials& who, InodeId ino,
+                                                                int flags) {
+  rpc::OutMessage out;
+  auto o = impl_->begin_mds(out, who).initOpen();
+  o.setIno(ino.value);
+  o.setMask(access_mask(flags));
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
+  if (S_ISDIR(attr.mode) && (flags & O_ACCMODE) != O_RDONLY) co_return Status(Errc::is_dir);
+
+  auto state = impl_->open_state(ino);
+  if (!state) {
+    state = std::make_shared<InodeState>();
+    state->ino = ino;
+    impl_->open_inodes[ino] = state;
+  }
+  state->layout = attr.layout;
+  if (!state->size_dirty) state->size = attr.size;  // close-to-open: fresh from the MDS
+  ++state->open_count;
+  auto file = std::make_shared<OpenFile>();
+  file->inode = state;
+  file->flags = flags;
+
+  if ((flags & O_TRUNC) && S_ISREG(attr.mode) && (flags & O_ACCMODE) != O_RDONLY &&
+      std::max(attr.size, state->size) > 0) {
+    SetAttr change;
+    change.mask = kSetSize;
+    change.size = 0;
+    auto truncated = co_await setattr(who, ino, change);
+    if (!truncated) {
+      co_await release(who, file);
+      co_return truncated.status();
+    }
+  }
+  co_return file;
+}
+
+asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> Client::create(
+    const Credentials& who, InodeId parent, std::string name, uint32_t mode, int flags) {
+  rpc::OutMessage out;
+  auto m = impl_->begin_mds(out, who).initMknod();
+  m.setParent(parent.value);
+  m.setName(name);
+  m.setMode(S_IFREG | (mode & 07777));
+  m.setExclusive(true);
+  auto reply = co_await impl_->call_mds(out, false);
+  InodeId ino;
+  int open_flags = flags;
+  if (reply) {
+    ino = InodeId((*reply)->body<mp::Reply>().getAttr().getIno());
+    open_flags &= ~O_TRUNC;  // new and empty
+  } else if (reply.code() == Errc::exists && !(flags & O_EXCL)) {
+    // Raced with another creator: open what is there, as open(O_CREAT) does.
+    auto existing = co_await lookup(who, parent, name);
+    if (!existing) co_return existing.status();
+    ino = existing->ino;
+  } else {
+    co_return reply.status();
+  }
+  auto file = co_await open(who, ino, open_flags);
+  if (!file) co_return file.status();
+  auto attr = co_await getattr(who, ino);
+  if (!attr) co_return attr.status();
+  co_return std::make_pair(*attr, *file);
+}
+
+asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& file, uint64_t offset,
+                                              std::span<const std::byte> data) {
+  auto& state = *file.inode;
+  if (data.empty()) co_return size_t{0};
+  if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
+  if (offset + data.size() < offset) co_return Status(Errc::too_big);
+  const bool sync = file.flags & (O_SYNC | O_DSYNC);
+  std::vector<asio::awaitable<Status>> tasks;
+  for (const Piece& p : split_range(state.layout, offset, data.size()))
+    tasks.push_back(write_piece(*impl_, state.layout.servers[p.object_index], state.ino,
+                                p.object_index, p.object_offset,
+                                data.subspan(p.buffer_offset, p.length), sync, who.job_id));
+  Status st = co_await rpc::run_all(std::move(tasks));
+  if (!st.ok()) co_return st;
+  state.size = std::max(state.size, offset + data.size());
+  state.size_dirty = true;
+  ++state.writes;
+  if (sync) {
+    Status published = co_await flush(who, file);
+    if (!published.ok()) co_return published;
+  }
+  co_return data.size();
+}
+
+asio::awaitable<Result<size_t>> Client::read(const Credentials& who, OpenFile& file, uint64_t offset,
+                                             std::span<std::byte> out) {
+  auto& state = *file.inode;
+  if (offset >= state.size || out.empty()) co_return size_t{0};
+  if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
+  const uint64_t length = std::min<uint64_t>(out.size(), state.size - offset);
+  std::vector<asio::awaitable<Status>> tasks;
+  for (const Piece& p : split_range(state.layout, offset, length))
+    tasks.push_back(read_piece(*impl_, state.layout.servers[p.object_index], state.ino,
+                               p.object_index, p.object_offset,
+                               out.subspan(p.buffer_offset, p.length), who.job_id));
+  Status st = co_await rpc::run_all(std::move(tasks));
+  if (!st.ok()) co_return st;
+  co_return static_cast<size_t>(length);
+}
+
+asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {
+  auto state = file.inode;
+  if (!state->size_dirty) co_return Status{};
+  const uint64_t writes_seen = state->writes;
+  rpc::OutMessage out;
+  auto u = impl_->begin_mds(out, who).initUpdateSize();
+  u.setIno(state->ino.value);
+  u.setSize(state->size);
+  u.setTouchMtime(true);
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  if (state->writes == writes_seen) state->size_dirty = false;
+  co_return Status{};
+}
+
+asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
+  Status st = co_await flush(who, file);
+  if (!st.ok()) co_return st;
+  const auto& layout = file.inode->layout;
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t i = 0; i < layout.stripe_count(); ++i)
+    tasks.push_back(object_request(*impl_, layout.servers[i], file.inode->ino, i, true, 0, who.job_id));
+  co_return co_await rpc::run_all(std::move(tasks));
+}
+
+asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
+                                          uint64_t length) {
+  if (offset + length < offset) co_return Status(Errc::too_big);
+  auto& state = *file.inode;
+  if (offset + length <= state.size) co_return Status{};
+  state.size = offset + length;
+  state.size_dirty = true;
+  ++state.writes;
+  co_return co_await flush(who, file);
+}
+
+asio::awaitable<Status> Client::release(const Credentials& who, std::shared_ptr<OpenFile> file) {
+  auto state = file->inode;
+  Status st = co_await flush(who, *file);
+  if (--state->open_count > 0) co_return st;
+  impl_->open_inodes.erase(state->ino);
+  if (state->unlinked) {
+    rpc::OutMessage out;
+    impl_->begin_mds(out, who).initReleaseOrphan().setIno(state->ino.value);
+    auto reply = co_await impl_->call_mds(out, true);
+    if (st.ok()) st = reply.status();
+  }
+  co_return st;
+}
+
+}  // namespace pvfs

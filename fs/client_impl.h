@@ -1,0 +1,58 @@
+// Private to libpvfs-client: the state behind Client and the helpers its
+// two halves (client.cc: namespace, client_data.cc: file data) share.
+// Everything here runs on the client's single io thread.
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "fs/client.h"
+#include "shared/proto/mds.capnp.h"
+#include "shared/proto/storage.capnp.h"
+#include "shared/rpc/message.h"
+#include "shared/rpc/peer.h"
+
+namespace pvfs {
+
+using std::chrono::milliseconds;
+
+struct Client::Impl {
+  Impl(asio::io_context& io, const Config& config, const Secret& key);
+
+  // Starts an MDS request with the caller and job id filled in.
+  proto::mds::Request::Builder begin_mds(rpc::OutMessage& out, const Credentials& who);
+  // Sends an MDS request. Idempotent requests are retried while the MDS is
+  // unreachable, up to the RPC timeout; others are retried only when they
+  // could not be sent at all.
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_mds(rpc::OutMessage& out,
+                                                                    bool idempotent);
+  // Sends a storage request to `server` (refreshing the server list once if
+  // the id is unknown). Storage requests are idempotent and retried likewise.
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_storage(
+      ServerId server, rpc::OutMessage& out, std::span<const std::byte> data);
+  asio::awaitable<Status> refresh_servers();
+
+  // The open-file state for `ino`, if this client has it open.
+  std::shared_ptr<InodeState> open_state(InodeId ino) const;
+  // Applies what this client knows better than the MDS (sizes of files it is
+  // writing), and learns newer sizes of files it has open.
+  Attr merge_local(Attr attr);
+
+  // Sets every object of `layout` to the length `size` implies.
+  asio::awaitable<Status> truncate_objects(InodeId ino, const Layout& layout, uint64_t size,
+                                           const std::string& job);
+
+  asio::io_context& io;
+  const Config& config;
+  Secret key;
+  milliseconds timeout;
+  rpc::Peer mds;
+  std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
+  std::map<uint32_t, StorageServer> server_info;
+  std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
+};
+
+// Fills a storage ObjectId.
+void set_object(proto::storage::ObjectId::Builder b, InodeId ino, uint32_t index);
+
+}  // namespace pvfs

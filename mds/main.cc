@@ -1,0 +1,97 @@
+// pvfs-mds: parses options, opens the namespace, serves the metadata
+// protocol. Wiring only.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+
+#include <CLI/CLI.hpp>
+#include <asio.hpp>
+
+#include "mds/mds_service.h"
+#include "mds/namespace_store.h"
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/ready_file.h"
+#include "shared/rpc/rpc_server.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"pvfs-mds: a pvfs metadata server (the namespace in LMDB).\n"
+               "See pvfs-mds(8) and pvfs.toml(5)."};
+  std::string config_path, ready_file;
+  uint32_t id = 0;
+  bool verbose = false;
+  app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
+  app.add_option("-i,--id", id, "this server's id: its [[mds]] entry in the config")
+      ->capture_default_str();
+  app.add_option("--ready-file", ready_file, "write the bound port here once serving");
+  app.add_flag("-v,--verbose", verbose, "log debug messages");
+  CLI11_PARSE(app, argc, argv);
+
+  auto config = pvfs::Config::load(config_path);
+  if (!config) {
+    std::fprintf(stderr, "pvfs-mds: %s\n", config.status().to_string().c_str());
+    return 1;
+  }
+  const pvfs::DaemonEntry* self = config->find_mds(id);
+  if (!self) {
+    std::fprintf(stderr, "pvfs-mds: config %s has no [[mds]] with id %u\n", config_path.c_str(), id);
+    return 1;
+  }
+  if (self->data_dir.empty()) {
+    std::fprintf(stderr, "pvfs-mds: config key 'mds[id=%u].data_dir' is missing\n", id);
+    return 1;
+  }
+  pvfs::init_logging(fmt::format("pvfs-mds[{}]", id), verbose);
+  auto key = pvfs::load_secret(config->secret_file);
+  if (!key) {
+    std::fprintf(stderr, "pvfs-mds: %s\n", key.status().to_string().c_str());
+    return 1;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(self->data_dir, ec);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  // One LMDB environment per file set; for now the root file set only.
+  auto store = pvfs::mds::NamespaceStore::open(
+      self->data_dir / "fileset-0", pvfs::FileSetId(0),
+      pvfs::Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
+  if (!store) {
+    std::fprintf(stderr, "pvfs-mds: cannot open namespace in %s: %s\n", self->data_dir.c_str(),
+                 store.status().to_string().c_str());
+    return 1;
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);
+  asio::io_context io(1);
+  asio::thread_pool sync_pool(1);
+  pvfs::mds::MdsService service(io, *config, *key, id, **store, sync_pool);
+  auto server = pvfs::rpc::RpcServer::listen(
+      io, self->address, *key,
+      [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
+      std::chrono::milliseconds(config->connect_timeout_ms));
+  if (!server) {
+    std::fprintf(stderr, "pvfs-mds: %s\n", server.status().to_string().c_str());
+    return 1;
+  }
+  service.start();
+  (*server)->start();
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code&, int sig) {
+    spdlog::info("signal {}: shutting down", sig);
+    service.stop();
+    (*server)->stop();
+    io.stop();
+  });
+  if (!ready_file.empty()) {
+    if (auto st = pvfs::write_ready_file(ready_file, (*server)->port()); !st.ok()) {
+      std::fprintf(stderr, "pvfs-mds: %s\n", st.to_string().c_str());
+      return 1;
+    }
+  }
+  spdlog::info("serving namespace {} on port {}", self->data_dir.string(), (*server)->port());
+  io.run();
+  sync_pool.join();
+  if (auto st = (*store)->sync(); !st.ok()) spdlog::error("final sync failed: {}", st.to_string());
+  return 0;
+}

@@ -1,0 +1,419 @@
+#include "mds/mds_service.h"
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include <fmt/format.h>
+
+#include "shared/log.h"
+#include "shared/proto/mds.capnp.h"
+#include "shared/proto/storage.capnp.h"
+#include "shared/rpc/blocking.h"
+#include "shared/rpc/convert.h"
+#include "shared/rpc/fan_out.h"
+
+namespace pvfs::mds {
+
+namespace mp = proto::mds;
+using std::chrono::milliseconds;
+
+namespace {
+
+Timespec wall_now() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
+}
+
+std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+
+}  // namespace
+
+MdsService::MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
+                       NamespaceStore& store, asio::thread_pool& sync_pool)
+    : io_(io),
+      config_(config),
+      key_(key),
+      id_(id),
+      store_(store),
+      sync_pool_(sync_pool),
+      registry_(milliseconds(config.heartbeat_timeout_ms)),
+      sync_timer_(io),
+      orphan_timer_(io) {}
+
+void MdsService::start() {
+  // Servers we knew before a restart count as alive until their heartbeat
+  // is overdue, so files can be created right away.
+  if (auto known = store_.load_servers()) {
+    auto now = std::chrono::steady_clock::now();
+    for (const auto& s : *known)
+      registry_.heard_from({ServerId(s.id), s.address, s.capacity_bytes, s.free_bytes, {}}, now);
+  }
+  asio::co_spawn(io_, sync_loop(), asio::detached);
+  asio::co_spawn(io_, orphan_loop(), asio::detached);
+}
+
+void MdsService::stop() {
+  stopped_ = true;
+  sync_timer_.cancel();
+  orphan_timer_.cancel();
+  for (auto& [id, peer] : storage_peers_) peer->close();
+}
+
+asio::awaitable<void> MdsService::sync_loop() {
+  while (!stopped_) {
+    sync_timer_.expires_after(milliseconds(config_.mds_sync_interval_ms));
+    asio::error_code ec;
+    co_await sync_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    // mdb_env_sync only flushes the file; it may run beside the writer thread.
+    Status st = co_await rpc::run_blocking(sync_pool_, [this] { return store_.sync(); });
+    if (!st.ok()) spdlog::error("metadata sync failed: {}", st.to_string());
+  }
+}
+
+asio::awaitable<void> MdsService::orphan_loop() {
+  while (!stopped_) {
+    orphan_timer_.expires_after(milliseconds(500));
+    asio::error_code ec;
+    co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (stopped_) break;
+    auto orphans = store_.list_orphans(64);
+    if (!orphans) {
+      spdlog::error("listing unlinked files failed: {}", orphans.status().to_string());
+      continue;
+    }
+    for (const auto& orphan : *orphans) {
+      if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
+      if (Status st = store_.purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
+        spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
+    }
+  }
+}
+
+rpc::Peer* MdsService::storage_peer(ServerId id) {
+  const auto* entry = registry_.find(id);
+  if (!entry) return nullptr;
+  auto ep = parse_endpoint(entry->address);
+  if (!ep) return nullptr;
+  auto& peer = storage_peers_[id];
+  if (!peer || !(peer->address() == *ep))
+    peer = std::make_unique<rpc::Peer>(io_.get_executor(), *ep, key_,
+                                       milliseconds(config_.connect_timeout_ms));
+  return peer.get();
+}
+
+asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
+  // Group the objects by server: one remove request per server.
+  std::map<ServerId, std::vector<uint32_t>> by_server;
+  for (uint32_t i = 0; i < orphan.layout.stripe_count(); ++i)
+    by_server[orphan.layout.servers[i]].push_back(i);
+  std::vector<asio::awaitable<Status>> tasks;
+  for (auto& [server, indexes] : by_server) {
+    rpc::Peer* peer = storage_peer(server);
+    if (!peer) co_return false;
+    tasks.push_back([](rpc::Peer* p, InodeId ino, std::vector<uint32_t> idx,
+                       milliseconds timeout) -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      auto list = out.init_body<proto::storage::Request>().initRemove().initObjects(
+          static_cast<unsigned>(idx.size()));
+      for (size_t i = 0; i < idx.size(); ++i) {
+        list[i].setIno(ino.value);
+        list[i].setIndex(idx[i]);
+      }
+      auto reply = co_await p->call(out, {}, timeout);
+      co_return reply.status();
+    }(peer, orphan.ino, indexes, milliseconds(config_.rpc_timeout_ms)));
+  }
+  Status st = co_await rpc::run_all(std::move(tasks));
+  co_return st.ok();
+}
+
+Result<Layout> MdsService::layout_for_new_file(InodeId parent) {
+  auto policy = store_.get_layout_policy(parent);
+  if (!policy) return policy.status();
+  LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
+  Layout layout =
+      choose_layout(*policy, defaults, registry_.live(std::chrono::steady_clock::now()), rng_());
+  if (!layout.valid()) return Status(Errc::io, "no storage server is alive");
+  return layout;
+}
+
+asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
+                                         std::unique_ptr<rpc::InMessage> msg) {
+  const uint64_t id = msg->id();
+  auto req = msg->body<mp::Request>();
+  jobs_.count(text(msg->envelope().getJobId()), 0, 0);
+  const Caller caller = rpc::from_wire(req.getCaller());
+  const Timespec now = wall_now();
+  rpc::OutMessage out;
+  auto reply = out.init_body<mp::Reply>();
+  Status failure;
+
+  auto attr_or = [&](Result<Attr> r) {
+    if (r) rpc::to_wire(*r, reply.initAttr());
+    else failure = r.status();
+  };
+  auto none_or = [&](Status st) {
+    if (st.ok()) reply.setNone();
+    else failure = st;
+  };
+
+  switch (req.which()) {
+    case mp::Request::LOOKUP: {
+      auto r = req.getLookup();
+      attr_or(store_.lookup(caller, InodeId(r.getParent()), text(r.getName())));
+      break;
+    }
+    case mp::Request::GETATTR:
+      attr_or(store_.getattr(InodeId(req.getGetattr().getIno())));
+      break;
+    case mp::Request::SETATTR: {
+      auto r = req.getSetattr();
+      SetAttr change;
+      change.mask = r.getMask();
+      change.mode = r.getMode();
+      change.uid = r.getUid();
+      change.gid = r.getGid();
+      change.size = r.getSize();
+      change.atime = rpc::from_wire(r.getAtime());
+      change.mtime = rpc::from_wire(r.getMtime());
+      attr_or(store_.setattr(caller, InodeId(r.getIno()), change, now));
+      break;
+    }
+    case mp::Request::MKNOD: {
+      auto r = req.getMknod();
+      Layout layout;
+      if (S_ISREG(r.getMode())) {
+        auto chosen = layout_for_new_file(InodeId(r.getParent()));
+        if (!chosen) {
+          failure = chosen.status();
+          break;
+        }
+        layout = std::move(*chosen);
+      }
+      attr_or(store_.mknod(caller, InodeId(r.getParent()), text(r.getName()), r.getMode(),
+                           r.getRdev(), layout, now));
+      break;
+    }
+    case mp::Request::MKDIR: {
+      auto r = req.getMkdir();
+      attr_or(store_.mkdir(caller, InodeId(r.getParent()), text(r.getName()), r.getMode(), now));
+      break;
+    }
+    case mp::Request::UNLINK: {
+      auto r = req.getUnlink();
+      auto result = store_.unlink(caller, InodeId(r.getParent()), text(r.getName()),
+                                  r.getKeepOpen(), now);
+      if (!result) {
+        failure = result.status();
+        break;
+      }
+      auto u = reply.initUnlink();
+      u.setIno(result->ino.value);
+      u.setNlink(result->nlink);
+      break;
+    }
+    case mp::Request::RMDIR: {
+      auto r = req.getRmdir();
+      none_or(store_.rmdir(caller, InodeId(r.getParent()), text(r.getName()), now));
+      break;
+    }
+    case mp::Request::SYMLINK: {
+      auto r = req.getSymlink();
+      attr_or(store_.symlink(caller, InodeId(r.getParent()), text(r.getName()),
+                             text(r.getTarget()), now));
+      break;
+    }
+    case mp::Request::READLINK: {
+      auto target = store_.readlink(InodeId(req.getReadlink().getIno()));
+      if (target) reply.setReadlink(*target);
+      else failure = target.status();
+      break;
+    }
+    case mp::Request::RENAME: {
+      auto r = req.getRename();
+      auto result = store_.rename(caller, InodeId(r.getParent()), text(r.getName()),
+                                  InodeId(r.getNewParent()), text(r.getNewName()), r.getFlags(), now);
+      none_or(result.status());
+      break;
+    }
+    case mp::Request::LINK: {
+      auto r = req.getLink();
+      attr_or(store_.link(caller, InodeId(r.getIno()), InodeId(r.getNewParent()),
+                          text(r.getNewName()), now));
+      break;
+    }
+    case mp::Request::READDIR: {
+      auto r = req.getReaddir();
+      uint32_t max = std::min<uint32_t>(r.getMaxEntries(), 4096);
+      auto page = store_.readdir(caller, InodeId(r.getIno()), r.getCookie(), max, r.getPlus());
+      if (!page) {
+        failure = page.status();
+        break;
+      }
+      auto d = reply.initReaddir();
+      d.setEof(page->eof);
+      auto list = d.initEntries(static_cast<unsigned>(page->entries.size()));
+      for (size_t i = 0; i < page->entries.size(); ++i) {
+        const auto& e = page->entries[i];
+        list[i].setName(e.name);
+        list[i].setIno(e.ino.value);
+        list[i].setMode(e.mode);
+        list[i].setCookie(e.cookie);
+        if (e.attr) rpc::to_wire(*e.attr, list[i].initAttr());
+      }
+      break;
+    }
+    case mp::Request::SETXATTR: {
+      auto r = req.getSetxattr();
+      auto value = r.getValue();
+      none_or(store_.setxattr(caller, InodeId(r.getIno()), text(r.getName()),
+                              std::string_view(reinterpret_cast<const char*>(value.begin()),
+                                               value.size()),
+                              r.getFlags()));
+      break;
+    }
+    case mp::Request::GETXATTR: {
+      auto r = req.getGetxattr();
+      auto value = store_.getxattr(caller, InodeId(r.getIno()), text(r.getName()));
+      if (value)
+        reply.setXattr(kj::arrayPtr(reinterpret_cast<const kj::byte*>(value->data()), value->size()));
+      else
+        failure = value.status();
+      break;
+    }
+    case mp::Request::LISTXATTR: {
+      auto names = store_.listxattr(caller, InodeId(req.getListxattr().getIno()));
+      if (!names) {
+        failure = names.status();
+        break;
+      }
+      auto list = reply.initXattrNames(static_cast<unsigned>(names->size()));
+      for (size_t i = 0; i < names->size(); ++i) list.set(i, (*names)[i]);
+      break;
+    }
+    case mp::Request::REMOVEXATTR: {
+      auto r = req.getRemovexattr();
+      none_or(store_.removexattr(caller, InodeId(r.getIno()), text(r.getName())));
+      break;
+    }
+    case mp::Request::STATFS: {
+      auto s = reply.initStatfs();
+      uint64_t total = 0, free = 0;
+      auto now_steady = std::chrono::steady_clock::now();
+      for (const auto& e : registry_.all()) {
+        if (!registry_.is_live(e.id, now_steady)) continue;
+        total += e.capacity_bytes;
+        free += e.free_bytes;
+      }
+      auto inodes = store_.inode_count();
+      const uint64_t kInodeBudget = uint64_t{1} << 32;  // inode numbers are not the limit
+      s.setTotalBytes(total);
+      s.setFreeBytes(free);
+      s.setTotalInodes(kInodeBudget);
+      s.setFreeInodes(kInodeBudget - std::min(kInodeBudget, inodes ? *inodes : 0));
+      s.setBlockSize(4096);
+      s.setNameMax(255);
+      break;
+    }
+    case mp::Request::ACCESS: {
+      auto r = req.getAccess();
+      auto result = store_.access(caller, InodeId(r.getIno()), r.getMask());
+      none_or(result.status());
+      break;
+    }
+    case mp::Request::OPEN: {
+      auto r = req.getOpen();
+      attr_or(store_.check_open(caller, InodeId(r.getIno()), r.getMask()));
+      break;
+    }
+    case mp::Request::UPDATE_SIZE: {
+      auto r = req.getUpdateSize();
+      attr_or(store_.update_size(InodeId(r.getIno()), r.getSize(), r.getTouchMtime(), now));
+      break;
+    }
+    case mp::Request::GET_SERVERS: {
+      auto all = registry_.all();
+      auto list = reply.initServers(static_cast<unsigned>(all.size()));
+      auto now_steady = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < all.size(); ++i) {
+        list[i].setId(all[i].id.value);
+        list[i].setAddress(all[i].address);
+        list[i].setCapacityBytes(all[i].capacity_bytes);
+        list[i].setFreeBytes(all[i].free_bytes);
+        list[i].setAlive(registry_.is_live(all[i].id, now_steady));
+      }
+      break;
+    }
+    case mp::Request::REGISTER_SERVER:
+    case mp::Request::HEARTBEAT: {
+      auto r = req.isRegisterServer() ? req.getRegisterServer() : req.getHeartbeat();
+      auto ep = parse_endpoint(text(r.getAddress()));
+      if (!ep) {
+        failure = ep.status();
+        break;
+      }
+      ServerRegistry::Entry entry{ServerId(r.getId()), std::string(text(r.getAddress())),
+                                  r.getCapacityBytes(), r.getFreeBytes(), {}};
+      if (registry_.heard_from(entry, std::chrono::steady_clock::now())) {
+        spdlog::info("storage server {} registered at {}", r.getId(), entry.address);
+        none_or(store_.save_server(StoredServer{r.getId(), entry.address, entry.capacity_bytes,
+                                                entry.free_bytes}));
+      } else {
+        reply.setNone();
+      }
+      break;
+    }
+    case mp::Request::STATUS: {
+      auto s = reply.initStatus();
+      s.setKind("mds");
+      s.setId(id_);
+      s.setVersion(PVFS_VERSION);
+      s.setUptimeMs(std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+                                                             started_).count());
+      jobs_.fill(s, 100);
+      break;
+    }
+    case mp::Request::SET_LAYOUT: {
+      auto r = req.getSetLayout();
+      InodeId ino(r.getIno());
+      LayoutPolicy policy = rpc::from_wire(r.getPolicy());
+      auto attr = store_.getattr(ino);
+      if (!attr) {
+        failure = attr.status();
+        break;
+      }
+      if (S_ISDIR(attr->mode)) {
+        attr_or(store_.set_layout_policy(caller, ino, policy));
+      } else if (S_ISREG(attr->mode)) {
+        LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
+        Layout layout = choose_layout(policy, defaults,
+                                      registry_.live(std::chrono::steady_clock::now()), rng_());
+        if (!layout.valid()) {
+          failure = Status(Errc::invalid_argument, "no live storage server matches that layout");
+          break;
+        }
+        attr_or(store_.set_file_layout(caller, ino, layout));
+      } else {
+        failure = Status(Errc::invalid_argument, "only files and directories have layouts");
+      }
+      break;
+    }
+    case mp::Request::GET_LAYOUT_POLICY: {
+      auto policy = store_.get_layout_policy(InodeId(req.getGetLayoutPolicy().getIno()));
+      if (policy) rpc::to_wire(*policy, reply.initLayoutPolicy());
+      else failure = policy.status();
+      break;
+    }
+    case mp::Request::RELEASE_ORPHAN:
+      none_or(store_.release_orphan(InodeId(req.getReleaseOrphan().getIno())));
+      break;
+    default:
+      failure = Status(Errc::not_supported, "unknown metadata request");
+      break;
+  }
+  if (!failure.ok()) co_return co_await conn->reply_error(id, failure);
+  co_await conn->reply(id, out);
+}
+
+}  // namespace pvfs::mds

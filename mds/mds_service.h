@@ -1,0 +1,65 @@
+// The metadata service: answers mds.capnp requests by running them against
+// the NamespaceStore, chooses layouts for new files, keeps the registry of
+// storage servers, deletes the objects of unlinked files in the background
+// and syncs LMDB on a timer. Owns none of the sockets (RpcServer does).
+// Runs on the daemon's single network thread: namespace operations execute
+// inline there, because with MDB_NOSYNC a commit is a memory copy and a
+// thread hop would cost more than the work (ARCHITECTURE.md, machine notes).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <random>
+
+#include <asio.hpp>
+
+#include "mds/namespace_store.h"
+#include "mds/server_registry.h"
+#include "shared/config.h"
+#include "shared/rpc/connection.h"
+#include "shared/rpc/job_counters.h"
+#include "shared/rpc/peer.h"
+
+namespace pvfs::mds {
+
+class MdsService {
+ public:
+  // `store` and `sync_pool` must outlive the service.
+  MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
+             NamespaceStore& store, asio::thread_pool& sync_pool);
+
+  // Loads the remembered storage servers and starts the background loops
+  // (LMDB sync, orphan collection). Returns at once.
+  void start();
+  void stop();
+
+  // The RpcServer handler: one request in, exactly one reply out.
+  asio::awaitable<void> handle(std::shared_ptr<rpc::Connection> conn,
+                               std::unique_ptr<rpc::InMessage> msg);
+
+ private:
+  asio::awaitable<void> sync_loop();
+  asio::awaitable<void> orphan_loop();
+  // Deletes the objects of one orphan; true when all are gone.
+  asio::awaitable<bool> delete_objects(const Orphan& orphan);
+  rpc::Peer* storage_peer(ServerId id);
+  Result<Layout> layout_for_new_file(InodeId parent);
+
+  asio::io_context& io_;
+  const Config& config_;
+  Secret key_;
+  uint32_t id_;
+  NamespaceStore& store_;
+  asio::thread_pool& sync_pool_;
+  ServerRegistry registry_;
+  std::map<ServerId, std::unique_ptr<rpc::Peer>> storage_peers_;
+  rpc::JobCounters jobs_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  asio::steady_timer sync_timer_;
+  asio::steady_timer orphan_timer_;
+  bool stopped_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace pvfs::mds

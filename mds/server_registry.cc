@@ -1,0 +1,36 @@
+#include "mds/server_registry.h"
+
+namespace pvfs::mds {
+
+bool ServerRegistry::heard_from(const Entry& info, TimePoint now) {
+  auto [it, inserted] = servers_.try_emplace(info.id, info);
+  bool changed = inserted || it->second.address != info.address;
+  it->second = info;
+  it->second.last_seen = now;
+  return changed;
+}
+
+std::vector<ServerId> ServerRegistry::live(TimePoint now) const {
+  std::vector<ServerId> out;
+  for (const auto& [id, e] : servers_)
+    if (now - e.last_seen <= timeout_) out.push_back(id);
+  return out;
+}
+
+bool ServerRegistry::is_live(ServerId id, TimePoint now) const {
+  auto it = servers_.find(id);
+  return it != servers_.end() && now - it->second.last_seen <= timeout_;
+}
+
+std::vector<ServerRegistry::Entry> ServerRegistry::all() const {
+  std::vector<Entry> out;
+  for (const auto& [id, e] : servers_) out.push_back(e);
+  return out;
+}
+
+const ServerRegistry::Entry* ServerRegistry::find(ServerId id) const {
+  auto it = servers_.find(id);
+  return it == servers_.end() ? nullptr : &it->second;
+}
+
+}  // namespace pvfs::mds

@@ -1,0 +1,46 @@
+// The storage servers the MDS knows: who they are, where they listen, how
+// full they are, and whether a heartbeat arrived recently enough to give
+// them new files. Pure: time comes in as an argument; no I/O (the service
+// persists changes through NamespaceStore::save_server).
+// Not thread-safe: owned by the MDS's network thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shared/ids.h"
+
+namespace pvfs::mds {
+
+class ServerRegistry {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  struct Entry {
+    ServerId id;
+    std::string address;
+    uint64_t capacity_bytes = 0, free_bytes = 0;
+    TimePoint last_seen{};
+  };
+
+  explicit ServerRegistry(std::chrono::milliseconds heartbeat_timeout)
+      : timeout_(heartbeat_timeout) {}
+
+  // Records a registration or heartbeat at `now`. Returns true when the
+  // server is new or its address changed (the caller then persists it).
+  bool heard_from(const Entry& info, TimePoint now);
+  // Ids of servers heard from within the heartbeat timeout, in id order.
+  std::vector<ServerId> live(TimePoint now) const;
+  bool is_live(ServerId id, TimePoint now) const;
+  // Every known server, in id order.
+  std::vector<Entry> all() const;
+  const Entry* find(ServerId id) const;
+
+ private:
+  std::chrono::milliseconds timeout_;
+  std::map<ServerId, Entry> servers_;
+};
+
+}  // namespace pvfs::mds

@@ -1,0 +1,95 @@
+// pvfs-server: parses options, opens the object store, serves the storage
+// protocol and heartbeats to the metadata server. Wiring only.
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <asio.hpp>
+
+#include "server/object_store.h"
+#include "server/registration.h"
+#include "server/storage_service.h"
+#include "shared/config.h"
+#include "shared/log.h"
+#include "shared/ready_file.h"
+#include "shared/rpc/rpc_server.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"pvfs-server: a pvfs storage server (objects on local disk).\n"
+               "See pvfs-server(8) and pvfs.toml(5)."};
+  std::string config_path, ready_file;
+  uint32_t id = 0;
+  unsigned disk_threads = 4;
+  bool verbose = false;
+  app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
+  app.add_option("-i,--id", id, "this server's id: its [[server]] entry in the config")->required();
+  app.add_option("--ready-file", ready_file, "write the bound port here once serving");
+  app.add_option("--disk-threads", disk_threads, "threads doing disk I/O")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_flag("-v,--verbose", verbose, "log debug messages");
+  CLI11_PARSE(app, argc, argv);
+
+  auto config = pvfs::Config::load(config_path);
+  if (!config) {
+    std::fprintf(stderr, "pvfs-server: %s\n", config.status().to_string().c_str());
+    return 1;
+  }
+  const pvfs::DaemonEntry* self = config->find_server(id);
+  if (!self) {
+    std::fprintf(stderr, "pvfs-server: config %s has no [[server]] with id %u\n", config_path.c_str(), id);
+    return 1;
+  }
+  if (self->data_dir.empty()) {
+    std::fprintf(stderr, "pvfs-server: config key 'server[id=%u].data_dir' is missing\n", id);
+    return 1;
+  }
+  pvfs::init_logging(fmt::format("pvfs-server[{}]", id), verbose);
+  auto key = pvfs::load_secret(config->secret_file);
+  if (!key) {
+    std::fprintf(stderr, "pvfs-server: %s\n", key.status().to_string().c_str());
+    return 1;
+  }
+  auto store = pvfs::ObjectStore::open(self->data_dir);
+  if (!store) {
+    std::fprintf(stderr, "pvfs-server: %s\n", store.status().to_string().c_str());
+    return 1;
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);
+  asio::io_context io(1);
+  asio::thread_pool disk_pool(disk_threads);
+  pvfs::StorageService service(id, **store, disk_pool);
+  auto server = pvfs::rpc::RpcServer::listen(
+      io, self->address, *key,
+      [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
+      std::chrono::milliseconds(config->connect_timeout_ms));
+  if (!server) {
+    std::fprintf(stderr, "pvfs-server: %s\n", server.status().to_string().c_str());
+    return 1;
+  }
+  (*server)->start();
+  pvfs::Endpoint advertised = self->address;
+  advertised.port = (*server)->port();
+  pvfs::Registration registration(io.get_executor(), *config, *key, id, advertised, **store,
+                                  disk_pool);
+  registration.start();
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code&, int sig) {
+    spdlog::info("signal {}: shutting down", sig);
+    registration.stop();
+    (*server)->stop();
+    io.stop();
+  });
+  if (!ready_file.empty()) {
+    if (auto st = pvfs::write_ready_file(ready_file, advertised.port); !st.ok()) {
+      std::fprintf(stderr, "pvfs-server: %s\n", st.to_string().c_str());
+      return 1;
+    }
+  }
+  spdlog::info("serving {} on {}", self->data_dir.string(), advertised.to_string());
+  io.run();
+  disk_pool.join();
+  return 0;
+}

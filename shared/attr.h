@@ -1,0 +1,68 @@
+// Plain metadata values shared by the MDS, the client and the tools:
+// attributes, setattr requests, callers, directory entries. No I/O.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shared/ids.h"
+#include "shared/layout.h"
+
+namespace pvfs {
+
+struct Timespec {
+  int64_t sec = 0;
+  uint32_t nsec = 0;
+  auto operator<=>(const Timespec&) const = default;
+};
+
+// Who is asking: what the kernel reported for the syscall.
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;
+};
+
+// Full POSIX attributes of one inode.
+struct Attr {
+  InodeId ino;
+  uint32_t mode = 0, uid = 0, gid = 0;
+  uint64_t size = 0;
+  uint32_t nlink = 0, rdev = 0;
+  Timespec atime, mtime, ctime;
+  Layout layout;  // regular files only
+};
+
+// Setattr field mask; the same values as shared/proto/mds.capnp.
+inline constexpr uint32_t kSetMode = 1;
+inline constexpr uint32_t kSetUid = 2;
+inline constexpr uint32_t kSetGid = 4;
+inline constexpr uint32_t kSetSize = 8;
+inline constexpr uint32_t kSetAtime = 16;
+inline constexpr uint32_t kSetMtime = 32;
+inline constexpr uint32_t kSetAtimeNow = 64;
+inline constexpr uint32_t kSetMtimeNow = 128;
+
+struct SetAttr {
+  uint32_t mask = 0;
+  uint32_t mode = 0, uid = 0, gid = 0;
+  uint64_t size = 0;
+  Timespec atime, mtime;
+};
+
+// renameat2(2) flags; the same values as shared/proto/mds.capnp.
+inline constexpr uint32_t kRenameNoReplace = 1;
+inline constexpr uint32_t kRenameExchange = 2;
+
+struct DirEntry {
+  std::string name;
+  InodeId ino;
+  uint32_t mode = 0;    // type bits at least
+  uint64_t cookie = 0;  // continue after this entry by passing it back
+  std::optional<Attr> attr;
+};
+
+}  // namespace pvfs

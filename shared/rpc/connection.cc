@@ -1,0 +1,358 @@
+#include "shared/rpc/connection.h"
+
+#include <asio/experimental/awaitable_operators.hpp>
+#include <fmt/format.h>
+#include <kj/exception.h>
+
+#include "shared/log.h"
+#include "shared/rpc/frame.h"
+#include "shared/rpc/handshake.h"
+#include "shared/rpc/wire_status.h"
+
+namespace pvfs::rpc {
+
+using asio::redirect_error;
+using asio::use_awaitable;
+using asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+capnp::ReaderOptions reader_options() {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = kMaxMessageBytes / 8 * 4;
+  options.nestingLimit = 16;
+  return options;
+}
+
+InMessage::InMessage(kj::Array<capnp::word> words, Buffer data)
+    : words_(std::move(words)),
+      reader_(words_.asPtr(), reader_options()),
+      envelope_(reader_.getRoot<proto::Envelope>()),
+      data_(std::move(data)),
+      id_(envelope_.getId()) {}
+
+Result<tcp::endpoint> resolve(const Endpoint& ep) {
+  asio::error_code ec;
+  auto addr = asio::ip::make_address(ep.host, ec);
+  if (!ec) return tcp::endpoint(addr, ep.port);
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  auto results = resolver.resolve(ep.host, std::to_string(ep.port), ec);
+  if (ec || results.empty())
+    return Status(Errc::unavailable, fmt::format("cannot resolve {}: {}", ep.host, ec.message()));
+  return results.begin()->endpoint();
+}
+
+namespace {
+
+// Both sides: exchange hellos, then proofs. Runs without a deadline of its
+// own; callers race it against a timer.
+asio::awaitable<Status> run_handshake(tcp::socket& socket, const Secret& key, Role own_role) {
+  asio::error_code ec;
+  Nonce own{};
+  random_bytes(own);
+  Hello hello = make_hello(own);
+  co_await asio::async_write(socket, asio::buffer(hello), redirect_error(use_awaitable, ec));
+  if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
+  Hello peer_hello{};
+  co_await asio::async_read(socket, asio::buffer(peer_hello), redirect_error(use_awaitable, ec));
+  if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
+  Nonce peer{};
+  if (!parse_hello(peer_hello, peer))
+    co_return Status(Errc::access_denied, "peer does not speak the pvfs handshake");
+  Mac proof = make_proof(key, own_role, peer, own);
+  co_await asio::async_write(socket, asio::buffer(proof), redirect_error(use_awaitable, ec));
+  if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
+  Mac peer_proof{};
+  co_await asio::async_read(socket, asio::buffer(peer_proof), redirect_error(use_awaitable, ec));
+  if (ec) co_return Status(Errc::access_denied, "peer closed during handshake (wrong secret?)");
+  Role peer_role = own_role == Role::client ? Role::server : Role::client;
+  if (!check_proof(key, peer_role, own, peer, peer_proof))
+    co_return Status(Errc::access_denied, "peer failed the secret check");
+  co_return Status{};
+}
+
+std::string describe(const tcp::socket& socket) {
+  asio::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return "unknown peer";
+  return fmt::format("{}:{}", ep.address().to_string(), ep.port());
+}
+
+}  // namespace
+
+Connection::Connection(tcp::socket socket) : socket_(std::move(socket)), peer_(describe(socket_)) {
+  asio::error_code ec;
+  socket_.set_option(tcp::no_delay(true), ec);
+}
+
+Connection::~Connection() = default;
+
+asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::connect(const Endpoint& to,
+                                                                          const Secret& key,
+                                                                          milliseconds timeout) {
+  auto ex = co_await asio::this_coro::executor;
+  auto target = resolve(to);
+  if (!target) co_return target.status();
+  tcp::socket socket(ex);
+  asio::steady_timer timer(ex, timeout);
+  asio::error_code ec, timer_ec;
+  auto first = co_await (socket.async_connect(*target, redirect_error(use_awaitable, ec)) ||
+                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  if (first.index() == 1)
+    co_return Status(Errc::timeout, fmt::format("connecting to {} timed out", to.to_string()));
+  if (ec)
+    co_return Status(Errc::unavailable, fmt::format("cannot connect to {}: {}", to.to_string(), ec.message()));
+  timer.expires_after(timeout);
+  auto hs = co_await (run_handshake(socket, key, Role::client) ||
+                      timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  if (hs.index() == 1)
+    co_return Status(Errc::timeout, fmt::format("handshake with {} timed out", to.to_string()));
+  Status st = std::get<0>(hs);
+  if (!st.ok()) co_return Status(st.code(), fmt::format("{}: {}", to.to_string(), st.detail()));
+  co_return std::make_shared<Connection>(std::move(socket));
+}
+
+asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::accept(tcp::socket socket,
+                                                                         const Secret& key,
+                                                                         milliseconds timeout) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::steady_timer timer(ex, timeout);
+  asio::error_code timer_ec;
+  std::string who = describe(socket);
+  auto hs = co_await (run_handshake(socket, key, Role::server) ||
+                      timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  if (hs.index() == 1) co_return Status(Errc::timeout, fmt::format("handshake from {} timed out", who));
+  Status st = std::get<0>(hs);
+  if (!st.ok()) co_return Status(st.code(), fmt::format("{}: {}", who, st.detail()));
+  co_return std::make_shared<Connection>(std::move(socket));
+}
+
+void Connection::start(Handler on_request, std::function<void()> on_close) {
+  on_close_ = std::move(on_close);
+  auto self = shared_from_this();
+  asio::co_spawn(socket_.get_executor(), read_loop(std::move(on_request)),
+                 [self](std::exception_ptr e) {
+                   if (e) {
+                     try {
+                       std::rethrow_exception(e);
+                     } catch (const std::exception& ex) {
+                       spdlog::error("connection {}: read loop failed: {}", self->peer_, ex.what());
+                     }
+                     self->close();
+                   }
+                 });
+}
+
+asio::awaitable<void> Connection::read_loop(Handler on_request) {
+  auto self = shared_from_this();
+  auto ex = socket_.get_executor();
+  while (open_) {
+    HeaderBytes header_bytes{};
+    asio::error_code ec;
+    co_await asio::async_read(socket_, asio::buffer(header_bytes), redirect_error(use_awaitable, ec));
+    if (ec) break;
+    auto header = decode_header(header_bytes);
+    if (!header) {
+      spdlog::warn("dropping connection from {}: {}", peer_, header.status().detail());
+      break;
+    }
+    // Back-pressure: stop reading while too much is in service.
+    while (open_ && inflight_requests_ > 0 &&
+           (inflight_requests_ >= kMaxInflightRequests ||
+            inflight_bytes_ + header->data_bytes > kMaxInflightBytes)) {
+      inflight_wait_ = std::make_shared<asio::steady_timer>(ex, Clock::time_point::max());
+      auto wait = inflight_wait_;
+      co_await wait->async_wait(redirect_error(use_awaitable, ec));
+    }
+    if (!open_) break;
+    auto words = kj::heapArray<capnp::word>(header->message_bytes / sizeof(capnp::word));
+    co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
+                              redirect_error(use_awaitable, ec));
+    if (ec) break;
+    Buffer data(header->data_bytes);
+    if (header->data_bytes) {
+      co_await asio::async_read(socket_, asio::buffer(data.data(), data.size()),
+                                redirect_error(use_awaitable, ec));
+      if (ec) break;
+    }
+    std::unique_ptr<InMessage> msg;
+    bool is_reply = false;
+    try {
+      msg = std::make_unique<InMessage>(std::move(words), std::move(data));
+      is_reply = msg->envelope().getIsReply();
+    } catch (const kj::Exception& e) {
+      spdlog::warn("dropping connection from {}: malformed message: {}", peer_,
+                   e.getDescription().cStr());
+      break;
+    }
+    if (is_reply) {
+      auto it = pending_.find(msg->id());
+      if (it == pending_.end()) continue;  // the caller gave up (timeout)
+      auto call = it->second;
+      call->reply = std::move(msg);
+      call->done = true;
+      call->timer.cancel();
+      continue;
+    }
+    ++inflight_requests_;
+    inflight_bytes_ += header->data_bytes;
+    asio::co_spawn(ex, serve_one(on_request, std::move(msg)), asio::detached);
+  }
+  close();
+}
+
+asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InMessage> msg) {
+  auto self = shared_from_this();
+  const uint64_t id = msg->id();
+  const uint64_t bytes = msg->data().size();
+  Status failure;
+  if (!handler) {
+    failure = Status(Errc::not_supported, "this endpoint serves no requests");
+  } else {
+    try {
+      co_await handler(self, std::move(msg));
+    } catch (const kj::Exception& e) {
+      failure = Status(Errc::invalid_argument,
+                       std::string("malformed request: ") + e.getDescription().cStr());
+    } catch (const std::exception& e) {
+      spdlog::error("request from {} failed: {}", peer_, e.what());
+      failure = Status(Errc::io, e.what());
+    }
+  }
+  if (!failure.ok()) co_await reply_error(id, failure);
+  --inflight_requests_;
+  inflight_bytes_ -= bytes;
+  if (inflight_wait_) inflight_wait_->cancel();
+}
+
+asio::awaitable<Result<std::unique_ptr<InMessage>>> Connection::call(OutMessage& request,
+                                                                      std::span<const std::byte> data,
+                                                                      milliseconds timeout) {
+  auto self = shared_from_this();
+  if (!open_) co_return Status(Errc::unavailable, fmt::format("connection to {} is closed", peer_));
+  const auto deadline = Clock::now() + timeout;
+  const uint64_t id = next_id_++;
+  auto env = request.envelope();
+  env.setId(id);
+  env.setIsReply(false);
+  env.setTimeoutMs(static_cast<uint32_t>(timeout.count()));
+  auto pending = std::make_shared<PendingCall>(socket_.get_executor());
+  pending_[id] = pending;
+  Status sent = co_await write_frame(request, data, deadline);
+  if (!sent.ok() && !pending->done) {
+    pending_.erase(id);
+    co_return sent;
+  }
+  if (!pending->done) {
+    pending->timer.expires_at(deadline);
+    asio::error_code ec;
+    co_await pending->timer.async_wait(redirect_error(use_awaitable, ec));
+  }
+  pending_.erase(id);
+  if (!pending->done)
+    co_return Status(Errc::timeout,
+                     fmt::format("no reply from {} within {} ms", peer_, timeout.count()));
+  if (!pending->error.ok()) co_return pending->error;
+  auto reply_env = pending->reply->envelope();
+  if (reply_env.getStatus() != proto::Errc::OK)
+    co_return Status(from_wire(reply_env.getStatus()), reply_env.getDetail().cStr());
+  co_return std::move(pending->reply);
+}
+
+asio::awaitable<void> Connection::reply(uint64_t id, OutMessage& reply,
+                                        std::span<const std::byte> data) {
+  auto env = reply.envelope();
+  env.setId(id);
+  env.setIsReply(true);
+  env.setStatus(proto::Errc::OK);
+  Status st = co_await write_frame(reply, data, Clock::now() + std::chrono::seconds(60));
+  (void)st;  // the peer is gone or stuck; the connection is closed already
+}
+
+asio::awaitable<void> Connection::reply_error(uint64_t id, const Status& status) {
+  OutMessage msg;
+  auto env = msg.envelope();
+  env.setId(id);
+  env.setIsReply(true);
+  env.setStatus(to_wire(status.code() == Errc::ok ? Errc::io : status.code()));
+  if (!status.detail().empty()) env.setDetail(status.detail());
+  Status st = co_await write_frame(msg, {}, Clock::now() + std::chrono::seconds(60));
+  (void)st;
+}
+
+asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const std::byte> data,
+                                                Clock::time_point deadline) {
+  auto self = shared_from_this();
+  auto ex = socket_.get_executor();
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(msg.builder());
+  auto bytes = words.asBytes();
+  HeaderBytes header = encode_header({static_cast<uint32_t>(bytes.size()), data.size()});
+  asio::error_code ec;
+  while (writing_) {
+    if (!open_) co_return Status(Errc::unavailable, fmt::format("connection to {} lost", peer_));
+    auto waiter = std::make_shared<asio::steady_timer>(ex, deadline);
+    write_waiters_.push_back(waiter);
+    co_await waiter->async_wait(redirect_error(use_awaitable, ec));
+    if (!ec) {  // deadline passed while queued: nothing was written
+      std::erase(write_waiters_, waiter);
+      wake_next_writer();
+      co_return Status(Errc::timeout, fmt::format("sending to {} timed out", peer_));
+    }
+  }
+  if (!open_) co_return Status(Errc::unavailable, fmt::format("connection to {} lost", peer_));
+  writing_ = true;
+  std::array<asio::const_buffer, 3> buffers{asio::buffer(header),
+                                            asio::buffer(bytes.begin(), bytes.size()),
+                                            asio::buffer(data.data(), data.size())};
+  asio::steady_timer timer(ex, deadline);
+  asio::error_code timer_ec;
+  auto first = co_await (asio::async_write(socket_, buffers, redirect_error(use_awaitable, ec)) ||
+                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  writing_ = false;
+  wake_next_writer();
+  if (first.index() == 1) {
+    // A half-written frame cannot be taken back: the stream is unusable.
+    spdlog::warn("closing connection to {}: a send did not finish in time", peer_);
+    close();
+    co_return Status(Errc::timeout, fmt::format("sending to {} timed out", peer_));
+  }
+  if (ec) {
+    close();
+    co_return Status(Errc::unavailable, fmt::format("connection to {} lost: {}", peer_, ec.message()));
+  }
+  co_return Status{};
+}
+
+void Connection::wake_next_writer() {
+  if (writing_ || write_waiters_.empty()) return;
+  auto next = write_waiters_.front();
+  write_waiters_.pop_front();
+  next->cancel();
+}
+
+void Connection::fail_pending(const Status& status) {
+  for (auto& [id, call] : pending_) {
+    if (call->done) continue;
+    call->done = true;
+    call->error = status;
+    call->timer.cancel();
+  }
+}
+
+void Connection::close() {
+  if (!open_) return;
+  open_ = false;
+  asio::error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  fail_pending(Status(Errc::unavailable, fmt::format("connection to {} lost", peer_)));
+  for (auto& w : write_waiters_) w->cancel();
+  write_waiters_.clear();
+  if (inflight_wait_) inflight_wait_->cancel();
+  if (on_close_) {
+    auto cb = std::move(on_close_);
+    cb();
+  }
+}
+
+}  // namespace pvfs::rpc

@@ -1,0 +1,110 @@
+// One authenticated TCP connection carrying pvfs frames in both directions:
+// many calls in flight at once, matched to replies by id; every call has a
+// deadline; requests from the peer go to a handler coroutine each.
+// Does not reconnect (see Peer) and does not know any service's schema.
+// Thread-safety: a Connection belongs to one single-threaded io_context;
+// every member must be called from that thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include <asio.hpp>
+
+#include "shared/config.h"
+#include "shared/rpc/message.h"
+#include "shared/secret.h"
+#include "shared/status.h"
+
+namespace pvfs::rpc {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // Called once per request received; must send exactly one reply.
+  using Handler =
+      std::function<asio::awaitable<void>(std::shared_ptr<Connection>, std::unique_ptr<InMessage>)>;
+
+  // Connects to `to` and runs the handshake, all within `timeout`.
+  // Errors: unavailable (refused/unreachable), timeout, access_denied (wrong secret).
+  static asio::awaitable<Result<std::shared_ptr<Connection>>> connect(const Endpoint& to,
+                                                                       const Secret& key,
+                                                                       milliseconds timeout);
+  // Runs the server side of the handshake on an accepted socket.
+  static asio::awaitable<Result<std::shared_ptr<Connection>>> accept(asio::ip::tcp::socket socket,
+                                                                      const Secret& key,
+                                                                      milliseconds timeout);
+
+  // Starts reading frames. Requests go to `on_request` (may be empty on a
+  // pure client, which then answers every request with not_supported).
+  // `on_close` (optional) runs once when the connection ends.
+  void start(Handler on_request, std::function<void()> on_close = {});
+
+  // Sends a request and waits for its reply. `data` must stay valid until the
+  // call returns (it does not outlive it). A non-ok reply status is returned
+  // as that Status. Errors: timeout (the connection is then closed if a frame
+  // was half-written), unavailable (connection lost).
+  asio::awaitable<Result<std::unique_ptr<InMessage>>> call(OutMessage& request,
+                                                           std::span<const std::byte> data,
+                                                           milliseconds timeout);
+  // Sends the reply to request `id`. Failures (peer gone) are ignored.
+  asio::awaitable<void> reply(uint64_t id, OutMessage& reply, std::span<const std::byte> data = {});
+  asio::awaitable<void> reply_error(uint64_t id, const Status& status);
+
+  void close();
+  bool is_open() const { return open_; }
+  const std::string& peer() const { return peer_; }
+  asio::any_io_executor executor() { return socket_.get_executor(); }
+
+  explicit Connection(asio::ip::tcp::socket socket);
+  ~Connection();
+
+ private:
+  struct PendingCall {
+    explicit PendingCall(const asio::any_io_executor& ex) : timer(ex) {}
+    asio::steady_timer timer;
+    std::unique_ptr<InMessage> reply;
+    Status error;
+    bool done = false;
+  };
+
+  asio::awaitable<void> read_loop(Handler on_request);
+  asio::awaitable<void> serve_one(Handler handler, std::unique_ptr<InMessage> msg);
+  // Writes one frame; serialised with other writers. Fails when the write
+  // failed or was cut off by `deadline` (the connection is closed then).
+  asio::awaitable<Status> write_frame(OutMessage& msg, std::span<const std::byte> data,
+                                      Clock::time_point deadline);
+  void wake_next_writer();
+  void fail_pending(const Status& status);
+
+  asio::ip::tcp::socket socket_;
+  std::string peer_;
+  bool open_ = true;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::shared_ptr<PendingCall>> pending_;
+  bool writing_ = false;
+  std::deque<std::shared_ptr<asio::steady_timer>> write_waiters_;
+  // Requests being served; reading pauses at the limits so a flood cannot
+  // grow memory without bound.
+  size_t inflight_requests_ = 0;
+  uint64_t inflight_bytes_ = 0;
+  std::shared_ptr<asio::steady_timer> inflight_wait_;
+  std::function<void()> on_close_;
+};
+
+// Limits on what one connection may have in service at once.
+inline constexpr size_t kMaxInflightRequests = 128;
+inline constexpr uint64_t kMaxInflightBytes = uint64_t{256} << 20;
+
+// Resolves host:port to a TCP endpoint (numeric or via getaddrinfo).
+Result<asio::ip::tcp::endpoint> resolve(const Endpoint& ep);
+
+}  // namespace pvfs::rpc

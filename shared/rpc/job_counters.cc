@@ -1,0 +1,42 @@
+#include "shared/rpc/job_counters.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace pvfs::rpc {
+
+void JobCounters::count(std::string_view job, uint64_t bytes_read, uint64_t bytes_written) {
+  ++total_;
+  if (job.empty()) job = "unknown";
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) {
+    if (jobs_.size() >= kMaxJobs) {
+      auto least = std::min_element(jobs_.begin(), jobs_.end(), [](const auto& a, const auto& b) {
+        return a.second.ops < b.second.ops;
+      });
+      jobs_.erase(least);
+    }
+    it = jobs_.emplace(std::string(job), Counts{}).first;
+  }
+  ++it->second.ops;
+  it->second.bytes_read += bytes_read;
+  it->second.bytes_written += bytes_written;
+}
+
+void JobCounters::fill(proto::DaemonStatus::Builder status, size_t max) const {
+  std::vector<const std::pair<const std::string, Counts>*> order;
+  for (const auto& entry : jobs_) order.push_back(&entry);
+  std::sort(order.begin(), order.end(),
+            [](auto* a, auto* b) { return a->second.ops > b->second.ops; });
+  if (order.size() > max) order.resize(max);
+  auto list = status.initJobs(static_cast<unsigned>(order.size()));
+  for (size_t i = 0; i < order.size(); ++i) {
+    list[i].setJobId(order[i]->first);
+    list[i].setOps(order[i]->second.ops);
+    list[i].setBytesRead(order[i]->second.bytes_read);
+    list[i].setBytesWritten(order[i]->second.bytes_written);
+  }
+  status.setRequests(total_);
+}
+
+}  // namespace pvfs::rpc

@@ -1,0 +1,60 @@
+// Messages as the RPC layer hands them around: an outgoing Cap'n Proto
+// builder whose root is an Envelope, and a received frame that owns its
+// words, its reader and its bulk data. Owned by one coroutine at a time.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include "shared/buffer.h"
+#include "shared/proto/common.capnp.h"
+#include "shared/status.h"
+
+namespace pvfs::rpc {
+
+// A message under construction. The RPC layer fills id and isReply.
+class OutMessage {
+ public:
+  OutMessage() : root_(builder_.initRoot<proto::Envelope>()) {}
+  proto::Envelope::Builder envelope() { return root_; }
+  // Starts the service body (e.g. proto::mds::Request) and returns its builder.
+  template <typename T>
+  typename T::Builder init_body() {
+    return root_.getBody().initAs<T>();
+  }
+  capnp::MallocMessageBuilder& builder() { return builder_; }
+
+ private:
+  capnp::MallocMessageBuilder builder_;
+  proto::Envelope::Builder root_;
+};
+
+// A frame received from a peer. Field access on a malformed message throws
+// kj::Exception; the service dispatch catches it (see Connection).
+class InMessage {
+ public:
+  InMessage(kj::Array<capnp::word> words, Buffer data);
+  proto::Envelope::Reader envelope() const { return envelope_; }
+  template <typename T>
+  typename T::Reader body() const {
+    return envelope_.getBody().getAs<T>();
+  }
+  Buffer& data() { return data_; }
+  uint64_t id() const { return id_; }
+
+ private:
+  kj::Array<capnp::word> words_;
+  capnp::FlatArrayMessageReader reader_;
+  proto::Envelope::Reader envelope_;
+  Buffer data_;
+  uint64_t id_ = 0;
+};
+
+// Limits applied when reading a peer's message: bounded work per message.
+capnp::ReaderOptions reader_options();
+
+}  // namespace pvfs::rpc

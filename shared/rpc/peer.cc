@@ -1,0 +1,43 @@
+#include "shared/rpc/peer.h"
+
+namespace pvfs::rpc {
+
+Peer::Peer(asio::any_io_executor ex, Endpoint address, Secret key, milliseconds connect_timeout)
+    : ex_(std::move(ex)),
+      address_(std::move(address)),
+      key_(key),
+      connect_timeout_(connect_timeout) {}
+
+asio::awaitable<Result<std::shared_ptr<Connection>>> Peer::connection() {
+  while (connecting_) {
+    auto waiter = std::make_shared<asio::steady_timer>(ex_, Clock::time_point::max());
+    waiters_.push_back(waiter);
+    asio::error_code ec;
+    co_await waiter->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (conn_ && conn_->is_open()) co_return conn_;
+  connecting_ = true;
+  auto result = co_await Connection::connect(address_, key_, connect_timeout_);
+  connecting_ = false;
+  for (auto& w : waiters_) w->cancel();
+  waiters_.clear();
+  if (!result) co_return result.status();
+  conn_ = *result;
+  conn_->start({});
+  co_return conn_;
+}
+
+asio::awaitable<Result<std::unique_ptr<InMessage>>> Peer::call(OutMessage& request,
+                                                               std::span<const std::byte> data,
+                                                               milliseconds timeout) {
+  auto conn = co_await connection();
+  if (!conn) co_return conn.status();
+  co_return co_await (*conn)->call(request, data, timeout);
+}
+
+void Peer::close() {
+  if (conn_) conn_->close();
+  conn_.reset();
+}
+
+}  // namespace pvfs::rpc

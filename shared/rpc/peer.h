@@ -1,0 +1,47 @@
+// A remote daemon the caller talks to by address: connects on first use,
+// reconnects on the next call after a loss, and shares one connection among
+// all concurrent callers. Used by clients, by storage servers (to reach the
+// MDS) and by tools. Belongs to one single-threaded io_context.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <span>
+
+#include <asio.hpp>
+
+#include "shared/config.h"
+#include "shared/rpc/connection.h"
+
+namespace pvfs::rpc {
+
+class Peer {
+ public:
+  Peer(asio::any_io_executor ex, Endpoint address, Secret key, milliseconds connect_timeout);
+
+  // As Connection::call, after connecting if needed. A request is sent at
+  // most once; a lost connection fails the calls in flight with unavailable.
+  asio::awaitable<Result<std::unique_ptr<InMessage>>> call(OutMessage& request,
+                                                           std::span<const std::byte> data,
+                                                           milliseconds timeout);
+  // The live connection, connecting first if there is none (one attempt,
+  // shared by concurrent callers). Lets callers tell "could not send" apart
+  // from "sent, then lost". Errors as Connection::connect.
+  asio::awaitable<Result<std::shared_ptr<Connection>>> connection();
+  // Drops the current connection (the next call reconnects).
+  void close();
+  const Endpoint& address() const { return address_; }
+
+ private:
+
+  asio::any_io_executor ex_;
+  Endpoint address_;
+  Secret key_;
+  milliseconds connect_timeout_;
+  std::shared_ptr<Connection> conn_;
+  bool connecting_ = false;
+  std::deque<std::shared_ptr<asio::steady_timer>> waiters_;
+};
+
+}  // namespace pvfs::rpc

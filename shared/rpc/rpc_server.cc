@@ -1,0 +1,80 @@
+#include "shared/rpc/rpc_server.h"
+
+#include <fmt/format.h>
+
+#include "shared/log.h"
+
+namespace pvfs::rpc {
+
+using asio::ip::tcp;
+
+Result<std::unique_ptr<RpcServer>> RpcServer::listen(asio::io_context& io, const Endpoint& at,
+                                                     const Secret& key, Connection::Handler handler,
+                                                     milliseconds handshake_timeout) {
+  auto ep = resolve(at);
+  if (!ep) return ep.status();
+  tcp::acceptor acceptor(io);
+  asio::error_code ec;
+  acceptor.open(ep->protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(*ep, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Status(Errc::unavailable, fmt::format("cannot listen on {}: {}", at.to_string(), ec.message()));
+  return std::make_unique<RpcServer>(io, std::move(acceptor), key, std::move(handler),
+                                     handshake_timeout);
+}
+
+RpcServer::RpcServer(asio::io_context& io, tcp::acceptor acceptor, const Secret& key,
+                     Connection::Handler handler, milliseconds handshake_timeout)
+    : io_(io),
+      acceptor_(std::move(acceptor)),
+      key_(key),
+      handler_(std::move(handler)),
+      handshake_timeout_(handshake_timeout) {}
+
+uint16_t RpcServer::port() const {
+  asio::error_code ec;
+  return acceptor_.local_endpoint(ec).port();
+}
+
+void RpcServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
+
+void RpcServer::stop() {
+  asio::error_code ec;
+  acceptor_.close(ec);
+  auto conns = std::move(connections_);
+  for (auto& c : conns) c->close();
+}
+
+asio::awaitable<void> RpcServer::accept_loop() {
+  while (acceptor_.is_open()) {
+    asio::error_code ec;
+    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) break;
+      spdlog::warn("accept failed: {}", ec.message());
+      // Out of descriptors or similar: back off rather than spin.
+      asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    asio::co_spawn(io_, admit(std::move(socket)), asio::detached);
+  }
+}
+
+asio::awaitable<void> RpcServer::admit(tcp::socket socket) {
+  auto conn = co_await Connection::accept(std::move(socket), key_, handshake_timeout_);
+  if (!conn) {
+    spdlog::warn("rejected connection: {}", conn.status().detail());
+    co_return;
+  }
+  auto c = *conn;
+  connections_.insert(c);
+  std::weak_ptr<Connection> weak = c;
+  c->start(handler_, [this, weak] {
+    if (auto strong = weak.lock()) connections_.erase(strong);
+  });
+}
+
+}  // namespace pvfs::rpc

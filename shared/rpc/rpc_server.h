@@ -1,0 +1,45 @@
+// Accepts connections on one address, authenticates each with the cluster
+// secret (logging and dropping peers that fail), and hands every request to
+// the service's handler. Belongs to one single-threaded io_context.
+#pragma once
+
+#include <memory>
+#include <set>
+
+#include <asio.hpp>
+
+#include "shared/config.h"
+#include "shared/rpc/connection.h"
+
+namespace pvfs::rpc {
+
+class RpcServer {
+ public:
+  // Binds `at` (port 0 picks a free port). Errors: unavailable, naming the
+  // address and the reason (e.g. address in use).
+  static Result<std::unique_ptr<RpcServer>> listen(asio::io_context& io, const Endpoint& at,
+                                                   const Secret& key, Connection::Handler handler,
+                                                   milliseconds handshake_timeout);
+  // The port actually bound.
+  uint16_t port() const;
+  // Starts accepting; returns at once.
+  void start();
+  // Stops accepting and closes every connection.
+  void stop();
+
+  RpcServer(asio::io_context& io, asio::ip::tcp::acceptor acceptor, const Secret& key,
+            Connection::Handler handler, milliseconds handshake_timeout);
+
+ private:
+  asio::awaitable<void> accept_loop();
+  asio::awaitable<void> admit(asio::ip::tcp::socket socket);
+
+  asio::io_context& io_;
+  asio::ip::tcp::acceptor acceptor_;
+  Secret key_;
+  Connection::Handler handler_;
+  milliseconds handshake_timeout_;
+  std::set<std::shared_ptr<Connection>> connections_;
+};
+
+}  // namespace pvfs::rpc

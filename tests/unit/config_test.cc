@@ -1,0 +1,286 @@
+// Unit tests of shared/config: render/load round trip, path resolution,
+// defaults, one error per wrong or missing key (each naming the key), and
+// parse_endpoint. Config files go into a mkdtemp directory under /tmp.
+#include "shared/config.h"
+
+#include <doctest/doctest.h>
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <string>
+
+namespace pvfs {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/pvfs-config-test-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+  // Writes `text` to `name` under the directory and returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const auto file = path_ / name;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+constexpr const char* kMinimal =
+    "secret_file = \"secret.key\"\n"
+    "[[mds]]\n"
+    "address = \"127.0.0.1:7000\"\n";
+
+// Loads `text` and expects failure with a detail mentioning `key`.
+void expect_error_naming(const std::string& text, const std::string& key) {
+  TempDir dir;
+  auto cfg = Config::load(dir.write("pvfs.toml", text));
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.code() == Errc::invalid_argument);
+  INFO("detail: ", cfg.status().detail());
+  CHECK(cfg.status().detail().find(key) != std::string::npos);
+}
+
+void check_same_daemons(const std::vector<DaemonEntry>& a, const std::vector<DaemonEntry>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].id == b[i].id);
+    CHECK(a[i].address == b[i].address);
+    CHECK(a[i].data_dir == b[i].data_dir);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a full config round-trips through render and load") {
+  TempDir dir;
+  Config c;
+  c.secret_file = dir.path() / "keys" / "cluster.key";
+  c.mds = {{0, {"10.0.0.1", 7000}, dir.path() / "mds0"}, {5, {"::1", 7001}, dir.path() / "mds5"}};
+  c.servers = {{1, {"node-a", 7100}, dir.path() / "s1"},
+               {2, {"node-b.example.org", 0}, dir.path() / "s 2"},
+               {9, {"fe80::2", 65535}, {}}};
+  c.stripe_size = 4 << 20;
+  c.stripe_count = 2;
+  c.rpc_timeout_ms = 1234;
+  c.connect_timeout_ms = 567;
+  c.heartbeat_interval_ms = 89;
+  c.heartbeat_timeout_ms = 4321;
+  c.mds_sync_interval_ms = 250;
+  c.attr_timeout_s = 0.123456789;
+  c.entry_timeout_s = 2.0;
+
+  const std::string text = c.render();
+  const auto file = dir.write("pvfs.toml", text);
+  auto back = Config::load(file);
+  REQUIRE_MESSAGE(back.ok(), back.status().to_string());
+  CHECK(back->path == file);
+  CHECK(back->secret_file == c.secret_file);
+  check_same_daemons(back->mds, c.mds);
+  check_same_daemons(back->servers, c.servers);
+  CHECK(back->stripe_size == c.stripe_size);
+  CHECK(back->stripe_count == c.stripe_count);
+  CHECK(back->rpc_timeout_ms == c.rpc_timeout_ms);
+  CHECK(back->connect_timeout_ms == c.connect_timeout_ms);
+  CHECK(back->heartbeat_interval_ms == c.heartbeat_interval_ms);
+  CHECK(back->heartbeat_timeout_ms == c.heartbeat_timeout_ms);
+  CHECK(back->mds_sync_interval_ms == c.mds_sync_interval_ms);
+  CHECK(back->attr_timeout_s == c.attr_timeout_s);
+  CHECK(back->entry_timeout_s == c.entry_timeout_s);
+  // Rendering what was loaded gives the same text: render is a fixed point.
+  CHECK(back->render() == text);
+}
+
+TEST_CASE("a minimal config gets the documented defaults") {
+  TempDir dir;
+  auto c = Config::load(dir.write("pvfs.toml", kMinimal));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  REQUIRE(c->mds.size() == 1);
+  CHECK(c->mds[0].id == 0);  // the entry's position when no id is given
+  CHECK(c->mds[0].address == Endpoint{"127.0.0.1", 7000});
+  CHECK(c->mds[0].data_dir.empty());
+  CHECK(c->servers.empty());
+  CHECK(c->stripe_size == uint64_t{1} << 20);
+  CHECK(c->stripe_count == 0);
+  CHECK(c->rpc_timeout_ms == 10000);
+  CHECK(c->connect_timeout_ms == 3000);
+  CHECK(c->heartbeat_interval_ms == 1000);
+  CHECK(c->heartbeat_timeout_ms == 5000);
+  CHECK(c->mds_sync_interval_ms == 1000);
+  CHECK(c->attr_timeout_s == 1.0);
+  CHECK(c->entry_timeout_s == 1.0);
+}
+
+TEST_CASE("relative data_dir and secret_file resolve against the config's folder") {
+  TempDir dir;
+  const auto file = dir.write("etc/pvfs/pvfs.toml",
+                              "secret_file = \"secret.key\"\n"
+                              "[[mds]]\n"
+                              "address = \"127.0.0.1:7000\"\n"
+                              "data_dir = \"data/mds0\"\n"
+                              "[[server]]\n"
+                              "address = \"127.0.0.1:7100\"\n"
+                              "data_dir = \"../store\"\n"
+                              "[[server]]\n"
+                              "address = \"127.0.0.1:7101\"\n"
+                              "data_dir = \"/srv/pvfs/s1\"\n");
+  auto c = Config::load(file);
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  const auto base = dir.path() / "etc" / "pvfs";
+  CHECK(c->secret_file == base / "secret.key");
+  CHECK(c->mds[0].data_dir == base / "data/mds0");
+  CHECK(c->servers[0].data_dir == base / "../store");
+  CHECK(c->servers[1].data_dir == "/srv/pvfs/s1");
+  CHECK(c->servers[0].id == 0);
+  CHECK(c->servers[1].id == 1);
+
+  auto abs = Config::load(dir.write("b.toml",
+                                    "secret_file = \"/etc/pvfs/secret\"\n"
+                                    "[[mds]]\naddress = \"h:1\"\n"));
+  REQUIRE(abs.ok());
+  CHECK(abs->secret_file == "/etc/pvfs/secret");
+}
+
+TEST_CASE("find_mds and find_server look entries up by id") {
+  TempDir dir;
+  auto c = Config::load(dir.write("pvfs.toml",
+                                  "secret_file = \"k\"\n"
+                                  "[[mds]]\nid = 3\naddress = \"a:1\"\n"
+                                  "[[server]]\nid = 7\naddress = \"b:2\"\n"
+                                  "[[server]]\nid = 4\naddress = \"c:3\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  REQUIRE(c->find_mds(3) != nullptr);
+  CHECK(c->find_mds(3)->address.host == "a");
+  CHECK(c->find_mds(0) == nullptr);
+  REQUIRE(c->find_server(4) != nullptr);
+  CHECK(c->find_server(4)->address == Endpoint{"c", 3});
+  CHECK(c->find_server(7)->address.port == 2);
+  CHECK(c->find_server(3) == nullptr);
+}
+
+TEST_CASE("a missing secret_file is an error naming the key") {
+  expect_error_naming("[[mds]]\naddress = \"h:1\"\n", "secret_file");
+  expect_error_naming("secret_file = 42\n[[mds]]\naddress = \"h:1\"\n", "secret_file");
+}
+
+TEST_CASE("a config without any [[mds]] entry is an error naming mds") {
+  expect_error_naming("secret_file = \"k\"\n[[server]]\naddress = \"h:1\"\n", "mds");
+  expect_error_naming("secret_file = \"k\"\n[mds]\naddress = \"h:1\"\n", "[[mds]]");
+}
+
+TEST_CASE("a bad or missing address is an error naming the entry's address key") {
+  expect_error_naming(std::string(kMinimal) + "[[server]]\naddress = \"nonsense\"\n",
+                      "server[0].address");
+  expect_error_naming(std::string(kMinimal) + "[[server]]\naddress = \"h:1\"\n"
+                      "[[server]]\naddress = \"h:70000\"\n", "server[1].address");
+  expect_error_naming(std::string(kMinimal) + "[[server]]\ndata_dir = \"d\"\n",
+                      "server[0].address");
+  expect_error_naming("secret_file = \"k\"\n[[mds]]\naddress = \"fe80::1\"\n", "mds[0].address");
+  expect_error_naming(std::string(kMinimal) + "[[server]]\naddress = 7100\n", "server[0].address");
+}
+
+TEST_CASE("a data_dir that is not a string is an error, not silently ignored") {
+  expect_error_naming(std::string(kMinimal) + "[[server]]\naddress = \"h:1\"\ndata_dir = 5\n",
+                      "server[0].data_dir");
+}
+
+TEST_CASE("a duplicate id is an error naming the id key") {
+  expect_error_naming(std::string(kMinimal) + "[[server]]\nid = 4\naddress = \"h:1\"\n"
+                      "[[server]]\nid = 4\naddress = \"h:2\"\n", "server[1].id");
+  // An explicit id may also collide with a position-derived one.
+  expect_error_naming("secret_file = \"k\"\n[[mds]]\naddress = \"h:1\"\n"
+                      "[[mds]]\nid = 0\naddress = \"h:2\"\n", "mds[1].id");
+}
+
+TEST_CASE("negative or non-integer numbers are errors naming the key") {
+  expect_error_naming(std::string(kMinimal) + "[timeouts]\nrpc_ms = -5\n", "timeouts.rpc_ms");
+  expect_error_naming(std::string(kMinimal) + "[timeouts]\nconnect_ms = 2.5\n",
+                      "timeouts.connect_ms");
+  expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_count = true\n",
+                      "layout.stripe_count");
+  expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_count = 4294967296\n",
+                      "layout.stripe_count");
+  expect_error_naming(std::string(kMinimal) + "[mds_tuning]\nsync_interval_ms = \"1s\"\n",
+                      "mds_tuning.sync_interval_ms");
+  expect_error_naming(std::string(kMinimal) + "[client]\nattr_timeout_s = -0.5\n",
+                      "client.attr_timeout_s");
+  expect_error_naming(std::string(kMinimal) + "[client]\nentry_timeout_s = false\n",
+                      "client.entry_timeout_s");
+  expect_error_naming("secret_file = \"k\"\n[[mds]]\nid = -1\naddress = \"h:1\"\n", "mds[0].id");
+  expect_error_naming(std::string(kMinimal) + "[timeouts]\nrpc_ms = 0\n", "timeouts.rpc_ms");
+}
+
+TEST_CASE("a stripe_size that is not a multiple of 4096 is an error naming the key") {
+  expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_size = 5000\n",
+                      "layout.stripe_size");
+  expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_size = 2048\n",
+                      "layout.stripe_size");
+  expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_size = 0\n", "layout.stripe_size");
+
+  TempDir dir;
+  auto ok = Config::load(dir.write("pvfs.toml", std::string(kMinimal) + "[layout]\nstripe_size = 65536\n"));
+  REQUIRE_MESSAGE(ok.ok(), ok.status().to_string());
+  CHECK(ok->stripe_size == 65536);
+}
+
+TEST_CASE("a TOML syntax error names the file and the line") {
+  TempDir dir;
+  const auto file = dir.write("broken.toml",
+                              "secret_file = \"k\"\n"
+                              "[[mds]]\n"
+                              "address = \"h:1\n");  // unterminated string on line 3
+  auto c = Config::load(file);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.code() == Errc::invalid_argument);
+  INFO("detail: ", c.status().detail());
+  CHECK(c.status().detail().find(file.string() + ":3:") != std::string::npos);
+}
+
+TEST_CASE("a config file that does not exist is an error naming the file") {
+  TempDir dir;
+  auto c = Config::load(dir.path() / "absent.toml");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().detail().find("absent.toml") != std::string::npos);
+}
+
+TEST_CASE("parse_endpoint accepts host:port and bracketed IPv6") {
+  auto a = parse_endpoint("storage-1.example.org:7100");
+  REQUIRE(a.ok());
+  CHECK(*a == Endpoint{"storage-1.example.org", 7100});
+  CHECK(a->to_string() == "storage-1.example.org:7100");
+
+  auto b = parse_endpoint("127.0.0.1:0");
+  REQUIRE(b.ok());
+  CHECK(*b == Endpoint{"127.0.0.1", 0});
+
+  auto c = parse_endpoint("[::1]:65535");
+  REQUIRE(c.ok());
+  CHECK(*c == Endpoint{"::1", 65535});
+  CHECK(c->to_string() == "[::1]:65535");
+  CHECK(*parse_endpoint(c->to_string()) == *c);
+}
+
+TEST_CASE("parse_endpoint rejects garbage") {
+  for (const char* text : {"", "host", "host:", ":80", "host:65536", "host:99999999999", "host:12a",
+                           "host:-1", "host:+1", "[::1]", "[::1]7000", "[::1:7000", "[::1]:",
+                           "[]:80", "fe80::1", "::1:80", "a b:1", "host:80 "}) {
+    INFO("text: '", text, "'");
+    auto ep = parse_endpoint(text);
+    CHECK_FALSE(ep.ok());
+    CHECK(ep.code() == Errc::invalid_argument);
+  }
+}
+
+}  // namespace pvfs
