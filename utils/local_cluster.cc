@@ -1,0 +1,337 @@
+#include "utils/local_cluster.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "shared/secret.h"
+#include "utils/daemon_probe.h"
+
+namespace pvfs {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A port nobody listens on right now (bind to 0, read, release).
+Result<uint16_t> free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::from_errno(errno, "socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, "cannot find a free port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string tail(const fs::path& file, size_t lines) {
+  std::ifstream in(file);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    out += "\n    " + all[i];
+  return out;
+}
+
+int read_pid(const fs::path& file) {
+  std::ifstream in(file);
+  int pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// Runs a program and waits for it; returns its exit status (or -1).
+int run_and_wait(const std::vector<std::string>& argv, const fs::path& log) {
+  pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+bool process_alive(int pid) {
+  if (pid <= 0) return false;
+  int status = 0;
+  pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r == pid) return false;  // our child, and it has exited (now reaped)
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+LocalCluster::LocalCluster(fs::path dir, fs::path bin_dir, Config config)
+    : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)), config_(std::move(config)) {}
+
+fs::path LocalCluster::binary(const std::string& program) const {
+  std::vector<fs::path> candidates;
+  if (!bin_dir_.empty()) candidates.push_back(bin_dir_);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (!ec) {
+    // The build tree keeps each component's programs in its own folder;
+    // an install puts them in bin/ and sbin/.
+    for (const char* rel : {".", "../server", "../mds", "../fs", "../../server", "../../mds",
+                            "../../fs", "../sbin", "../bin"})
+      candidates.push_back(self / rel);
+  }
+  for (const auto& c : candidates)
+    if (fs::exists(c / program, ec)) return fs::weakly_canonical(c / program, ec);
+  return program;  // rely on $PATH
+}
+
+Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
+  if (options.servers == 0) return Status(Errc::invalid_argument, "--servers must be at least 1");
+  if (options.mds != 1)
+    return Status(Errc::not_supported, "more than one metadata server is not supported yet");
+  std::error_code ec;
+  fs::create_directories(options.dir / "run", ec);
+  fs::create_directories(options.dir / "logs", ec);
+  if (ec) return Status(Errc::io, fmt::format("cannot create {}: {}", options.dir.string(), ec.message()));
+  const fs::path dir = fs::canonical(options.dir);
+  const fs::path config_file = dir / "pvfs.toml";
+
+  if (!fs::exists(config_file)) {
+    Config c;
+    c.secret_file = dir / "secret.key";
+    if (!fs::exists(c.secret_file))
+      if (Status st = generate_secret(c.secret_file); !st.ok()) return st;
+    for (uint32_t i = 0; i < options.mds; ++i) {
+      auto port = free_port();
+      if (!port) return port.status();
+      c.mds.push_back({i, {"127.0.0.1", *port}, dir / fmt::format("mds{}", i)});
+    }
+    for (uint32_t i = 0; i < options.servers; ++i) {
+      auto port = free_port();
+      if (!port) return port.status();
+      c.servers.push_back({i, {"127.0.0.1", *port}, dir / fmt::format("server{}", i)});
+    }
+    c.rpc_timeout_ms = options.rpc_timeout_ms;
+    c.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
+    c.stripe_size = options.stripe_size;
+    std::ofstream out(config_file);
+    out << c.render();
+    if (!out) return Status(Errc::io, "cannot write " + config_file.string());
+  }
+  auto config = Config::load(config_file);
+  if (!config) return config.status();
+  LocalCluster cluster(dir, options.bin_dir, *config);
+  for (const auto& d : cluster.daemons())
+    if (d.running && d.name != "mount")
+      return Status(Errc::busy, fmt::format("cluster in {} is already up ({} has pid {})",
+                                            dir.string(), d.name, d.pid));
+  std::vector<std::string> names;
+  for (const auto& m : config->mds) names.push_back(fmt::format("mds{}", m.id));
+  for (const auto& s : config->servers) names.push_back(fmt::format("server{}", s.id));
+  for (const auto& name : names) {
+    Status st = cluster.start_daemon(name);
+    if (!st.ok()) {
+      (void)cluster.down();
+      return st;
+    }
+  }
+  if (Status st = cluster.wait_servers_registered(options.start_timeout); !st.ok()) {
+    (void)cluster.down();
+    return st;
+  }
+  return cluster;
+}
+
+Result<LocalCluster> LocalCluster::attach(const fs::path& dir, const fs::path& bin_dir) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(dir, ec);
+  if (ec) return Status(Errc::not_found, fmt::format("no cluster in {}", dir.string()));
+  auto config = Config::load(canonical / "pvfs.toml");
+  if (!config) return config.status();
+  return LocalCluster(canonical, bin_dir, *config);
+}
+
+Status LocalCluster::start_daemon(const std::string& name) {
+  const bool is_mds = name.rfind("mds", 0) == 0;
+  const std::string id = name.substr(is_mds ? 3 : 6);
+  const fs::path ready = dir_ / "run" / (name + ".ready");
+  const fs::path log = dir_ / "logs" / (name + ".log");
+  std::error_code ec;
+  fs::remove(ready, ec);
+  std::vector<std::string> argv = {binary(is_mds ? "pvfs-mds" : "pvfs-server").string(),
+                                   "--config", config_path().string(), "--id", id,
+                                   "--ready-file", ready.string()};
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::from_errno(errno, "fork");
+  if (pid == 0) {
+    ::setsid();  // survives the launcher; its own process group for clean kills
+    int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (null >= 0) ::dup2(null, 0);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  {
+    std::ofstream(dir_ / "run" / (name + ".pid")) << pid << "\n";
+  }
+  return wait_ready(name, pid, milliseconds(15000));
+}
+
+Status LocalCluster::wait_ready(const std::string& name, int pid, milliseconds timeout) {
+  const fs::path ready = dir_ / "run" / (name + ".ready");
+  const fs::path log = dir_ / "logs" / (name + ".log");
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (fs::exists(ready)) return {};
+    if (!process_alive(pid))
+      return Status(Errc::unavailable, fmt::format("{} exited during start; its log ends:{}", name,
+                                                   tail(log, 5)));
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return Status(Errc::timeout, fmt::format("{} did not become ready in {} ms; its log ends:{}",
+                                           name, timeout.count(), tail(log, 5)));
+}
+
+Status LocalCluster::wait_servers_registered(milliseconds timeout) {
+  auto key = load_secret(config_.secret_file);
+  if (!key) return key.status();
+  const auto deadline = Clock::now() + timeout;
+  size_t alive = 0;
+  while (Clock::now() < deadline) {
+    auto servers = list_servers(config_.mds.front().address, *key, milliseconds(2000));
+    if (servers) {
+      alive = 0;
+      for (const auto& s : *servers) alive += s.alive;
+      if (alive >= config_.servers.size()) return {};
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return Status(Errc::timeout, fmt::format("only {} of {} storage servers registered with the MDS",
+                                           alive, config_.servers.size()));
+}
+
+Status LocalCluster::mount(const fs::path& mountpoint, const std::string& options) {
+  std::error_code ec;
+  fs::create_directories(mountpoint, ec);
+  std::vector<std::string> argv = {binary("pvfsmount").string()};
+  if (!options.empty()) {
+    argv.push_back("-o");
+    argv.push_back(options);
+  }
+  argv.push_back(config_path().string());
+  argv.push_back(fs::absolute(mountpoint).string());
+  const fs::path log = dir_ / "logs" / "mount.log";
+  int rc = run_and_wait(argv, log);
+  if (rc != 0)
+    return Status(Errc::io, fmt::format("pvfsmount failed (exit {}); its log ends:{}", rc, tail(log, 5)));
+  std::ofstream(dir_ / "run" / "mountpoint") << fs::absolute(mountpoint).string() << "\n";
+  return {};
+}
+
+Status LocalCluster::down() {
+  Status result;
+  const fs::path mount_file = dir_ / "run" / "mountpoint";
+  if (fs::exists(mount_file)) {
+    std::string mnt;
+    std::ifstream(mount_file) >> mnt;
+    if (!mnt.empty() && run_and_wait({"fusermount3", "-u", mnt}, dir_ / "logs" / "mount.log") != 0 &&
+        run_and_wait({"umount", "-l", mnt}, dir_ / "logs" / "mount.log") != 0)
+      result = Status(Errc::busy, fmt::format("cannot unmount {} (in use?)", mnt));
+    std::error_code ec;
+    fs::remove(mount_file, ec);
+  }
+  std::vector<std::pair<std::string, int>> running;
+  for (const auto& d : daemons()) {
+    if (d.name == "mount" || !d.running) continue;
+    ::kill(d.pid, SIGTERM);
+    running.emplace_back(d.name, d.pid);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  for (const auto& [name, pid] : running) {
+    while (process_alive(pid) && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(20));
+    if (process_alive(pid)) {
+      ::kill(pid, SIGKILL);
+      while (process_alive(pid)) std::this_thread::sleep_for(milliseconds(10));
+    }
+    std::error_code ec;
+    fs::remove(dir_ / "run" / (name + ".pid"), ec);
+    fs::remove(dir_ / "run" / (name + ".ready"), ec);
+  }
+  return result;
+}
+
+std::vector<DaemonState> LocalCluster::daemons() const {
+  std::vector<DaemonState> out;
+  auto add = [&](const std::string& name, const Endpoint& address) {
+    DaemonState d;
+    d.name = name;
+    d.pid = read_pid(dir_ / "run" / (name + ".pid"));
+    d.running = process_alive(d.pid);
+    d.address = address.to_string();
+    d.log = dir_ / "logs" / (name + ".log");
+    out.push_back(d);
+  };
+  for (const auto& m : config_.mds) add(fmt::format("mds{}", m.id), m.address);
+  for (const auto& s : config_.servers) add(fmt::format("server{}", s.id), s.address);
+  return out;
+}
+
+Status LocalCluster::kill_daemon(const std::string& name, int signal) {
+  for (const auto& d : daemons()) {
+    if (d.name != name) continue;
+    if (!d.running) return Status(Errc::not_found, name + " is not running");
+    if (::kill(d.pid, signal) != 0) return Status::from_errno(errno, "kill " + name);
+    if (signal == SIGKILL || signal == SIGTERM) {
+      const auto deadline = Clock::now() + std::chrono::seconds(5);
+      while (process_alive(d.pid) && Clock::now() < deadline)
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    return {};
+  }
+  return Status(Errc::not_found, "no daemon named " + name);
+}
+
+Status LocalCluster::restart_daemon(const std::string& name) {
+  for (const auto& d : daemons())
+    if (d.name == name && d.running) return Status(Errc::busy, name + " is still running");
+  return start_daemon(name);
+}
+
+}  // namespace pvfs
