@@ -1,0 +1,64 @@
+#include "tests/support/test_cluster.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <doctest/doctest.h>
+
+namespace pvfs::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) {
+    std::fprintf(stderr, "mkdtemp %s: %s\n", pattern.c_str(), std::strerror(errno));
+    std::abort();
+  }
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  const char* keep = std::getenv("PVFS_KEEP_TEST_DIRS");
+  if (keep && std::string(keep) == "1") {
+    std::fprintf(stderr, "kept test folder %s\n", path_.c_str());
+    return;
+  }
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+bool fuse_available() { return ::access("/dev/fuse", R_OK | W_OK) == 0; }
+
+bool fuse_required() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
+
+TestCluster::TestCluster(ClusterOptions options, bool mount, const std::string& mount_options)
+    : dir_("pvfs-cluster") {
+  options.dir = dir_.path() / "cluster";
+  auto up = LocalCluster::up(options);
+  if (!up) FAIL("cannot start cluster: " << up.status().to_string());
+  cluster_ = std::make_unique<LocalCluster>(std::move(*up));
+  if (mount || !mount_options.empty()) {
+    mnt_ = dir_.path() / "mnt";
+    Status st = cluster_->mount(mnt_, mount_options);
+    if (!st.ok()) {
+      (void)cluster_->down();
+      FAIL("cannot mount: " << st.to_string());
+    }
+  }
+}
+
+TestCluster::~TestCluster() {
+  if (cluster_) (void)cluster_->down();
+}
+
+}  // namespace pvfs::test

@@ -1,0 +1,54 @@
+// Test support: a temporary folder per test and a real local cluster
+// (daemons as processes on loopback, optionally a real FUSE mount) that is
+// torn down even when the test fails. Logs stay in the folder when
+// PVFS_KEEP_TEST_DIRS=1 (the path is printed).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "utils/local_cluster.h"
+
+namespace pvfs::test {
+
+// mkdtemp under $TMPDIR (or /tmp); removed on destruction unless kept.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "pvfs-test");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Whether FUSE tests can run here. Outside CI a missing /dev/fuse skips with
+// a message; with CI=true it is a failure (checked by the caller via
+// fuse_required()).
+bool fuse_available();
+bool fuse_required();
+
+// A running cluster in a TempDir. Aborts the test (doctest REQUIRE) when it
+// cannot start. `mount_options` non-empty or `mount` true: mounted at
+// dir/mnt with pvfsmount.
+class TestCluster {
+ public:
+  explicit TestCluster(ClusterOptions options = {}, bool mount = false,
+                       const std::string& mount_options = {});
+  ~TestCluster();
+  LocalCluster& cluster() { return *cluster_; }
+  const Config& config() const { return cluster_->config(); }
+  const std::filesystem::path& dir() const { return dir_.path(); }
+  // The mount point (valid when mounted).
+  const std::filesystem::path& mnt() const { return mnt_; }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<LocalCluster> cluster_;
+  std::filesystem::path mnt_;
+};
+
+}  // namespace pvfs::test
