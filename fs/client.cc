@@ -137,6 +137,22 @@ Attr Client::Impl::merge_local(Attr attr) {
   return attr;
 }
 
+const Client::Impl::CachedXattr* Client::Impl::cached_xattr(InodeId ino,
+                                                            const std::string& name) const {
+  auto it = xattr_cache.find({ino, name});
+  if (it == xattr_cache.end() || it->second.expires < rpc::Clock::now()) return nullptr;
+  return &it->second;
+}
+
+void Client::Impl::remember_xattr(InodeId ino, const std::string& name,
+                                  std::optional<std::string> value) {
+  auto ttl = std::chrono::duration_cast<rpc::Clock::duration>(
+      std::chrono::duration<double>(config.attr_timeout_s));
+  if (ttl <= rpc::Clock::duration::zero()) return;
+  if (xattr_cache.size() >= kMaxCachedXattrs) xattr_cache.clear();
+  xattr_cache[{ino, name}] = CachedXattr{std::move(value), rpc::Clock::now() + ttl};
+}
+
 void set_object(proto::storage::ObjectId::Builder b, InodeId ino, uint32_t index) {
   b.setIno(ino.value);
   b.setIndex(index);
@@ -376,6 +392,7 @@ asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, st
     rpc::to_wire(*policy, s.initPolicy());
     co_return co_await none_reply(*impl_, out, true);
   }
+  impl_->forget_xattr(ino, name);
   auto s = req.initSetxattr();
   s.setIno(ino.value);
   s.setName(name);
@@ -397,14 +414,21 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
     if (!reply) co_return reply.status();
     co_return format_policy(rpc::from_wire((*reply)->body<mp::Reply>().getLayoutPolicy()));
   }
+  if (const auto* cached = impl_->cached_xattr(ino, name)) {
+    if (!cached->value) co_return Status(Errc::no_data);
+    co_return *cached->value;
+  }
   rpc::OutMessage out;
   auto g = impl_->begin_mds(out, who).initGetxattr();
   g.setIno(ino.value);
   g.setName(name);
   auto reply = co_await impl_->call_mds(out, true);
+  if (reply.code() == Errc::no_data) impl_->remember_xattr(ino, name, std::nullopt);
   if (!reply) co_return reply.status();
   auto data = (*reply)->body<mp::Reply>().getXattr();
-  co_return std::string(reinterpret_cast<const char*>(data.begin()), data.size());
+  std::string value(reinterpret_cast<const char*>(data.begin()), data.size());
+  impl_->remember_xattr(ino, name, value);
+  co_return value;
 }
 
 asio::awaitable<Result<std::vector<std::string>>> Client::listxattr(const Credentials& who,
@@ -425,6 +449,7 @@ asio::awaitable<Status> Client::removexattr(const Credentials& who, InodeId ino,
     // Removing a directory's layout returns it to the cluster defaults.
     co_return co_await setxattr(who, ino, name, "", 0);
   }
+  impl_->forget_xattr(ino, name);
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRemovexattr();
   r.setIno(ino.value);

@@ -84,6 +84,22 @@ asio::awaitable<Status> Client::Impl::truncate_objects(InodeId ino, const Layout
   co_return co_await rpc::run_all(std::move(tasks));
 }
 
+std::shared_ptr<OpenFile> Client::Impl::track_open(const Attr& attr, int flags) {
+  auto state = open_state(attr.ino);
+  if (!state) {
+    state = std::make_shared<InodeState>();
+    state->ino = attr.ino;
+    open_inodes[attr.ino] = state;
+  }
+  state->layout = attr.layout;
+  if (!state->size_dirty) state->size = attr.size;  // close-to-open: fresh from the MDS
+  ++state->open_count;
+  auto file = std::make_shared<OpenFile>();
+  file->inode = state;
+  file->flags = flags;
+  return file;
+}
+
 asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credentials& who, InodeId ino,
                                                                 int flags) {
   rpc::OutMessage out;
@@ -95,18 +111,8 @@ asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credential
   Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
   if (S_ISDIR(attr.mode) && (flags & O_ACCMODE) != O_RDONLY) co_return Status(Errc::is_dir);
 
-  auto state = impl_->open_state(ino);
-  if (!state) {
-    state = std::make_shared<InodeState>();
-    state->ino = ino;
-    impl_->open_inodes[ino] = state;
-  }
-  state->layout = attr.layout;
-  if (!state->size_dirty) state->size = attr.size;  // close-to-open: fresh from the MDS
-  ++state->open_count;
-  auto file = std::make_shared<OpenFile>();
-  file->inode = state;
-  file->flags = flags;
+  auto file = impl_->track_open(attr, flags);
+  auto state = file->inode;
 
   if ((flags & O_TRUNC) && S_ISREG(attr.mode) && (flags & O_ACCMODE) != O_RDONLY &&
       std::max(attr.size, state->size) > 0) {
@@ -131,22 +137,19 @@ asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> Client::crea
   m.setMode(S_IFREG | (mode & 07777));
   m.setExclusive(true);
   auto reply = co_await impl_->call_mds(out, false);
-  InodeId ino;
-  int open_flags = flags;
   if (reply) {
-    ino = InodeId((*reply)->body<mp::Reply>().getAttr().getIno());
-    open_flags &= ~O_TRUNC;  // new and empty
-  } else if (reply.code() == Errc::exists && !(flags & O_EXCL)) {
-    // Raced with another creator: open what is there, as open(O_CREAT) does.
-    auto existing = co_await lookup(who, parent, name);
-    if (!existing) co_return existing.status();
-    ino = existing->ino;
-  } else {
-    co_return reply.status();
+    // The creator may open what it just made: no permission check, no
+    // truncation, and the attributes came with the reply (one round trip).
+    Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
+    co_return std::make_pair(attr, impl_->track_open(attr, flags));
   }
-  auto file = co_await open(who, ino, open_flags);
+  if (reply.code() != Errc::exists || (flags & O_EXCL)) co_return reply.status();
+  // Raced with another creator: open what is there, as open(O_CREAT) does.
+  auto existing = co_await lookup(who, parent, name);
+  if (!existing) co_return existing.status();
+  auto file = co_await open(who, existing->ino, flags);
   if (!file) co_return file.status();
-  auto attr = co_await getattr(who, ino);
+  auto attr = co_await getattr(who, existing->ino);
   if (!attr) co_return attr.status();
   co_return std::make_pair(*attr, *file);
 }

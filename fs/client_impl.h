@@ -50,6 +50,23 @@ struct Client::Impl {
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
+
+  // Extended attributes (and their absence) seen recently, kept for the
+  // attribute timeout like other attributes. The kernel asks for
+  // security.capability before every write; without this cache each 1 MiB
+  // write would cost a metadata round trip.
+  struct CachedXattr {
+    std::optional<std::string> value;  // nullopt: known to be absent
+    rpc::Clock::time_point expires;
+  };
+  std::map<std::pair<InodeId, std::string>, CachedXattr> xattr_cache;
+  static constexpr size_t kMaxCachedXattrs = 4096;
+  const CachedXattr* cached_xattr(InodeId ino, const std::string& name) const;
+  void remember_xattr(InodeId ino, const std::string& name, std::optional<std::string> value);
+  void forget_xattr(InodeId ino, const std::string& name) { xattr_cache.erase({ino, name}); }
+
+  // Starts tracking an open file description of `attr` (fresh from the MDS).
+  std::shared_ptr<OpenFile> track_open(const Attr& attr, int flags);
 };
 
 // Fills a storage ObjectId.
