@@ -438,9 +438,9 @@ asio::awaitable<Result<std::vector<std::string>>> Client::listxattr(const Creden
   auto reply = co_await impl_->call_mds(out, true);
   if (!reply) co_return reply.status();
   std::vector<std::string> names;
+  // user.pvfs.layout is deliberately not listed: cp -a, rsync -X and tar
+  // --xattrs would copy it onto files that already hold data (EBUSY).
   for (auto n : (*reply)->body<mp::Reply>().getXattrNames()) names.emplace_back(n.cStr());
-  auto attr = co_await getattr(who, ino);
-  if (attr && (S_ISREG(attr->mode) || S_ISDIR(attr->mode))) names.emplace_back(kLayoutXattr);
   co_return names;
 }
 

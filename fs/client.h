@@ -120,7 +120,8 @@ class Client {
   asio::awaitable<Status> access(const Credentials& who, InodeId ino, uint32_t mask);
 
   // Extended attributes; kLayoutXattr is virtual ("stripe_size=... stripe_count=...
-  // servers=a,b,c"), settable on directories and on empty files.
+  // servers=a,b,c"), settable on directories and on empty files, and not
+  // listed by listxattr (so copying tools do not try to set it).
   // flags: 1 = XATTR_CREATE, 2 = XATTR_REPLACE.
   asio::awaitable<Status> setxattr(const Credentials& who, InodeId ino, std::string name,
                                    std::string value, uint32_t flags);

@@ -142,7 +142,8 @@ TEST_CASE("the cache holds at most max_entries processes, dropping the oldest") 
   for (uint32_t pid = 1; pid <= 10; ++pid)
     make_process(proc.path(), pid, "p", pid, "PVFS_JOBID=job" + std::to_string(pid) + "\0"s);
   JobIdCache cache("", 4, proc.path());
-  for (uint32_t pid = 1; pid <= 10; ++pid) CHECK(cache.job_id(pid, 0) == "job" + std::to_string(pid));
+  for (uint32_t pid = 1; pid <= 10; ++pid)
+    CHECK(cache.job_id(pid, 0) == "job" + std::to_string(pid));
   CHECK(cache.size() == 4);
 
   // pid 1 was evicted: a changed environment is read afresh. pid 10 was not.
