@@ -1,0 +1,421 @@
+// The FUSE session (mount, serve, unmount), the init negotiation, the shared
+// helpers of fuse_bridge_internal.h, and the callbacks on inodes: lookup,
+// forget, attributes, symlink targets, access, statfs and xattrs. File and
+// directory callbacks live in fuse_bridge_file.cc and fuse_bridge_dir.cc.
+// Callbacks run on libfuse worker threads and only convert, spawn and reply.
+#include "fs/fuse_bridge_internal.h"
+
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+namespace pvfs {
+namespace fuse {
+
+// ---- helpers -------------------------------------------------------------
+
+void attach_handle(fuse_file_info* fi, std::shared_ptr<OpenFile> file, Credentials opener) {
+  auto* handle = new FileHandle{std::move(file), std::move(opener)};
+  fi->fh = reinterpret_cast<uintptr_t>(handle);
+}
+
+FileHandle& handle_of(const fuse_file_info* fi) {
+  PVFS_CHECK(fi != nullptr && fi->fh != 0);
+  return *reinterpret_cast<FileHandle*>(static_cast<uintptr_t>(fi->fh));
+}
+
+std::unique_ptr<FileHandle> take_handle(fuse_file_info* fi) {
+  std::unique_ptr<FileHandle> handle(&handle_of(fi));
+  fi->fh = 0;
+  return handle;
+}
+
+struct stat to_stat(const Attr& attr) {
+  struct stat st {};
+  st.st_ino = attr.ino.value;
+  st.st_mode = attr.mode;
+  st.st_nlink = attr.nlink;
+  st.st_uid = attr.uid;
+  st.st_gid = attr.gid;
+  st.st_rdev = attr.rdev;
+  st.st_size = static_cast<off_t>(attr.size);
+  st.st_blksize = attr.layout.stripe_size > 0 && S_ISREG(attr.mode)
+                      ? static_cast<blksize_t>(attr.layout.stripe_size)
+                      : 4096;
+  st.st_blocks = static_cast<blkcnt_t>((attr.size + 511) / 512);
+  st.st_atim = {attr.atime.sec, attr.atime.nsec};
+  st.st_mtim = {attr.mtime.sec, attr.mtime.nsec};
+  st.st_ctim = {attr.ctime.sec, attr.ctime.nsec};
+  return st;
+}
+
+void reply_error(fuse_req_t req, const char* op, const Status& status) {
+  int err = errc_to_errno(status.code());
+  if (err == 0) err = EIO;  // an ok Status here is a bug upstream; never reply success by accident
+  spdlog::debug("{}: {}", op, status.to_string());
+  fuse_reply_err(req, err);
+}
+
+asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work) {
+  Status status = co_await std::move(work);
+  if (!status.ok()) {
+    reply_error(req, op, status);
+    co_return;
+  }
+  fuse_reply_err(req, 0);
+}
+
+void Bridge::on_exception(fuse_req_t req, const char* op, std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("{}: unexpected exception: {}", op, ex.what());
+  } catch (...) {
+    spdlog::error("{}: unexpected exception", op);
+  }
+  fuse_reply_err(req, EIO);
+}
+
+Credentials Bridge::credentials(fuse_req_t req) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  Credentials who;
+  who.caller.uid = ctx->uid;
+  who.caller.gid = ctx->gid;
+  who.pid = static_cast<uint32_t>(ctx->pid);
+  // Most processes have few groups; ask again when there are more.
+  std::vector<gid_t> groups(32);
+  int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+  if (n > static_cast<int>(groups.size())) {
+    groups.resize(static_cast<size_t>(n));
+    n = fuse_req_getgroups(req, n, groups.data());
+  }
+  if (n > 0) {
+    groups.resize(std::min(static_cast<size_t>(n), groups.size()));
+    who.caller.groups.assign(groups.begin(), groups.end());
+  }
+  who.job_id = jobs_.job_id(who.pid, who.caller.uid);
+  return who;
+}
+
+Credentials Bridge::credentials(fuse_req_t req, const FileHandle& handle) {
+  Credentials who = handle.opener;
+  if (pid_t pid = fuse_req_ctx(req)->pid; pid != 0) who.pid = static_cast<uint32_t>(pid);
+  return who;
+}
+
+fuse_entry_param Bridge::entry(const Attr& attr) const {
+  fuse_entry_param e{};
+  e.ino = attr.ino.value;
+  e.attr = to_stat(attr);
+  e.attr_timeout = params_.attr_timeout_s;
+  e.entry_timeout = params_.entry_timeout_s;
+  return e;
+}
+
+// ---- session -------------------------------------------------------------
+
+namespace {
+
+void on_init(void* userdata, fuse_conn_info* conn) {
+  auto& b = *static_cast<Bridge*>(userdata);
+  auto want = [conn](unsigned cap, bool on) {
+    if (on && (conn->capable & cap)) {
+      conn->want |= cap;
+    } else {
+      conn->want &= ~cap;
+    }
+  };
+  want(FUSE_CAP_ASYNC_READ, true);
+  want(FUSE_CAP_ASYNC_DIO, true);
+  want(FUSE_CAP_ATOMIC_O_TRUNC, true);  // client.open() applies O_TRUNC
+  // Asked for, but libfuse before 3.16.2 never tells the kernel (libfuse
+  // PR #861), so lookups and readdirs in one directory stay serialized there.
+  want(FUSE_CAP_PARALLEL_DIROPS, true);
+  want(FUSE_CAP_READDIRPLUS, true);
+  want(FUSE_CAP_READDIRPLUS_AUTO, true);
+  want(FUSE_CAP_AUTO_INVAL_DATA, true);  // drop cached pages when size or mtime changed elsewhere
+  want(FUSE_CAP_WRITEBACK_CACHE, b.options().writeback_cache);
+  // No lock callbacks: the kernel keeps POSIX and flock locks locally.
+  want(FUSE_CAP_POSIX_LOCKS, false);
+  want(FUSE_CAP_FLOCK_LOCKS, false);
+  // The kernel clears setuid/setgid bits on write and chown itself.
+  want(FUSE_CAP_HANDLE_KILLPRIV, false);
+  want(FUSE_CAP_SPLICE_READ, false);
+  want(FUSE_CAP_SPLICE_WRITE, false);
+  want(FUSE_CAP_SPLICE_MOVE, false);
+  want(FUSE_CAP_POSIX_ACL, false);
+  want(FUSE_CAP_DONT_MASK, false);  // the kernel applies the umask to new modes
+  want(FUSE_CAP_EXPORT_SUPPORT, false);
+
+  conn->max_write = kMaxTransferBytes;
+  // The kernel keeps the smaller of this and its own read-ahead setting
+  // (/sys/class/bdi/<dev>/read_ahead_kb, which an administrator may raise).
+  conn->max_readahead = kMaxTransferBytes;
+  // Async reads, read-ahead and writeback in flight at once; the default (12)
+  // is too few to keep several storage servers busy.
+  conn->max_background = 64;
+  conn->congestion_threshold = 48;
+  conn->time_gran = 1;
+  spdlog::debug("FUSE init: kernel offers {:#x}, pvfs wants {:#x}", conn->capable, conn->want);
+}
+
+}  // namespace
+
+}  // namespace fuse
+
+struct FuseMount::State {
+  std::unique_ptr<fuse::Bridge> bridge;
+  fuse_session* session = nullptr;
+  bool signals_set = false;
+  bool mounted = false;
+  unsigned max_threads = MountOptions::kDefaultMaxThreads;
+};
+
+FuseMount::FuseMount(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+FuseMount::~FuseMount() {
+  if (!state_ || !state_->session) return;
+  if (state_->signals_set) fuse_remove_signal_handlers(state_->session);
+  if (state_->mounted) fuse_session_unmount(state_->session);
+  fuse_session_destroy(state_->session);
+}
+
+Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& jobs,
+                                                    const FuseMountParams& params) {
+  auto state = std::make_unique<State>();
+  state->bridge = std::make_unique<fuse::Bridge>(client, jobs, params);
+  state->max_threads = params.options.max_threads;
+
+  fuse_lowlevel_ops ops{};
+  ops.init = fuse::on_init;
+  fuse::add_inode_ops(ops);
+  fuse::add_file_ops(ops);
+  fuse::add_dir_ops(ops);
+
+  const std::string option_list = params.options.fuse_option_list(params.default_fsname);
+  std::vector<std::string> words = {"pvfsmount", "-o", option_list};
+  if (params.debug) words.push_back("-d");
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  state->session = fuse_session_new(&args, &ops, sizeof ops, state->bridge.get());
+  fuse_opt_free_args(&args);
+  // From here on the destructor cleans up whatever has been set up.
+  auto mount = std::make_unique<FuseMount>(std::move(state));
+  State& s = *mount->state_;
+  if (!s.session)
+    return Status(Errc::invalid_argument, "libfuse rejected the mount options: " + option_list);
+
+  if (fuse_set_signal_handlers(s.session) != 0)
+    return Status(Errc::io, "cannot install signal handlers");
+  s.signals_set = true;
+
+  if (fuse_session_mount(s.session, params.mountpoint.c_str()) != 0)
+    return Status(Errc::io, "cannot mount on " + params.mountpoint.string());
+  s.mounted = true;
+  return mount;
+}
+
+Status FuseMount::serve() {
+  fuse_loop_config* config = fuse_loop_cfg_create();
+  if (!config) return Status(Errc::io, "cannot create the FUSE loop configuration");
+  fuse_loop_cfg_set_max_threads(config, state_->max_threads);
+  fuse_loop_cfg_set_clone_fd(config, 0);
+  int rc = fuse_session_loop_mt(state_->session, config);
+  fuse_loop_cfg_destroy(config);
+  // A positive value is the signal that ended the loop: a normal shutdown.
+  if (rc < 0) return Status::from_errno(-rc, "reading FUSE requests");
+  return {};
+}
+
+// ---- inode callbacks -------------------------------------------------------
+
+namespace fuse {
+namespace {
+
+void on_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "lookup",
+          call(b.client(), &Client::lookup, b.credentials(req), InodeId(parent), std::string(name)),
+          [&b](fuse_req_t r, const Attr& attr) {
+            fuse_entry_param e = b.entry(attr);
+            fuse_reply_entry(r, &e);
+          });
+}
+
+// The client keeps no per-inode state for lookups (only for open files), so
+// lookup counts need no bookkeeping.
+void on_forget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
+
+void on_forget_multi(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
+
+void reply_attr(Bridge& b, fuse_req_t req, const Attr& attr) {
+  struct stat st = to_stat(attr);
+  fuse_reply_attr(req, &st, b.attr_timeout_s());
+}
+
+void on_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "getattr", call(b.client(), &Client::getattr, b.credentials(req), InodeId(ino)),
+          [&b](fuse_req_t r, const Attr& attr) { reply_attr(b, r, attr); });
+}
+
+Timespec to_timespec(const struct timespec& ts) {
+  return Timespec{static_cast<int64_t>(ts.tv_sec), static_cast<uint32_t>(ts.tv_nsec)};
+}
+
+SetAttr to_setattr(const struct stat& attr, int to_set) {
+  SetAttr change;
+  if (to_set & FUSE_SET_ATTR_MODE) {
+    change.mask |= kSetMode;
+    change.mode = attr.st_mode & 07777;
+  }
+  if (to_set & FUSE_SET_ATTR_UID) {
+    change.mask |= kSetUid;
+    change.uid = attr.st_uid;
+  }
+  if (to_set & FUSE_SET_ATTR_GID) {
+    change.mask |= kSetGid;
+    change.gid = attr.st_gid;
+  }
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    change.mask |= kSetSize;
+    change.size = static_cast<uint64_t>(attr.st_size);
+  }
+  // The kernel sets ATIME together with ATIME_NOW; "now" is the server's clock.
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+    change.mask |= kSetAtimeNow;
+  } else if (to_set & FUSE_SET_ATTR_ATIME) {
+    change.mask |= kSetAtime;
+    change.atime = to_timespec(attr.st_atim);
+  }
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+    change.mask |= kSetMtimeNow;
+  } else if (to_set & FUSE_SET_ATTR_MTIME) {
+    change.mask |= kSetMtime;
+    change.mtime = to_timespec(attr.st_mtim);
+  }
+  return change;
+}
+
+// A size change through an open file (ftruncate) is the same call: the
+// client tracks sizes per inode, not per handle.
+void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  Bridge& b = bridge(req);
+  if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size < 0) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  b.spawn(req, "setattr",
+          call(b.client(), &Client::setattr, b.credentials(req), InodeId(ino),
+               to_setattr(*attr, to_set)),
+          [&b](fuse_req_t r, const Attr& a) { reply_attr(b, r, a); });
+}
+
+void on_readlink(fuse_req_t req, fuse_ino_t ino) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "readlink", call(b.client(), &Client::readlink, b.credentials(req), InodeId(ino)),
+          [](fuse_req_t r, const std::string& target) { fuse_reply_readlink(r, target.c_str()); });
+}
+
+void on_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "access",
+          call(b.client(), &Client::access, b.credentials(req), InodeId(ino),
+               static_cast<uint32_t>(mask)));
+}
+
+void on_statfs(fuse_req_t req, fuse_ino_t) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "statfs", call(b.client(), &Client::statfs, b.credentials(req)),
+          [](fuse_req_t r, const StatFs& fs) {
+            struct statvfs st {};
+            const uint64_t block = fs.block_size ? fs.block_size : 4096;
+            st.f_bsize = block;
+            st.f_frsize = block;
+            st.f_blocks = fs.total_bytes / block;
+            st.f_bfree = fs.free_bytes / block;
+            st.f_bavail = fs.free_bytes / block;
+            st.f_files = fs.total_inodes;
+            st.f_ffree = fs.free_inodes;
+            st.f_favail = fs.free_inodes;
+            st.f_namemax = fs.name_max;
+            fuse_reply_statfs(r, &st);
+          });
+}
+
+// getxattr/listxattr protocol: size 0 asks for the length, a buffer too
+// small for the value is ERANGE.
+void reply_xattr_value(fuse_req_t req, size_t size, const std::string& value) {
+  if (size == 0) {
+    fuse_reply_xattr(req, value.size());
+  } else if (value.size() > size) {
+    fuse_reply_err(req, ERANGE);
+  } else {
+    fuse_reply_buf(req, value.data(), value.size());
+  }
+}
+
+void on_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+                 int flags) {
+  Bridge& b = bridge(req);
+  if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  b.spawn(req, "setxattr",
+          call(b.client(), &Client::setxattr, b.credentials(req), InodeId(ino), std::string(name),
+               std::string(value, size), static_cast<uint32_t>(flags)));
+}
+
+void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "getxattr",
+          call(b.client(), &Client::getxattr, b.credentials(req), InodeId(ino), std::string(name)),
+          [size](fuse_req_t r, const std::string& value) { reply_xattr_value(r, size, value); });
+}
+
+void on_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "listxattr", call(b.client(), &Client::listxattr, b.credentials(req), InodeId(ino)),
+          [size](fuse_req_t r, const std::vector<std::string>& names) {
+            std::string list;
+            for (const auto& n : names) {
+              list += n;
+              list += '\0';
+            }
+            reply_xattr_value(r, size, list);
+          });
+}
+
+void on_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "removexattr",
+          call(b.client(), &Client::removexattr, b.credentials(req), InodeId(ino),
+               std::string(name)));
+}
+
+}  // namespace
+
+void add_inode_ops(fuse_lowlevel_ops& ops) {
+  ops.lookup = on_lookup;
+  ops.forget = on_forget;
+  ops.forget_multi = on_forget_multi;
+  ops.getattr = on_getattr;
+  ops.setattr = on_setattr;
+  ops.readlink = on_readlink;
+  ops.access = on_access;
+  ops.statfs = on_statfs;
+  ops.setxattr = on_setxattr;
+  ops.getxattr = on_getxattr;
+  ops.listxattr = on_listxattr;
+  ops.removexattr = on_removexattr;
+}
+
+}  // namespace fuse
+}  // namespace pvfs

@@ -1,0 +1,71 @@
+// The FUSE bridge: serves a mounted pvfs file system by turning libfuse
+// low-level requests into libpvfs-client calls and their results into
+// replies. It converts and replies only; what a request means for pvfs
+// (sizes, layouts, O_TRUNC, virtual xattrs) is the client's job. The only
+// place that includes fuse_lowlevel.h or maps Errc to errno.
+// Threads: libfuse workers run the callbacks, the client's io thread the work.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "fs/client.h"
+#include "fs/job_id.h"
+#include "fs/mount_options.h"
+#include "shared/status.h"
+
+namespace pvfs {
+
+struct FuseMountParams {
+  std::filesystem::path mountpoint;
+  MountOptions options;
+  double attr_timeout_s = 1.0;   // resolved: -o attr_timeout, else the config's
+  double entry_timeout_s = 1.0;  // resolved: -o entry_timeout, else the config's
+  std::string default_fsname;    // used when options.fsname is empty
+  bool debug = false;            // libfuse prints every request to stderr
+};
+
+// One mounted pvfs file system and its libfuse session.
+//
+// Every callback reads the caller's identity (uid, gid, pid, supplementary
+// groups, job id) on the libfuse worker thread, co_spawns the work onto
+// client.io() and returns; the coroutine's end sends exactly one reply from
+// the io thread. Open files are heap-allocated handles whose address is the
+// kernel's file handle; they live from open/create until release.
+//
+// Locks: the bridge implements no lock operations, so the kernel keeps POSIX
+// and flock locks locally. They are correct among the processes of one mount
+// and not coherent across client nodes.
+class FuseMount {
+ public:
+  // Creates the libfuse session (parsing the mount options into it), installs
+  // SIGINT/SIGTERM/SIGHUP handlers that end serve(), and mounts at
+  // params.mountpoint. `client` (already started) and `jobs` must outlive the
+  // returned object, and client.io() must be running on its own thread.
+  // Errors: invalid_argument (libfuse rejected the options), io (mount or
+  // signal setup failed; libfuse has printed the reason on stderr).
+  static Result<std::unique_ptr<FuseMount>> mount(Client& client, JobIdCache& jobs,
+                                                  const FuseMountParams& params);
+
+  // Serves requests on up to options.max_threads libfuse worker threads until
+  // the file system is unmounted or a signal ends it. Returns ok for both;
+  // an error only when reading from the kernel failed.
+  Status serve();
+
+  // Unmounts (if still mounted) and destroys the session. Call after the
+  // io thread has stopped, so that no completion replies on a dead session.
+  ~FuseMount();
+
+  FuseMount(const FuseMount&) = delete;
+  FuseMount& operator=(const FuseMount&) = delete;
+
+  // The session's parts (defined in fuse_bridge.cc). Construct through mount().
+  struct State;
+  explicit FuseMount(std::unique_ptr<State> state);
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace pvfs

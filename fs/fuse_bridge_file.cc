@@ -1,0 +1,166 @@
+// FUSE callbacks on regular files: open, create, read, write, flush, fsync,
+// fallocate, release. fi->fh points to a FileHandle (fuse_bridge_internal.h)
+// from the open reply until release. Callbacks run on libfuse worker
+// threads; the work and the reply run on the client's io thread.
+#include "fs/fuse_bridge_internal.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "shared/buffer.h"
+
+namespace pvfs::fuse {
+namespace {
+
+// The open or create syscall was interrupted after the file was opened here:
+// the kernel will never release this handle, so close it now.
+void abandon(Bridge& b, fuse_file_info* info) {
+  std::unique_ptr<FileHandle> handle = take_handle(info);
+  asio::co_spawn(b.client().io(),
+                 call(b.client(), &Client::release, std::move(handle->opener),
+                      std::move(handle->file)),
+                 asio::detached);
+}
+
+// `info` is a copy: libfuse's fuse_file_info lives only during the callback.
+void prepare_open_reply(Bridge& b, fuse_file_info& info, std::shared_ptr<OpenFile> file,
+                        Credentials opener) {
+  info.direct_io = b.options().direct_io;
+  info.keep_cache = 0;  // close-to-open: revalidate cached pages at every open
+  attach_handle(&info, std::move(file), std::move(opener));
+}
+
+void on_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  Credentials who = b.credentials(req);
+  b.spawn(req, "open", call(b.client(), &Client::open, who, InodeId(ino), fi->flags),
+          [&b, info = *fi, who](fuse_req_t r, std::shared_ptr<OpenFile>& file) mutable {
+            prepare_open_reply(b, info, std::move(file), std::move(who));
+            if (fuse_reply_open(r, &info) != 0) abandon(b, &info);
+          });
+}
+
+void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+               fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  Credentials who = b.credentials(req);
+  b.spawn(req, "create",
+          call(b.client(), &Client::create, who, InodeId(parent), std::string(name),
+               static_cast<uint32_t>(mode), fi->flags),
+          [&b, info = *fi, who](fuse_req_t r,
+                                std::pair<Attr, std::shared_ptr<OpenFile>>& created) mutable {
+            fuse_entry_param e = b.entry(created.first);
+            prepare_open_reply(b, info, std::move(created.second), std::move(who));
+            if (fuse_reply_create(r, &e, &info) != 0) abandon(b, &info);
+          });
+}
+
+asio::awaitable<Result<Buffer>> read_to_buffer(Client& client, Credentials who,
+                                               std::shared_ptr<OpenFile> file, uint64_t offset,
+                                               size_t size) {
+  Buffer buffer(size);
+  Result<size_t> n = co_await client.read(who, *file, offset, buffer.span());
+  if (!n.ok()) co_return n.status();
+  buffer.resize(*n);
+  co_return std::move(buffer);
+}
+
+void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  if (offset < 0) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  if (size == 0) {
+    fuse_reply_buf(req, nullptr, 0);
+    return;
+  }
+  FileHandle& h = handle_of(fi);
+  b.spawn(req, "read",
+          read_to_buffer(b.client(), b.credentials(req, h), h.file, static_cast<uint64_t>(offset),
+                         size),
+          [](fuse_req_t r, Buffer& data) {
+            fuse_reply_buf(r, reinterpret_cast<const char*>(data.data()), data.size());
+          });
+}
+
+asio::awaitable<Result<size_t>> write_from_buffer(Client& client, Credentials who,
+                                                  std::shared_ptr<OpenFile> file, uint64_t offset,
+                                                  Buffer data) {
+  co_return co_await client.write(who, *file, offset, data.span());
+}
+
+// The kernel resolves O_APPEND: `offset` is where the bytes go.
+void on_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t offset,
+              fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  if (offset < 0) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  // libfuse's buffer is reused once this callback returns, so the data moves
+  // to an aligned pool buffer the io thread owns.
+  Buffer data(size);
+  if (size > 0) std::memcpy(data.data(), buf, size);
+  FileHandle& h = handle_of(fi);
+  b.spawn(req, "write",
+          write_from_buffer(b.client(), b.credentials(req, h), h.file,
+                            static_cast<uint64_t>(offset), std::move(data)),
+          [](fuse_req_t r, size_t written) { fuse_reply_write(r, written); });
+}
+
+// Called at every close() of a descriptor: publishes size and mtime so that
+// the next open anywhere sees them (close-to-open).
+void on_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  FileHandle& h = handle_of(fi);
+  b.spawn(req, "flush", call_file(b.client(), &Client::flush, b.credentials(req, h), h.file));
+}
+
+// fdatasync gets the same full fsync: the client has no cheaper variant.
+void on_fsync(fuse_req_t req, fuse_ino_t, int /*datasync*/, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  FileHandle& h = handle_of(fi);
+  b.spawn(req, "fsync", call_file(b.client(), &Client::fsync, b.credentials(req, h), h.file));
+}
+
+void on_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
+                  fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  if (mode != 0) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
+  if (offset < 0 || length <= 0) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  FileHandle& h = handle_of(fi);
+  b.spawn(req, "fallocate",
+          call_file(b.client(), &Client::fallocate, b.credentials(req, h), h.file,
+                    static_cast<uint64_t>(offset), static_cast<uint64_t>(length)));
+}
+
+// The last request on this handle: the kernel has had every other reply.
+void on_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  std::unique_ptr<FileHandle> handle = take_handle(fi);
+  Credentials who = b.credentials(req, *handle);
+  b.spawn(req, "release",
+          call(b.client(), &Client::release, std::move(who), std::move(handle->file)));
+}
+
+}  // namespace
+
+void add_file_ops(fuse_lowlevel_ops& ops) {
+  ops.open = on_open;
+  ops.create = on_create;
+  ops.read = on_read;
+  ops.write = on_write;
+  ops.flush = on_flush;
+  ops.fsync = on_fsync;
+  ops.fallocate = on_fallocate;
+  ops.release = on_release;
+}
+
+}  // namespace pvfs::fuse

@@ -1,0 +1,133 @@
+// Internals shared by the bridge's files (fuse_bridge.cc, fuse_bridge_file.cc,
+// fuse_bridge_dir.cc): the per-mount Bridge object libfuse hands to every
+// callback, open-file handles, attribute conversion, and spawn(), which runs
+// the work on the client's io thread and sends the one reply. Not a public
+// header: only the bridge's own .cc files include it (it pulls in libfuse).
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <sys/stat.h>
+
+#include <exception>
+#include <memory>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "fs/client.h"
+#include "fs/fuse_bridge.h"
+#include "fs/job_id.h"
+
+namespace pvfs::fuse {
+
+// The largest read or write the kernel sends in one request.
+inline constexpr uint32_t kMaxTransferBytes = 1u << 20;
+
+// What fi->fh points to from open/create until release. Requests on the
+// handle use the opener's identity: the kernel sends writeback and release
+// without one, and permission was checked at open.
+struct FileHandle {
+  std::shared_ptr<OpenFile> file;
+  Credentials opener;
+};
+
+// Stores a new handle in fi->fh; the caller replies, then release() frees it.
+void attach_handle(fuse_file_info* fi, std::shared_ptr<OpenFile> file, Credentials opener);
+// The handle behind fi->fh (valid from attach_handle until take_handle).
+FileHandle& handle_of(const fuse_file_info* fi);
+// Takes ownership back from fi->fh (in release, or when an open reply failed).
+std::unique_ptr<FileHandle> take_handle(fuse_file_info* fi);
+
+// Full attributes as the kernel wants them: st_blksize is the stripe size
+// (4096 for non-files), st_blocks counts 512-byte units of the size.
+struct stat to_stat(const Attr& attr);
+
+// Replies with the errno for `status` (which must not be ok) and logs it.
+void reply_error(fuse_req_t req, const char* op, const Status& status);
+
+// A coroutine that owns copies of everything a client call needs. The
+// client's methods take references, and the callback's locals are gone
+// before the work runs on the io thread.
+template <typename R, typename... Params, typename... Args>
+asio::awaitable<R> call(Client& client,
+                        asio::awaitable<R> (Client::*method)(const Credentials&, Params...),
+                        Credentials who, Args... args) {
+  co_return co_await (client.*method)(who, std::move(args)...);
+}
+
+// The same for calls on an open file.
+template <typename R, typename... Params, typename... Args>
+asio::awaitable<R> call_file(
+    Client& client, asio::awaitable<R> (Client::*method)(const Credentials&, OpenFile&, Params...),
+    Credentials who, std::shared_ptr<OpenFile> file, Args... args) {
+  co_return co_await (client.*method)(who, *file, std::move(args)...);
+}
+
+// Awaits `work` and sends its reply: reply(req, value) on success, the
+// mapped errno otherwise. reply() must send exactly one fuse_reply_* and
+// send it last, so that an exception before it still gets EIO.
+template <typename T, typename Reply>
+asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work,
+                             Reply reply) {
+  Result<T> result = co_await std::move(work);
+  if (!result.ok()) {
+    reply_error(req, op, result.status());
+    co_return;
+  }
+  reply(req, result.value());
+}
+
+// Replies 0 or the mapped errno.
+asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work);
+
+// State of one mount; libfuse's userdata. Immutable after construction
+// except through the thread-safe JobIdCache, so any worker may use it.
+class Bridge {
+ public:
+  Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
+      : client_(client), jobs_(jobs), params_(params) {}
+
+  Client& client() { return client_; }
+  const MountOptions& options() const { return params_.options; }
+  double attr_timeout_s() const { return params_.attr_timeout_s; }
+
+  // Identity of the process behind `req`: uid, gid, pid, supplementary
+  // groups (from /proc, empty if unreadable) and job id. Worker threads only.
+  Credentials credentials(fuse_req_t req);
+  // For a request on an open file: the opener's identity with this
+  // request's pid (when the kernel gives one).
+  Credentials credentials(fuse_req_t req, const FileHandle& handle);
+
+  // A lookup reply for `attr` with the mount's timeouts.
+  fuse_entry_param entry(const Attr& attr) const;
+
+  // Runs `work` on the client's io thread; its end sends the reply.
+  template <typename T, typename Reply>
+  void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
+    asio::co_spawn(client_.io(), finish(req, op, std::move(work), std::move(reply)),
+                   [req, op](std::exception_ptr e) { on_exception(req, op, e); });
+  }
+  void spawn(fuse_req_t req, const char* op, asio::awaitable<Status> work) {
+    asio::co_spawn(client_.io(), finish_status(req, op, std::move(work)),
+                   [req, op](std::exception_ptr e) { on_exception(req, op, e); });
+  }
+
+ private:
+  // A coroutine threw before replying: a bug or out of memory. Replies EIO.
+  static void on_exception(fuse_req_t req, const char* op, std::exception_ptr e);
+
+  Client& client_;
+  JobIdCache& jobs_;
+  const FuseMountParams params_;
+};
+
+inline Bridge& bridge(fuse_req_t req) { return *static_cast<Bridge*>(fuse_req_userdata(req)); }
+
+// Fill in the callbacks of each part of the bridge.
+void add_inode_ops(fuse_lowlevel_ops& ops);  // fuse_bridge.cc
+void add_file_ops(fuse_lowlevel_ops& ops);   // fuse_bridge_file.cc
+void add_dir_ops(fuse_lowlevel_ops& ops);    // fuse_bridge_dir.cc
+
+}  // namespace pvfs::fuse

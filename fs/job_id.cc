@@ -1,0 +1,142 @@
+// Job ids from /proc (see job_id.h): the pure choice from an environment
+// block, and the cache that reads /proc at most once per process.
+#include "fs/job_id.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+
+namespace pvfs {
+namespace {
+
+// Environment blocks can be large; job variables are normally near the top,
+// and a truncated block only loses variables past the cut.
+constexpr size_t kMaxEnvironBytes = size_t{1} << 20;
+
+// The value of `name` in a NUL-separated environment block, or "" if unset.
+std::string_view find_variable(std::string_view block, std::string_view name) {
+  while (!block.empty()) {
+    auto end = block.find('\0');
+    std::string_view item = block.substr(0, end);
+    block = end == std::string_view::npos ? std::string_view{} : block.substr(end + 1);
+    if (item.size() > name.size() && item[name.size()] == '=' && item.starts_with(name))
+      return item.substr(name.size() + 1);
+  }
+  return {};
+}
+
+std::string sanitize(std::string_view id) {
+  std::string out(id.substr(0, kMaxJobIdBytes));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+  return out;
+}
+
+// Whole contents of a small /proc file, or nullopt if it cannot be read.
+std::optional<std::string> read_proc_file(const std::filesystem::path& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char chunk[4096];
+  while (out.size() < max_bytes) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (out.size() > max_bytes) out.resize(max_bytes);
+  return out;
+}
+
+}  // namespace
+
+std::string pick_job_id(std::string_view environ_block, std::string_view comm, uint32_t uid,
+                        std::string_view jobid_var) {
+  for (std::string_view name : {std::string_view("PVFS_JOBID"), std::string_view("SLURM_JOB_ID"),
+                                jobid_var}) {
+    if (name.empty()) continue;
+    if (auto value = find_variable(environ_block, name); !value.empty()) return sanitize(value);
+  }
+  while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.remove_suffix(1);
+  if (comm.empty()) comm = "unknown";
+  return sanitize(std::string(comm) + "." + std::to_string(uid));
+}
+
+std::optional<uint64_t> parse_start_time(std::string_view proc_stat) {
+  // Field 2 is "(comm)" and comm may contain anything, so count fields from
+  // the last ')': field 3 follows it, and start time is field 22.
+  auto close = proc_stat.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = proc_stat.substr(close + 1);
+  int field = 2;
+  while (!rest.empty()) {
+    auto begin = rest.find_first_not_of(' ');
+    if (begin == std::string_view::npos) break;
+    rest = rest.substr(begin);
+    auto end = rest.find(' ');
+    std::string_view word = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+    if (++field == 22) {
+      while (!word.empty() && word.back() == '\n') word.remove_suffix(1);
+      uint64_t ticks = 0;
+      auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), ticks);
+      if (ec != std::errc() || ptr != word.data() + word.size() || word.empty())
+        return std::nullopt;
+      return ticks;
+    }
+  }
+  return std::nullopt;
+}
+
+JobIdCache::JobIdCache(std::string jobid_var, size_t max_entries, std::filesystem::path proc_root)
+    : jobid_var_(std::move(jobid_var)),
+      max_entries_(max_entries == 0 ? 1 : max_entries),
+      proc_root_(std::move(proc_root)) {}
+
+std::string JobIdCache::job_id(uint32_t pid, uint32_t uid) {
+  if (pid == 0) return {};
+  const auto dir = proc_root_ / std::to_string(pid);
+  std::optional<uint64_t> start;
+  if (auto stat = read_proc_file(dir / "stat", 4096)) start = parse_start_time(*stat);
+  if (!start) return read_job_id(pid, uid);
+
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(pid);
+    if (it != entries_.end() && it->second.start_time == *start && it->second.uid == uid)
+      return it->second.job_id;
+  }
+  std::string id = read_job_id(pid, uid);
+
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = entries_.insert_or_assign(pid, Entry{*start, uid, id});
+  if (inserted) {
+    order_.push_back(pid);
+    if (order_.size() > max_entries_) {
+      entries_.erase(order_.front());
+      order_.pop_front();
+    }
+  }
+  return id;
+}
+
+size_t JobIdCache::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::string JobIdCache::read_job_id(uint32_t pid, uint32_t uid) const {
+  const auto dir = proc_root_ / std::to_string(pid);
+  auto environ_block = read_proc_file(dir / "environ", kMaxEnvironBytes);
+  auto comm = read_proc_file(dir / "comm", 256);
+  return pick_job_id(environ_block.value_or(""), comm.value_or(""), uid, jobid_var_);
+}
+
+}  // namespace pvfs

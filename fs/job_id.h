@@ -1,0 +1,82 @@
+// Job identity of a calling process, like Lustre's jobid_var: taken from the
+// process's environment at exec time (/proc/<pid>/environ), so daemons can
+// count and schedule I/O per job. Owns the /proc parsing and a bounded
+// per-process cache; does not decide what a job id is used for.
+// pick_job_id/parse_start_time are pure; JobIdCache is thread-safe (called
+// from every FUSE worker thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace pvfs {
+
+// Longest job id sent to the daemons; longer values are cut.
+inline constexpr size_t kMaxJobIdBytes = 64;
+
+// Chooses the job id from a NUL-separated "NAME=value" environment block:
+// PVFS_JOBID, else SLURM_JOB_ID, else the variable named `jobid_var` (if
+// non-empty), else "<comm>.<uid>". Empty values count as unset. `comm` may
+// carry /proc's trailing newline. The result is at most kMaxJobIdBytes long,
+// with control characters replaced by '_'.
+std::string pick_job_id(std::string_view environ_block, std::string_view comm, uint32_t uid,
+                        std::string_view jobid_var);
+
+// The process start time (field 22, clock ticks since boot) from the text of
+// /proc/<pid>/stat, or nullopt when the text is malformed. Copes with spaces
+// and parentheses in the command name (field 2).
+std::optional<uint64_t> parse_start_time(std::string_view proc_stat);
+
+// Job ids of calling processes, read from /proc once per process. An entry
+// is keyed by pid and checked against the process start time, so a recycled
+// pid is read afresh. FUSE reports thread ids, so each thread of a process
+// gets its own entry (with the same answer). Holds at most `max_entries`,
+// dropping the oldest first. /proc/<pid>/environ shows the environment the
+// process was started with; later setenv() calls are not seen.
+// Thread-safe: one leaf mutex.
+class JobIdCache {
+ public:
+  static constexpr size_t kDefaultMaxEntries = 4096;
+
+  // `proc_root` is "/proc" except in tests.
+  explicit JobIdCache(std::string jobid_var, size_t max_entries = kDefaultMaxEntries,
+                      std::filesystem::path proc_root = "/proc");
+
+  // The job id of process `pid` running as `uid`. pid 0 (requests the kernel
+  // makes on its own, e.g. writeback) gives "". A process that has exited or
+  // whose environment cannot be read (another user's, without privilege)
+  // gets "<comm>.<uid>" or, without even a comm, "unknown.<uid>"; such
+  // fallbacks are cached too when the start time was readable.
+  std::string job_id(uint32_t pid, uint32_t uid);
+
+  // Number of cached processes (for tests).
+  size_t size() const;
+
+ private:
+  struct Entry {
+    uint64_t start_time = 0;
+    uint32_t uid = 0;
+    std::string job_id;
+  };
+
+  std::string read_job_id(uint32_t pid, uint32_t uid) const;
+
+  const std::string jobid_var_;
+  const size_t max_entries_;
+  const std::filesystem::path proc_root_;
+
+  // mutex_ guards entries_ and order_. A leaf: nothing else is locked while
+  // it is held, and /proc is never read under it.
+  mutable std::mutex mutex_;
+  std::unordered_map<uint32_t, Entry> entries_;
+  std::deque<uint32_t> order_;  // pids in insertion order, for eviction
+};
+
+}  // namespace pvfs

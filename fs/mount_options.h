@@ -1,0 +1,53 @@
+// The -o option list of pvfsmount, parsed into plain values: the pvfs
+// options, and the generic mount(8) flags that are passed on to the kernel
+// mount or accepted and ignored. Pure: no I/O, no libfuse; every option and
+// its default is documented in man/pvfsmount.8. Thread-safe (plain values).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shared/status.h"
+
+namespace pvfs {
+
+struct MountOptions {
+  static constexpr unsigned kDefaultMaxThreads = 64;
+  static constexpr unsigned kMaxMaxThreads = 10000;
+
+  // attr_timeout= / entry_timeout=: kernel cache lifetimes; unset = the
+  // config's [client] values.
+  std::optional<double> attr_timeout_s;
+  std::optional<double> entry_timeout_s;
+  bool writeback_cache = false;      // writeback_cache / no_writeback_cache
+  bool direct_io = false;            // direct_io: bypass the page cache for every file
+  bool allow_other = false;          // allow_other: users other than the mounter may enter
+  bool default_permissions = true;   // default_permissions / no_default_permissions
+  bool read_only = false;            // ro / rw
+  std::string jobid_var;             // jobid_var=NAME: extra environment variable naming the job
+  std::string secret_file;           // secret=FILE: needed when CONFIG is host:port
+  unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: FUSE worker threads
+  std::string fsname;                // fsname=NAME; empty = "pvfs:" + MDS address
+  std::optional<uint32_t> rpc_timeout_ms;     // timeout=MS: overrides [timeouts] rpc_timeout_ms
+  // Generic flags for the kernel mount, in the order given (nosuid, nodev,
+  // noexec, sync, noatime, ...). ro/rw are in read_only instead.
+  std::vector<std::string> kernel_flags;
+
+  // The option list for libfuse's session ("-o" value): subtype=pvfs,
+  // fsname, ro, allow_other, default_permissions and the kernel flags.
+  // Commas and backslashes inside fsname are escaped as libfuse expects.
+  // `default_fsname` is used when fsname is empty.
+  std::string fuse_option_list(std::string_view default_fsname) const;
+};
+
+// Parses a comma-separated option list such as "ro,attr_timeout=2,_netdev".
+// Options apply left to right (a later "rw" undoes an earlier "ro"); empty
+// items are skipped. Errors (invalid_argument, a one-line detail naming the
+// option): an unknown option, a missing or malformed value, a value on a
+// flag, a negative timeout, max_threads outside 1..kMaxMaxThreads.
+Result<MountOptions> parse_mount_options(std::string_view list);
+
+}  // namespace pvfs

@@ -1,0 +1,292 @@
+// pvfsmount: mounts a pvfs file system through FUSE. Parses the command line
+// (also in the argument order mount(8) and mount.fuse3 use for helpers),
+// builds the Config, starts the client (failing before the mount if the MDS
+// cannot be reached), goes to the background and serves until unmounted.
+// Wiring only: the work is in fs/fuse_bridge.* and fs/client.*.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/syslog_sink.h>
+
+#include "fs/client.h"
+#include "fs/fuse_bridge.h"
+#include "fs/job_id.h"
+#include "fs/mount_options.h"
+#include "shared/config.h"
+#include "shared/log.h"
+
+namespace pvfs {
+namespace {
+
+constexpr const char* kProgram = "pvfsmount";
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", kProgram, message.c_str());
+  return 1;
+}
+
+struct CommandLine {
+  std::string config;
+  std::string mountpoint;
+  std::vector<std::string> option_lists;
+  bool foreground = false;
+  bool debug = false;
+  // mount(8) helper flags: -n (no mtab), -s (sloppy), -v (verbose), -t TYPE.
+  bool helper_flag = false;
+  std::string helper_type;
+};
+
+// The cluster configuration: CONFIG is a TOML file, or host:port of a
+// metadata server together with -o secret=FILE.
+Result<Config> make_config(const std::string& arg, const MountOptions& options) {
+  std::error_code ec;
+  const bool is_file = std::filesystem::exists(arg, ec);
+  Result<Endpoint> address = parse_endpoint(arg);
+  Config config;
+  if (!is_file && address.ok() && arg.find('/') == std::string::npos) {
+    if (options.secret_file.empty())
+      return Status(Errc::invalid_argument, arg + " is a metadata server address: "
+                                                  "give the cluster secret with -o secret=FILE");
+    config.mds.push_back(DaemonEntry{0, *address, {}});
+  } else {
+    if (!is_file)
+      return Status(Errc::not_found,
+                    "cannot read config file " + arg + ": " + std::strerror(ENOENT) +
+                        " (CONFIG is a TOML file or host:port of a metadata server)");
+    auto loaded = Config::load(arg);
+    if (!loaded.ok()) return loaded.status();
+    config = std::move(*loaded);
+  }
+  // Resolve now: the daemon later changes to "/".
+  if (!options.secret_file.empty())
+    config.secret_file = std::filesystem::absolute(options.secret_file);
+  if (options.rpc_timeout_ms) config.rpc_timeout_ms = *options.rpc_timeout_ms;
+  return config;
+}
+
+// Going to the background. The fork happens before any thread exists (the
+// io thread, libfuse's workers), so nothing has to survive a fork; the
+// parent stays until the child has mounted, so errors still reach the
+// terminal and the parent's exit status is the outcome.
+class Background {
+ public:
+  // In the parent: waits, then exits 0 once the child called ready(), or
+  // with the child's status if it ended first. In the child: returns.
+  static Result<Background> fork_and_wait() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return Status::from_errno(errno, "pipe");
+    pid_t child = ::fork();
+    if (child < 0) return Status::from_errno(errno, "fork");
+    if (child > 0) {
+      ::close(fds[1]);
+      char byte = 0;
+      ssize_t n;
+      do n = ::read(fds[0], &byte, 1);
+      while (n < 0 && errno == EINTR);
+      if (n == 1) ::_exit(0);
+      int status = 0;
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    }
+    ::close(fds[0]);
+    return Background(fds[1]);
+  }
+
+  // Child: the mount is up. Leaves the terminal's session, sends further log
+  // messages to syslog, and releases the parent.
+  void ready() {
+    ::setsid();
+    if (::chdir("/") != 0) {
+      // Harmless: only keeps the old directory busy.
+    }
+    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDIN_FILENO);
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+      ::close(null_fd);
+    }
+    auto logger = spdlog::syslog_logger_mt("pvfsmount-syslog", kProgram, LOG_PID, LOG_DAEMON);
+    logger->set_level(spdlog::get_level());
+    spdlog::set_default_logger(logger);
+    char byte = 1;
+    ssize_t n;
+    do n = ::write(notify_fd_, &byte, 1);
+    while (n < 0 && errno == EINTR);
+    ::close(notify_fd_);
+    notify_fd_ = -1;
+  }
+
+ private:
+  explicit Background(int notify_fd) : notify_fd_(notify_fd) {}
+  int notify_fd_;
+};
+
+// The client and the one thread that runs its io_context. Destruction stops
+// the thread first, so the client is never touched by two threads at once.
+struct Runtime {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  std::unique_ptr<Client> client;
+  std::thread thread;
+
+  void start_thread() {
+    thread = std::thread([this] { io.run(); });
+  }
+  ~Runtime() {
+    io.stop();
+    if (thread.joinable()) thread.join();
+    client.reset();
+  }
+};
+
+// Runs client.start() on the io thread and waits for it.
+Status start_client(Runtime& rt) {
+  try {
+    return asio::co_spawn(rt.io, rt.client->start(), asio::use_future).get();
+  } catch (const std::exception& e) {
+    return Status(Errc::io, e.what());
+  }
+}
+
+std::string start_error(const Config& config, const Status& status) {
+  const std::string mds = config.mds.front().address.to_string();
+  switch (status.code()) {
+    case Errc::unavailable:
+    case Errc::timeout:
+      return "cannot reach metadata server " + mds + ": " + status.to_string();
+    case Errc::access_denied:
+      return "metadata server " + mds + " refused the cluster secret in " +
+             config.secret_file.string() + ": " + status.to_string();
+    default:
+      return "cannot start the client for metadata server " + mds + ": " + status.to_string();
+  }
+}
+
+int run(const CommandLine& cl) {
+  std::string joined;
+  for (const auto& list : cl.option_lists) joined += list + ",";
+  auto options = parse_mount_options(joined);
+  if (!options.ok()) return fail(options.status().detail());
+
+  auto config = make_config(cl.config, *options);
+  if (!config.ok()) return fail(config.status().detail().empty() ? config.status().to_string()
+                                                                 : config.status().detail());
+
+  std::error_code ec;
+  const auto mountpoint = std::filesystem::absolute(cl.mountpoint, ec);
+  if (ec || !std::filesystem::is_directory(mountpoint, ec))
+    return fail("mount point " + cl.mountpoint + " is not a directory");
+
+  const bool foreground = cl.foreground || cl.debug;
+  init_logging(kProgram, cl.debug);
+  std::optional<Background> background;
+  if (!foreground) {
+    auto bg = Background::fork_and_wait();
+    if (!bg.ok()) return fail("cannot go to the background: " + bg.status().to_string());
+    background.emplace(std::move(*bg));
+  }
+
+  Runtime rt;
+  auto client = Client::create(rt.io, *config);
+  if (!client.ok()) return fail(client.status().to_string());
+  rt.client = std::move(*client);
+  rt.start_thread();
+  if (Status s = start_client(rt); !s.ok()) return fail(start_error(*config, s));
+
+  JobIdCache jobs(options->jobid_var);
+  FuseMountParams params;
+  params.mountpoint = mountpoint;
+  params.options = *options;
+  params.attr_timeout_s = options->attr_timeout_s.value_or(config->attr_timeout_s);
+  params.entry_timeout_s = options->entry_timeout_s.value_or(config->entry_timeout_s);
+  params.default_fsname = "pvfs:" + config->mds.front().address.to_string();
+  params.debug = cl.debug;
+  auto mounted = FuseMount::mount(*rt.client, jobs, params);
+  if (!mounted.ok()) return fail(mounted.status().to_string());
+  if (background) background->ready();
+  spdlog::info("mounted {} on {}", params.options.fsname.empty() ? params.default_fsname
+                                                                 : params.options.fsname,
+               mountpoint.string());
+
+  Status served = (*mounted)->serve();
+  // Stop the io thread before unmounting: no completion may reply on a
+  // session that is being destroyed.
+  rt.io.stop();
+  if (rt.thread.joinable()) rt.thread.join();
+  mounted->reset();
+  if (!served.ok()) {
+    spdlog::error("{}", served.to_string());
+    return 1;
+  }
+  spdlog::info("unmounted {}", mountpoint.string());
+  return 0;
+}
+
+}  // namespace
+}  // namespace pvfs
+
+int main(int argc, char** argv) {
+  pvfs::CommandLine cl;
+  const std::string name = std::filesystem::path(argc > 0 ? argv[0] : "pvfsmount").filename();
+  const bool as_helper = name.starts_with("mount.");
+
+  CLI::App app{"Mounts a pvfs parallel file system with FUSE.", "pvfsmount"};
+  app.add_option("CONFIG", cl.config,
+                 "cluster config file (TOML), or host:port of a metadata server "
+                 "with -o secret=FILE")
+      ->required();
+  app.add_option("MOUNTPOINT", cl.mountpoint, "directory to mount on")->required();
+  app.add_option("-o", cl.option_lists, "comma-separated mount options (may be repeated)")
+      ->type_name("OPTIONS")
+      ->allow_extra_args(false);
+  app.add_flag("-f,--foreground", cl.foreground, "stay in the foreground");
+  app.add_flag("-d,--debug", cl.debug, "log every request to stderr (implies -f)");
+  app.add_flag("-n,-s,-v", cl.helper_flag, "mount(8) helper flags, ignored")->group("");
+  app.add_option("-t", cl.helper_type, "mount(8) helper type, ignored")->group("");
+  app.set_version_flag("--version", PVFS_VERSION);
+  app.footer(
+      "Mount options (-o; defaults in brackets, details in pvfsmount(8)):\n"
+      "  attr_timeout=SECONDS    attribute cache lifetime [config [client] attr_timeout_s, 1]\n"
+      "  entry_timeout=SECONDS   name cache lifetime [config [client] entry_timeout_s, 1]\n"
+      "  writeback_cache         cache writes in the kernel [no_writeback_cache]\n"
+      "  direct_io               bypass the page cache for all files [off]\n"
+      "  allow_other             let other users use the mount [off]\n"
+      "  no_default_permissions  let the kernel skip permission checks [default_permissions]\n"
+      "  ro, rw                  read-only or read-write [rw]\n"
+      "  jobid_var=NAME          environment variable naming the job [PVFS_JOBID, SLURM_JOB_ID]\n"
+      "  secret=FILE             cluster key file (needed when CONFIG is host:port)\n"
+      "  max_threads=N           FUSE worker threads [64]\n"
+      "  fsname=NAME             name shown in mount tables [pvfs:MDS-ADDRESS]\n"
+      "  timeout=MS              RPC timeout [config [timeouts] rpc_timeout_ms]\n"
+      "  also accepted: dev nodev suid nosuid exec noexec sync async dirsync noatime\n"
+      "  nodiratime relatime auto noauto user nouser users _netdev defaults nofail\n"
+      "\n"
+      "Examples:\n"
+      "  pvfsmount /etc/pvfs/cluster.toml /mnt/pvfs\n"
+      "  pvfsmount -o secret=/etc/pvfs/secret.key,ro mds1:7000 /mnt/pvfs\n"
+      "  mount -t fuse.pvfs mds1:7000 /mnt/pvfs -o secret=/etc/pvfs/secret.key");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;  // --help and --version exit 0, usage errors 1
+  }
+  // For a mount helper, -f is mount(8)'s "fake": do everything but mount.
+  if (as_helper && cl.foreground) return 0;
+  return pvfs::run(cl);
+}
