@@ -1,0 +1,157 @@
+// pvfs-ctl's text helpers (utils/ctl_format.h): pure, no cluster needed.
+#include <doctest/doctest.h>
+
+#include "utils/ctl_format.h"
+
+using namespace pvfs;
+using namespace pvfs::ctl;
+
+TEST_CASE("sizes take K, M, G and T binary suffixes in either case") {
+  CHECK(*parse_size("0") == 0);
+  CHECK(*parse_size("4096") == 4096);
+  CHECK(*parse_size("64k") == 65536);
+  CHECK(*parse_size("4M") == 4194304);
+  CHECK(*parse_size("1G") == uint64_t{1} << 30);
+  CHECK(*parse_size("2t") == uint64_t{2} << 40);
+}
+
+TEST_CASE("malformed or overflowing sizes are invalid arguments naming the text") {
+  for (const char* bad : {"", "M", "-1", "1.5M", "4MB", "4 M", "4Q", "99999999999999999999",
+                          "17179869184G"}) {
+    auto r = parse_size(bad);
+    CHECK_MESSAGE(r.code() == Errc::invalid_argument, bad);
+  }
+  CHECK(parse_size("4Q").status().detail().find("'4Q'") != std::string::npos);
+}
+
+TEST_CASE("server lists keep their order and reject repeats and junk") {
+  auto ids = parse_server_list("3,0,12");
+  REQUIRE(ids);
+  CHECK(*ids == std::vector<ServerId>{ServerId(3), ServerId(0), ServerId(12)});
+  for (const char* bad : {"", ",", "1,", "1,,2", "a", "1,1", "-1", "1 2"})
+    CHECK_MESSAGE(parse_server_list(bad).code() == Errc::invalid_argument, bad);
+}
+
+TEST_CASE("human sizes use binary units with one decimal") {
+  CHECK(human_bytes(0) == "0 B");
+  CHECK(human_bytes(1023) == "1023 B");
+  CHECK(human_bytes(1024) == "1.0 KiB");
+  CHECK(human_bytes(1536) == "1.5 KiB");
+  CHECK(human_bytes(1048575) == "1.0 MiB");
+  CHECK(human_bytes(uint64_t{1} << 20) == "1.0 MiB");
+  CHECK(human_bytes(uint64_t{5} << 40) == "5.0 TiB");
+  CHECK(human_bytes(UINT64_MAX) == "16.0 EiB");
+}
+
+TEST_CASE("durations keep their two largest units") {
+  using std::chrono::milliseconds;
+  CHECK(human_duration(milliseconds(0)) == "0s");
+  CHECK(human_duration(milliseconds(59999)) == "59s");
+  CHECK(human_duration(milliseconds(187000)) == "3m07s");
+  CHECK(human_duration(milliseconds((2 * 3600 + 5 * 60) * 1000)) == "2h05m");
+  CHECK(human_duration(milliseconds((3 * 86400 + 4 * 3600) * 1000LL)) == "3d04h");
+}
+
+TEST_CASE("a file's layout lists one line per object with its server") {
+  LayoutPolicy layout{1048576, 2, {ServerId(3), ServerId(0)}};
+  CHECK(render_layout("/mnt/f", layout, false) ==
+        "/mnt/f\n"
+        "stripe_count:  2\n"
+        "stripe_size:   1048576\n"
+        "  index  server\n"
+        "      0       3\n"
+        "      1       0\n");
+}
+
+TEST_CASE("a directory's zero policy prints as the cluster default") {
+  CHECK(render_layout("/mnt/d", LayoutPolicy{}, true) ==
+        "/mnt/d\n"
+        "stripe_count:  0 (cluster default)\n"
+        "stripe_size:   0 (cluster default)\n"
+        "servers:       any\n");
+  CHECK(render_layout("/mnt/d", LayoutPolicy{4194304, 2, {ServerId(1), ServerId(2)}}, true) ==
+        "/mnt/d\n"
+        "stripe_count:  2\n"
+        "stripe_size:   4194304\n"
+        "servers:       1,2\n");
+}
+
+TEST_CASE("jobs are summed over daemons and sorted busiest first") {
+  DaemonReport mds{"mds", 0, "0.1.0", 0, 0, {{"a", 5, 0, 0}, {"b", 1, 0, 0}}};
+  DaemonReport s0{"server", 0, "0.1.0", 0, 0, {{"b", 10, 0, 4096}, {"c", 2, 100, 0}}};
+  DaemonReport s1{"server", 1, "0.1.0", 0, 0, {{"b", 10, 1024, 0}, {"c", 3, 0, 0}}};
+  auto merged = merge_jobs({mds, s0, s1});
+  REQUIRE(merged.size() == 3);
+  CHECK(merged[0].job_id == "b");
+  CHECK(merged[0].ops == 21);
+  CHECK(merged[0].bytes_read == 1024);
+  CHECK(merged[0].bytes_written == 4096);
+  // a and c both have 5 ops; c moved bytes, so it counts as busier.
+  CHECK(merged[1].job_id == "c");
+  CHECK(merged[2].job_id == "a");
+  CHECK(merge_jobs({s1, mds, s0})[0].ops == 21);
+}
+
+TEST_CASE("the jobs table right-aligns numbers and says when there are none") {
+  CHECK(render_jobs({{"job42", 12, 0, 1048576}}) ==
+        "JOB    OPS  READ  WRITTEN\n"
+        "job42   12   0 B  1.0 MiB\n");
+  CHECK(render_jobs({}) == "JOB  OPS  READ  WRITTEN\n(no jobs)\n");
+}
+
+TEST_CASE("ping fails daemons that are down, refuse the key or are someone else") {
+  DaemonTarget s1{"server1", DaemonKind::server, 1, {"127.0.0.1", 7001}};
+  CHECK(judge_ping(s1, Result<DaemonReport>(Errc::unavailable, "refused")).state == "down");
+  CHECK(judge_ping(s1, Result<DaemonReport>(Errc::timeout, "slow")).state == "timeout");
+  auto denied = judge_ping(s1, Result<DaemonReport>(Errc::access_denied, "bad proof"));
+  CHECK_FALSE(denied.ok);
+  CHECK(denied.state == "denied");
+  CHECK(denied.detail.find("secret") != std::string::npos);
+  DaemonReport other{"server", 2, "0.1.0", 1000, 5, {}};
+  auto wrong = judge_ping(s1, other);
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.detail == "answers as server 2, the config says server 1");
+  DaemonReport right{"server", 1, "0.1.0", 1000, 5, {}};
+  CHECK(judge_ping(s1, right).ok);
+}
+
+TEST_CASE("daemon targets name metadata servers first, by config id") {
+  Config c;
+  c.mds = {{0, {"h", 1}, {}}};
+  c.servers = {{4, {"h", 2}, {}}, {1, {"h", 3}, {}}};
+  auto targets = daemon_targets(c);
+  REQUIRE(targets.size() == 3);
+  CHECK(targets[0].name == "mds0");
+  CHECK(targets[1].name == "server4");
+  CHECK(targets[2].name == "server1");
+  CHECK(targets[2].kind == DaemonKind::server);
+}
+
+TEST_CASE("servers the metadata server does not know show as unregistered") {
+  std::vector<ServerView> known = {{1, "h:2", 1000, 250, true}, {0, "h:1", 0, 0, false}};
+  std::vector<DaemonEntry> configured = {{0, {"h", 1}, {}}, {1, {"h", 2}, {}}, {2, {"h", 3}, {}}};
+  CHECK(render_servers(known, configured) ==
+        "ID  ADDRESS  STATE         CAPACITY   FREE  USED\n"
+        " 0  h:1      dead               0 B    0 B     -\n"
+        " 1  h:2      alive           1000 B  250 B   75%\n"
+        " 2  h:3      unregistered         -      -     -\n");
+}
+
+TEST_CASE("the mount holding a path is the longest mount point above it, latest first") {
+  const std::string mountinfo =
+      "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+      "23 22 0:41 / /tmp rw,nosuid shared:2 - tmpfs tmpfs rw\n"
+      "45 23 0:50 / /tmp/pvfs rw,nosuid,nodev,relatime - fuse.pvfs pvfs:10.0.0.5:7000 rw\n"
+      "46 23 0:51 / /tmp/with\\040space rw - fuse.pvfs pvfs:h:1 rw\n"
+      "47 22 0:52 / /mnt rw - ext4 /dev/sdb1 rw\n"
+      "48 22 0:53 / /mnt rw - fuse.pvfs pvfs:h:2 rw\n";
+  CHECK(mount_type_of(mountinfo, "/tmp/pvfs") == kPvfsMountType);
+  CHECK(mount_type_of(mountinfo, "/tmp/pvfs/a/b") == kPvfsMountType);
+  CHECK(mount_type_of(mountinfo, "/tmp/pvfsx") == "tmpfs");
+  CHECK(mount_type_of(mountinfo, "/tmp") == "tmpfs");
+  CHECK(mount_type_of(mountinfo, "/home") == "ext4");
+  CHECK(mount_type_of(mountinfo, "/tmp/with space/f") == kPvfsMountType);
+  CHECK(mount_type_of(mountinfo, "/mnt/x") == kPvfsMountType);
+  CHECK(mount_type_of("", "/x").empty());
+  CHECK(mount_type_of("garbage\n\n1 2 3\n", "/x").empty());
+}

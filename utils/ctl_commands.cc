@@ -1,0 +1,313 @@
+#include "utils/ctl_commands.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "fs/layout_xattr.h"
+#include "shared/config.h"
+#include "shared/secret.h"
+#include "utils/ctl_format.h"
+#include "utils/daemon_probe.h"
+
+namespace pvfs::ctl {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// The name pvfsmount serves layouts under (fs/client.h's kLayoutXattr; the
+// client library's header is not included for one constant).
+constexpr const char* kLayoutXattr = "user.pvfs.layout";
+// Daemons probed at once; each probe is one thread with its own io_context.
+constexpr size_t kMaxParallelProbes = 32;
+
+template <typename... Args>
+void error(fmt::format_string<Args...> format, Args&&... args) {
+  std::fprintf(stderr, "pvfs-ctl: %s\n", fmt::format(format, std::forward<Args>(args)...).c_str());
+}
+
+// Whether `path` (which must exist) is on a pvfs mount, by the mount table:
+// the layout xattr alone would not tell, since other file systems store
+// user.* attributes of any name.
+bool on_pvfs(const std::string& path) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::canonical(path, ec);
+  if (ec) return false;
+  std::ifstream in("/proc/self/mountinfo");
+  std::stringstream mountinfo;
+  mountinfo << in.rdbuf();
+  return mount_type_of(mountinfo.str(), canonical.string()) == kPvfsMountType;
+}
+
+// Whether `path` is a regular file or a directory, the kinds that have a layout.
+bool has_layout(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+}
+
+// The value of user.pvfs.layout of `path`, or nullopt with `err` set to errno.
+std::optional<std::string> read_layout_xattr(const std::string& path, int& err) {
+  std::string value(256, '\0');
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    ssize_t n = ::getxattr(path.c_str(), kLayoutXattr, value.data(), value.size());
+    if (n >= 0) {
+      value.resize(static_cast<size_t>(n));
+      return value;
+    }
+    if (errno != ERANGE) break;
+    // A layout over many servers: ask for the size (it may change again before the next read).
+    ssize_t size = ::getxattr(path.c_str(), kLayoutXattr, nullptr, 0);
+    if (size < 0) break;
+    value.assign(static_cast<size_t>(size) + 64, '\0');
+  }
+  err = errno;
+  return std::nullopt;
+}
+
+// The getstripe text of `path`, or nullopt after printing the error.
+std::optional<std::string> getstripe_one(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    error("getstripe {}: {}", path, std::strerror(errno));
+    return std::nullopt;
+  }
+  if (!on_pvfs(path)) {
+    error("getstripe {}: not on a pvfs file system", path);
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    error("getstripe {}: only files and directories have a layout", path);
+    return std::nullopt;
+  }
+  int err = 0;
+  auto value = read_layout_xattr(path, err);
+  if (!value) {
+    error("getstripe {}: {}", path, std::strerror(err));
+    return std::nullopt;
+  }
+  auto layout = parse_policy(*value);
+  if (!layout) {
+    error("getstripe {}: unexpected layout '{}': {}", path, *value, layout.status().detail());
+    return std::nullopt;
+  }
+  return render_layout(path, *layout, S_ISDIR(st.st_mode));
+}
+
+// What the operator should know about an errno from setting a layout.
+std::string setstripe_hint(const std::string& path, int err) {
+  switch (err) {
+    case EBUSY: return " (the file is not empty)";
+    case EINVAL: return " (no live storage server matches that layout)";
+    case EPERM:
+      return has_layout(path) ? " (only the owner or root may set a layout)"
+                              : " (only files and directories have a layout)";
+    default: return "";
+  }
+}
+
+struct Cluster {
+  Config config;
+  Secret key{};
+  milliseconds timeout{0};
+};
+
+// Loads the config and its key; prints the error and returns nullopt on failure.
+std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* command) {
+  if (options.config_path.empty()) {
+    error("{}: no cluster config: give -c FILE or set PVFS_CONFIG", command);
+    return std::nullopt;
+  }
+  auto config = Config::load(options.config_path);
+  if (!config) {
+    error("{}: {}", command, config.status().to_string());
+    return std::nullopt;
+  }
+  auto key = load_secret(config->secret_file);
+  if (!key) {
+    error("{}: {}", command, key.status().to_string());
+    return std::nullopt;
+  }
+  Cluster cluster{std::move(*config), *key, options.timeout};
+  if (cluster.timeout.count() <= 0)
+    cluster.timeout = milliseconds(std::max<uint32_t>(cluster.config.connect_timeout_ms, 1));
+  return cluster;
+}
+
+// Probes every target, a bounded number at a time; results parallel to `targets`.
+std::vector<Result<DaemonReport>> probe_all(const std::vector<DaemonTarget>& targets,
+                                            const Cluster& cluster) {
+  std::vector<Result<DaemonReport>> reports(targets.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < targets.size(); i = next++)
+      reports[i] = probe_daemon(targets[i].kind, targets[i].address, cluster.key, cluster.timeout);
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < std::min(targets.size(), kMaxParallelProbes); ++i) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  return reports;
+}
+
+}  // namespace
+
+int getstripe(const std::vector<std::string>& paths) {
+  int status = 0;
+  bool printed = false;
+  for (const auto& path : paths) {
+    auto text = getstripe_one(path);
+    if (!text) {
+      status = 1;
+      continue;
+    }
+    std::fputs(fmt::format("{}{}", printed ? "\n" : "", *text).c_str(), stdout);
+    printed = true;
+  }
+  return status;
+}
+
+int setstripe(const SetstripeOptions& options) {
+  const std::string& path = options.path;
+  LayoutPolicy policy;
+  if (!options.reset) {
+    policy.stripe_size = options.stripe_size.value_or(0);
+    policy.stripe_count = options.stripe_count.value_or(0);
+    if (policy.stripe_size % 4096 != 0) {
+      error("setstripe {}: stripe size {} is not a multiple of 4096 (4K)", path, policy.stripe_size);
+      return 1;
+    }
+    if (!options.servers.empty()) {
+      auto servers = parse_server_list(options.servers);
+      if (!servers) {
+        error("setstripe {}: {}", path, servers.status().detail());
+        return 1;
+      }
+      policy.servers = std::move(*servers);
+      if (policy.stripe_count > policy.servers.size()) {
+        error("setstripe {}: stripe count {} is more than the {} server(s) listed", path,
+              policy.stripe_count, policy.servers.size());
+        return 1;
+      }
+    }
+  }
+
+  // Like `lfs setstripe`, a missing path becomes an empty file with the layout.
+  bool created = false;
+  struct stat st {};
+  const bool exists = ::lstat(path.c_str(), &st) == 0;
+  if (!exists && errno != ENOENT) {
+    error("setstripe {}: {}", path, std::strerror(errno));
+    return 1;
+  }
+  std::string where = exists ? path : std::filesystem::path(path).parent_path().string();
+  if (where.empty()) where = ".";
+  if (!exists && ::stat(where.c_str(), &st) != 0) {
+    error("setstripe {}: {}", path, std::strerror(errno));
+    return 1;
+  }
+  if (!on_pvfs(where)) {
+    error("setstripe {}: not on a pvfs file system", path);
+    return 1;
+  }
+  if (!exists) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      error("setstripe {}: cannot create: {}", path, std::strerror(errno));
+      return 1;
+    }
+    ::close(fd);
+    created = true;
+  }
+
+  const std::string value = format_policy(policy);
+  if (::setxattr(path.c_str(), kLayoutXattr, value.data(), value.size(), 0) != 0) {
+    const int err = errno;
+    error("setstripe {}: {}{}", path, std::strerror(err), setstripe_hint(path, err));
+    if (created) ::unlink(path.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+int jobs(const DaemonOptions& options, bool per_daemon) {
+  auto cluster = open_cluster(options, "jobs");
+  if (!cluster) return 1;
+  const auto targets = daemon_targets(cluster->config);
+  const auto reports = probe_all(targets, *cluster);
+  int status = 0;
+  std::vector<DaemonReport> answered;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (reports[i]) {
+      answered.push_back(*reports[i]);
+      continue;
+    }
+    error("jobs: {} ({}): {}", targets[i].name, targets[i].address.to_string(),
+          reports[i].status().to_string());
+    status = 1;
+  }
+  if (answered.empty()) return status;
+  if (!per_daemon) {
+    std::fputs(render_jobs(merge_jobs(answered)).c_str(), stdout);
+    return status;
+  }
+  bool first = true;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!reports[i]) continue;
+    std::fputs(fmt::format("{}{} ({})\n", first ? "" : "\n", targets[i].name,
+                           targets[i].address.to_string()).c_str(), stdout);
+    std::fputs(render_jobs(merge_jobs({*reports[i]})).c_str(), stdout);
+    first = false;
+  }
+  return status;
+}
+
+int ping(const DaemonOptions& options) {
+  auto cluster = open_cluster(options, "ping");
+  if (!cluster) return 1;
+  const auto targets = daemon_targets(cluster->config);
+  const auto reports = probe_all(targets, *cluster);
+  std::vector<PingResult> verdicts;
+  std::vector<std::string> failed;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    verdicts.push_back(judge_ping(targets[i], reports[i]));
+    if (!verdicts.back().ok) failed.push_back(targets[i].name);
+  }
+  std::fputs(render_ping(targets, reports, verdicts).c_str(), stdout);
+  if (failed.empty()) return 0;
+  std::fflush(stdout);
+  error("ping: {} of {} daemons not ok: {}", failed.size(), targets.size(),
+        fmt::join(failed, ", "));
+  return 1;
+}
+
+int servers(const DaemonOptions& options) {
+  auto cluster = open_cluster(options, "servers");
+  if (!cluster) return 1;
+  std::vector<std::string> failures;
+  for (const auto& mds : cluster->config.mds) {
+    auto known = list_servers(mds.address, cluster->key, cluster->timeout);
+    if (known) {
+      std::fputs(render_servers(*known, cluster->config.servers).c_str(), stdout);
+      return 0;
+    }
+    failures.push_back(fmt::format("mds{}: {}", mds.id, known.status().to_string()));
+  }
+  error("servers: no metadata server answered: {}", fmt::join(failures, "; "));
+  return 1;
+}
+
+}  // namespace pvfs::ctl

@@ -1,0 +1,52 @@
+// The subcommands of pvfs-ctl (see pvfs-ctl(1)), apart from option parsing
+// (utils/pvfs_ctl.cc). getstripe/setstripe work on a mounted pvfs through
+// the virtual xattr user.pvfs.layout; jobs/ping/servers ask the daemons of a
+// config over the real protocol (utils/daemon_probe.h). Each prints results
+// on stdout and every error as one line "pvfs-ctl: ..." on stderr, and
+// returns the process exit status (0 or 1). Blocking; not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pvfs::ctl {
+
+// How to reach the daemons: the config file (empty: none was given) and the
+// connect-and-answer timeout (0: the config's timeouts.connect_ms).
+struct DaemonOptions {
+  std::string config_path;
+  std::chrono::milliseconds timeout{0};
+};
+
+// Prints the layout of each path (a file's stripes and servers, or a
+// directory's policy). Exit 1 when any path fails.
+int getstripe(const std::vector<std::string>& paths);
+
+struct SetstripeOptions {
+  std::string path;
+  std::optional<uint64_t> stripe_size;  // bytes; unset = cluster default
+  std::optional<uint32_t> stripe_count;  // unset = cluster default
+  std::string servers;                   // "1,3"; empty = any
+  bool reset = false;                    // back to the cluster default
+};
+
+// Sets the layout policy of a directory, or the layout of an empty file;
+// creates `path` as an empty file with that layout when it does not exist.
+int setstripe(const SetstripeOptions& options);
+
+// Per-job counters from every daemon, summed per job (or, with
+// `per_daemon`, one table per daemon). Exit 1 when a daemon did not answer
+// (the table then holds the others).
+int jobs(const DaemonOptions& options, bool per_daemon);
+
+// Probes every daemon; exit 1 naming those that are not reachable,
+// authenticated and who the config says they are.
+int ping(const DaemonOptions& options);
+
+// The storage servers the metadata server knows, with their space.
+int servers(const DaemonOptions& options);
+
+}  // namespace pvfs::ctl

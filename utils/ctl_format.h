@@ -1,0 +1,96 @@
+// The text side of pvfs-ctl: parsing sizes ("4M") and server lists, human
+// sizes and durations, merging per-job counters from several daemons and
+// rendering the getstripe, jobs, ping and servers tables. Pure functions
+// over plain values (no I/O, no clock); thread-safe. The subcommands that
+// gather the values are in utils/ctl_commands.h.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shared/ids.h"
+#include "shared/layout.h"
+#include "shared/status.h"
+#include "utils/daemon_probe.h"
+
+namespace pvfs::ctl {
+
+// A byte count: digits with an optional binary suffix K, M, G or T (either
+// case; 4M = 4194304). Errors: invalid_argument for anything else, zero
+// digits, or a value that does not fit in 64 bits.
+Result<uint64_t> parse_size(std::string_view text);
+
+// Comma-separated server ids ("1,3,0"), kept in the order given.
+// Errors: invalid_argument naming the bad item, or a repeated id.
+Result<std::vector<ServerId>> parse_server_list(std::string_view text);
+
+// The file system type ("fuse.pvfs", "ext4") of the mount that holds
+// `path` (absolute, without symlinks or "..") according to `mountinfo`, the
+// text of /proc/self/mountinfo: the last-mounted entry whose mount point is
+// `path` or a parent of it. Empty when no line matches.
+std::string mount_type_of(std::string_view mountinfo, std::string_view path);
+
+// The type pvfsmount's mounts have in mountinfo.
+inline constexpr std::string_view kPvfsMountType = "fuse.pvfs";
+
+// "0 B", "512 B", "4.0 KiB", "1.5 MiB", ... (binary units, one decimal).
+std::string human_bytes(uint64_t bytes);
+
+// Coarse uptime: "12s", "3m07s", "2h05m", "3d04h".
+std::string human_duration(std::chrono::milliseconds elapsed);
+
+// The getstripe text of `path`: stripe_count and stripe_size lines, then for
+// a file one line per object (index, server id), or for a directory its
+// server list; 0 and an empty list in a directory's policy print as the
+// cluster default. Ends with a newline.
+std::string render_layout(std::string_view path, const LayoutPolicy& layout, bool is_directory);
+
+// Sums the counters of each job over all `reports`, busiest first (most
+// operations, then most bytes moved, then job id), so a job's total is the
+// same whatever order the daemons answered in.
+std::vector<JobStat> merge_jobs(const std::vector<DaemonReport>& reports);
+
+// The jobs table (JOB, OPS, READ, WRITTEN) with a header line; "(no jobs)"
+// under the header when `jobs` is empty. Ends with a newline.
+std::string render_jobs(const std::vector<JobStat>& jobs);
+
+// One daemon of the cluster as pvfs-ctl names it: "mds0", "server3".
+struct DaemonTarget {
+  std::string name;
+  DaemonKind kind = DaemonKind::server;
+  uint32_t id = 0;
+  Endpoint address;
+};
+
+// Every daemon in `config`: metadata servers first, then storage servers,
+// each in config order.
+std::vector<DaemonTarget> daemon_targets(const Config& config);
+
+// The verdict of `ping` on one daemon.
+struct PingResult {
+  bool ok = false;
+  std::string state;   // "ok", "down", "timeout", "denied", "wrong", "error"
+  std::string detail;  // why it is not ok; empty when ok
+};
+
+// Judges one probe: the daemon must have answered (reachable and
+// authenticated) as the kind and id the config gives for its address.
+PingResult judge_ping(const DaemonTarget& target, const Result<DaemonReport>& report);
+
+// The ping table: DAEMON, ADDRESS, STATE, VERSION, UPTIME, REQUESTS and,
+// for failures, the detail. `reports` and `verdicts` are parallel to
+// `targets`. Ends with a newline.
+std::string render_ping(const std::vector<DaemonTarget>& targets,
+                        const std::vector<Result<DaemonReport>>& reports,
+                        const std::vector<PingResult>& verdicts);
+
+// The servers table: ID, ADDRESS, STATE, CAPACITY, FREE, USED. Servers in
+// `configured` that the MDS does not list are shown as "unregistered" with
+// their configured address. Sorted by id. Ends with a newline.
+std::string render_servers(const std::vector<ServerView>& known,
+                           const std::vector<DaemonEntry>& configured);
+
+}  // namespace pvfs::ctl

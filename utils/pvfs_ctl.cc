@@ -1,0 +1,121 @@
+// pvfs-ctl: the administrator's tool (see pvfs-ctl(1)). Parses options and
+// hands each subcommand to utils/ctl_commands. Exit status: 0 success,
+// 1 failure (one "pvfs-ctl: ..." line per error), 2 bad usage.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "utils/ctl_commands.h"
+#include "utils/ctl_format.h"
+
+namespace {
+
+// Accepts "4M" style sizes and hands the option its value in bytes.
+CLI::Validator size_transform() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto bytes = pvfs::ctl::parse_size(text);
+        if (!bytes) return bytes.status().detail();
+        text = std::to_string(*bytes);
+        return {};
+      },
+      "SIZE");
+}
+
+CLI::Validator server_list_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto ids = pvfs::ctl::parse_server_list(text);
+        return ids ? std::string() : ids.status().detail();
+      },
+      "IDS");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pvfs-ctl: administer a pvfs cluster: file and directory layouts, per-job\n"
+               "counters and the health of the daemons. See pvfs-ctl(1)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", PVFS_VERSION);
+
+  pvfs::ctl::DaemonOptions daemon;
+  unsigned timeout_ms = 0;
+  auto add_daemon_options = [&](CLI::App* command) {
+    // Not CLI11's envname: it would also apply the variable through the
+    // options of the commands not run, which share daemon.config_path.
+    command->add_option("-c,--config", daemon.config_path, "cluster config file (TOML) [$PVFS_CONFIG]");
+    command->add_option("-t,--timeout", timeout_ms,
+                        "ms to wait for each daemon [the config's timeouts.connect_ms]")
+        ->check(CLI::Range(1u, 3600000u));
+  };
+
+  std::vector<std::string> get_paths;
+  auto* get = app.add_subcommand(
+      "getstripe", "show the layout of files and directories on a mounted pvfs");
+  get->add_option("path", get_paths, "files or directories")->required();
+
+  pvfs::ctl::SetstripeOptions set;
+  uint64_t stripe_size = 0;
+  uint32_t stripe_count = 0;
+  auto* setc = app.add_subcommand(
+      "setstripe",
+      "set the layout policy of a directory, or the layout of an empty (or new) file");
+  auto* size_opt = setc->add_option("-S,--stripe-size", stripe_size,
+                                    "bytes per stripe, a multiple of 4K; K, M, G suffixes; "
+                                    "0 = cluster default")
+                       ->transform(size_transform());
+  auto* count_opt = setc->add_option("-c,--stripe-count", stripe_count,
+                                     "objects (servers) per file; 0 = cluster default");
+  auto* servers_opt = setc->add_option("-s,--servers", set.servers,
+                                       "storage server ids to stripe over, in order (1,3,5)")
+                          ->check(server_list_check());
+  setc->add_flag("-d,--delete", set.reset, "return to the cluster default layout")
+      ->excludes(size_opt)
+      ->excludes(count_opt)
+      ->excludes(servers_opt);
+  setc->add_option("path", set.path, "directory or file")->required();
+
+  bool per_daemon = false;
+  auto* jobs = app.add_subcommand("jobs", "per-job operations and bytes, summed over all daemons");
+  add_daemon_options(jobs);
+  jobs->add_flag("--per-daemon", per_daemon, "one table per daemon instead of the sum");
+
+  auto* ping = app.add_subcommand(
+      "ping", "check that every daemon answers and authenticates (exit 1 naming those that do not)");
+  add_daemon_options(ping);
+
+  auto* servers = app.add_subcommand("servers", "the storage servers the metadata server knows");
+  add_daemon_options(servers);
+
+  // CLI11 would report a mistyped command as "a subcommand is required".
+  if (argc > 1 && argv[1][0] != '-' &&
+      app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
+    std::fprintf(stderr, "pvfs-ctl: unknown command '%s' (see pvfs-ctl --help)\n", argv[1]);
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "pvfs-ctl: %s (see pvfs-ctl --help)\n", e.what());
+    return 2;
+  }
+
+  daemon.timeout = std::chrono::milliseconds(timeout_ms);
+  if (const char* env = std::getenv("PVFS_CONFIG"); daemon.config_path.empty() && env)
+    daemon.config_path = env;
+  if (*get) return pvfs::ctl::getstripe(get_paths);
+  if (*setc) {
+    if (size_opt->count()) set.stripe_size = stripe_size;
+    if (count_opt->count()) set.stripe_count = stripe_count;
+    return pvfs::ctl::setstripe(set);
+  }
+  if (*jobs) return pvfs::ctl::jobs(daemon, per_daemon);
+  if (*ping) return pvfs::ctl::ping(daemon);
+  if (*servers) return pvfs::ctl::servers(daemon);
+  return 2;
+}
