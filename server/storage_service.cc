@@ -50,6 +50,14 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
       uint32_t length = r.getLength();
       if (length > rpc::kMaxDataBytes)
         co_return co_await conn->reply_error(id, Status(Errc::invalid_argument, "read too large"));
+      // A peer that pipelines large reads and never takes the replies must
+      // not make us fill gigabytes of buffers: the connection's budget waits.
+      if (!co_await conn->reserve_reply_bytes(length)) co_return;
+      struct Held {
+        std::shared_ptr<rpc::Connection> conn;
+        uint64_t bytes;
+        ~Held() { conn->release_reply_bytes(bytes); }
+      } held{conn, length};
       Buffer data(length);
       auto got = co_await rpc::run_blocking(disk_pool_, [&] {
         return store_.read(obj, offset, data.span());

@@ -323,6 +323,26 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
   co_return Status{};
 }
 
+asio::awaitable<bool> Connection::reserve_reply_bytes(uint64_t bytes) {
+  auto self = shared_from_this();
+  while (open_ && reply_bytes_ > 0 && reply_bytes_ + bytes > kMaxInflightBytes) {
+    auto waiter = std::make_shared<asio::steady_timer>(socket_.get_executor(),
+                                                       Clock::time_point::max());
+    reply_waiters_.push_back(waiter);
+    asio::error_code ec;
+    co_await waiter->async_wait(redirect_error(use_awaitable, ec));
+  }
+  if (!open_) co_return false;
+  reply_bytes_ += bytes;
+  co_return true;
+}
+
+void Connection::release_reply_bytes(uint64_t bytes) {
+  reply_bytes_ -= bytes;
+  // Wake every waiter; each checks again whether it fits now.
+  for (auto& w : std::exchange(reply_waiters_, {})) w->cancel();
+}
+
 void Connection::wake_next_writer() {
   if (writing_ || write_waiters_.empty()) return;
   auto next = write_waiters_.front();
@@ -349,6 +369,7 @@ void Connection::close() {
   for (auto& w : write_waiters_) w->cancel();
   write_waiters_.clear();
   if (inflight_wait_) inflight_wait_->cancel();
+  for (auto& w : std::exchange(reply_waiters_, {})) w->cancel();
   if (on_close_) {
     auto cb = std::move(on_close_);
     cb();

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <asio.hpp>
 
@@ -59,6 +60,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> reply(uint64_t id, OutMessage& reply, std::span<const std::byte> data = {});
   asio::awaitable<void> reply_error(uint64_t id, const Status& status);
 
+  // For a request handler about to allocate `bytes` for its reply (a read
+  // buffer): waits until this connection's replies in service leave room for
+  // them under kMaxInflightBytes (one is always admitted when none is held),
+  // then counts them until release_reply_bytes(). False when the connection
+  // closed meanwhile (nothing is counted then).
+  asio::awaitable<bool> reserve_reply_bytes(uint64_t bytes);
+  void release_reply_bytes(uint64_t bytes);
+
   void close();
   bool is_open() const { return open_; }
   const std::string& peer() const { return peer_; }
@@ -97,10 +106,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t inflight_requests_ = 0;
   uint64_t inflight_bytes_ = 0;
   std::shared_ptr<asio::steady_timer> inflight_wait_;
+  // Reply bytes handlers hold (reserve_reply_bytes), and handlers waiting for room.
+  uint64_t reply_bytes_ = 0;
+  std::vector<std::shared_ptr<asio::steady_timer>> reply_waiters_;
   std::function<void()> on_close_;
 };
 
-// Limits on what one connection may have in service at once.
+// Limits on what one connection may have in service at once (request data
+// and, separately, reply data reserved by handlers).
 inline constexpr size_t kMaxInflightRequests = 128;
 inline constexpr uint64_t kMaxInflightBytes = uint64_t{256} << 20;
 

@@ -1,0 +1,228 @@
+// What the integration tests share: a synchronous client session on its own
+// io_context, deterministic file contents that any range of can be made or
+// checked on its own, 4 KiB-aligned buffers, and looking at a daemon from
+// outside (pid, memory, log, object files). Test-only. A Session belongs to
+// the thread that made it; the free functions are thread-safe.
+#pragma once
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "fs/client.h"
+#include "tests/support/test_cluster.h"
+
+namespace pvfs::test {
+
+// Options for a cluster of `n` storage servers, everything else default.
+inline ClusterOptions with_servers(uint32_t n) {
+  ClusterOptions options;
+  options.servers = n;
+  return options;
+}
+
+// uid 0: every permission check passes.
+inline const Credentials kRoot{};
+
+// A started Client on a private io_context, driven synchronously.
+class Session {
+ public:
+  // Fails the test (REQUIRE) when the client cannot reach the cluster; use
+  // only on the test's main thread. See connect() for other threads.
+  explicit Session(const Config& config) {
+    Status st = connect(config);
+    REQUIRE_MESSAGE(st.ok(), st.to_string());
+  }
+  // For threads other than the test's: connect() reports instead of failing.
+  struct Deferred {};
+  explicit Session(Deferred) {}
+  Status connect(const Config& config) {
+    auto client = Client::create(io_, config);
+    if (!client) return client.status();
+    client_ = std::move(*client);
+    return run(client_->start());
+  }
+
+  template <typename T>
+  T run(asio::awaitable<T> task) {
+    return run_sync(io_, std::move(task));
+  }
+  Client* operator->() { return client_.get(); }
+  Client& client() { return *client_; }
+
+  // Creates `name` in `parent` (O_RDWR); REQUIREs success.
+  std::pair<Attr, std::shared_ptr<OpenFile>> create(InodeId parent, const std::string& name) {
+    auto made = run(client_->create(kRoot, parent, name, 0644, O_RDWR));
+    REQUIRE_MESSAGE(made.ok(), name, ": ", made.status().to_string());
+    return *made;
+  }
+  Result<std::shared_ptr<OpenFile>> open(InodeId ino, int flags = O_RDWR) {
+    return run(client_->open(kRoot, ino, flags));
+  }
+  Status write(OpenFile& file, uint64_t offset, std::span<const std::byte> data) {
+    auto n = run(client_->write(kRoot, file, offset, data));
+    if (!n) return n.status();
+    if (*n != data.size()) return Status(Errc::io, fmt::format("short write: {}", *n));
+    return {};
+  }
+  Result<size_t> read(OpenFile& file, uint64_t offset, std::span<std::byte> out) {
+    return run(client_->read(kRoot, file, offset, out));
+  }
+  Status flush(OpenFile& file) { return run(client_->flush(kRoot, file)); }
+  Status release(std::shared_ptr<OpenFile> file) {
+    return run(client_->release(kRoot, std::move(file)));
+  }
+  Result<Attr> lookup(InodeId parent, const std::string& name) {
+    return run(client_->lookup(kRoot, parent, name));
+  }
+  Result<Attr> getattr(InodeId ino) { return run(client_->getattr(kRoot, ino)); }
+
+ private:
+  asio::io_context io_;
+  std::unique_ptr<Client> client_;
+};
+
+// 4 KiB-aligned bytes (ARCHITECTURE.md: unaligned copies are 3-5x slower here).
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(size_t size)
+      : data_(static_cast<std::byte*>(std::aligned_alloc(4096, round_up(size)))), size_(size) {
+    REQUIRE(data_ != nullptr);
+  }
+  ~AlignedBuffer() { std::free(data_); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  std::span<std::byte> span() { return {data_, size_}; }
+  std::span<std::byte> span(size_t offset, size_t length) { return {data_ + offset, length}; }
+  std::byte* data() { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  static size_t round_up(size_t n) { return (std::max<size_t>(n, 1) + 4095) / 4096 * 4096; }
+  std::byte* data_;
+  size_t size_;
+};
+
+// The pattern: file byte `pos` is byte pos%8 of splitmix64(seed, pos/8).
+inline uint64_t pattern_word(uint64_t seed, uint64_t word) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + word + 0x632be59bd9b4e019ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Fills `out` with the pattern for the file range starting at `offset`.
+inline void fill_pattern(std::span<std::byte> out, uint64_t seed, uint64_t offset) {
+  size_t i = 0;
+  while (i < out.size() && (offset + i) % 8 != 0) {
+    out[i] = std::byte(pattern_word(seed, (offset + i) / 8) >> (8 * ((offset + i) % 8)));
+    ++i;
+  }
+  for (; i + 8 <= out.size(); i += 8) {
+    uint64_t w = pattern_word(seed, (offset + i) / 8);
+    std::memcpy(out.data() + i, &w, 8);  // little-endian host
+  }
+  for (; i < out.size(); ++i)
+    out[i] = std::byte(pattern_word(seed, (offset + i) / 8) >> (8 * ((offset + i) % 8)));
+}
+
+// The file offset of the first byte of `got` that is not the pattern.
+inline std::optional<uint64_t> pattern_mismatch(std::span<const std::byte> got, uint64_t seed,
+                                                uint64_t offset) {
+  std::byte expected[4096];
+  for (size_t done = 0; done < got.size();) {
+    size_t n = std::min(sizeof expected, got.size() - done);
+    fill_pattern({expected, n}, seed, offset + done);
+    if (std::memcmp(expected, got.data() + done, n) != 0)
+      for (size_t i = 0; i < n; ++i)
+        if (expected[i] != got[done + i]) return offset + done + i;
+    done += n;
+  }
+  return std::nullopt;
+}
+
+// The file offset of the first non-zero byte of `got`.
+inline std::optional<uint64_t> nonzero_at(std::span<const std::byte> got, uint64_t offset) {
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != std::byte{0}) return offset + i;
+  return std::nullopt;
+}
+
+// Polls `done` every 20 ms until it holds or `limit` passes; returns whether it held.
+template <typename Pred>
+bool eventually(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+inline int daemon_pid(LocalCluster& cluster, const std::string& name) {
+  for (const auto& d : cluster.daemons())
+    if (d.name == name) return d.running ? d.pid : 0;
+  return 0;
+}
+
+// Resident memory of process `pid` (VmRSS), or 0 when it is gone.
+inline uint64_t rss_bytes(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  return 0;
+}
+
+inline std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Where storage server `server` keeps object `index` of `ino` (ObjectStore's
+// naming, seen from outside: the running server holds the store's lock).
+inline std::filesystem::path object_file(const Config& config, uint32_t server, InodeId ino,
+                                         uint32_t index) {
+  return config.servers.at(server).data_dir / "objects" / fmt::format("{:02x}", ino.value & 0xff) /
+         fmt::format("{:016x}.{}", ino.value, index);
+}
+
+// Bytes of `ino`'s objects on storage server `server` (file sizes, holes included).
+inline uint64_t object_bytes_on(const Config& config, uint32_t server, InodeId ino) {
+  namespace fs = std::filesystem;
+  const fs::path dir = object_file(config, server, ino, 0).parent_path();
+  const std::string prefix = fmt::format("{:016x}.", ino.value);
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) total += e.file_size(ec);
+  return total;
+}
+
+// How many objects of `ino` exist on any storage server.
+inline size_t object_count(const Config& config, InodeId ino) {
+  namespace fs = std::filesystem;
+  size_t n = 0;
+  const std::string prefix = fmt::format("{:016x}.", ino.value);
+  for (uint32_t s = 0; s < config.servers.size(); ++s) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(object_file(config, s, ino, 0).parent_path(), ec))
+      n += e.path().filename().string().rfind(prefix, 0) == 0;
+  }
+  return n;
+}
+
+}  // namespace pvfs::test
