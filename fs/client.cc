@@ -226,6 +226,14 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
       state->size = change.size;
       state->size_dirty = false;
     }
+  } else if (change.mask & (kSetMtime | kSetMtimeNow)) {
+    // Publish writes made here first: publishing them later (at close)
+    // would stamp mtime again and undo the time set now (tar, cp -p, rsync).
+    if (auto state = impl_->open_state(ino); state && state->size_dirty) {
+      OpenFile pending{state, 0};
+      Status st = co_await flush(who, pending);
+      if (!st.ok()) co_return st;
+    }
   }
   rpc::OutMessage out;
   auto s = impl_->begin_mds(out, who).initSetattr();
@@ -308,6 +316,12 @@ asio::awaitable<Result<std::string>> Client::readlink(const Credentials& who, In
 
 asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, std::string name,
                                        InodeId new_parent, std::string new_name, uint32_t flags) {
+  // A file replaced while open here keeps its data until closed, as with unlink.
+  std::shared_ptr<InodeState> replaced;
+  if (!impl_->open_inodes.empty() && !(flags & kRenameExchange)) {
+    auto target = co_await lookup(who, new_parent, new_name);
+    if (target) replaced = impl_->open_state(target->ino);
+  }
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRename();
   r.setParent(parent.value);
@@ -315,7 +329,14 @@ asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, s
   r.setNewParent(new_parent.value);
   r.setNewName(new_name);
   r.setFlags(flags);
-  co_return co_await none_reply(*impl_, out, false);
+  r.setKeepOpen(replaced != nullptr);
+  Status st = co_await none_reply(*impl_, out, false);
+  if (!st.ok() || !replaced) co_return st;
+  // Renaming onto another name of the same file replaces nothing; otherwise
+  // the file is an orphan now if that was its last link.
+  auto after = co_await getattr(who, replaced->ino);
+  if (after && after->nlink == 0) replaced->unlinked = true;
+  co_return Status{};
 }
 
 asio::awaitable<Result<Attr>> Client::link(const Credentials& who, InodeId ino, InodeId new_parent,

@@ -114,8 +114,9 @@ asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credential
   auto file = impl_->track_open(attr, flags);
   auto state = file->inode;
 
-  if ((flags & O_TRUNC) && S_ISREG(attr.mode) && (flags & O_ACCMODE) != O_RDONLY &&
-      std::max(attr.size, state->size) > 0) {
+  // Linux truncates for O_RDONLY|O_TRUNC too (access_mask() asked for write
+  // permission), and with atomic O_TRUNC the kernel leaves it to us.
+  if ((flags & O_TRUNC) && S_ISREG(attr.mode) && std::max(attr.size, state->size) > 0) {
     SetAttr change;
     change.mask = kSetSize;
     change.size = 0;

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "shared/log.h"
@@ -11,6 +13,7 @@
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
+#include "shared/rpc/frame.h"
 
 namespace pvfs::mds {
 
@@ -26,6 +29,9 @@ Timespec wall_now() {
 }
 
 std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+
+// The largest file size: st_size is a signed off_t.
+constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 }  // namespace
 
@@ -177,6 +183,10 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       change.size = r.getSize();
       change.atime = rpc::from_wire(r.getAtime());
       change.mtime = rpc::from_wire(r.getMtime());
+      if ((change.mask & kSetSize) && change.size > kMaxFileBytes) {
+        failure = Status(Errc::too_big, fmt::format("size {} is past the largest file size", change.size));
+        break;
+      }
       attr_or(store_.setattr(caller, InodeId(r.getIno()), change, now));
       break;
     }
@@ -233,7 +243,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     case mp::Request::RENAME: {
       auto r = req.getRename();
       auto result = store_.rename(caller, InodeId(r.getParent()), text(r.getName()),
-                                  InodeId(r.getNewParent()), text(r.getNewName()), r.getFlags(), now);
+                                  InodeId(r.getNewParent()), text(r.getNewName()), r.getFlags(), now,
+                                  r.getKeepOpen());
       none_or(result.status());
       break;
     }
@@ -329,6 +340,10 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     }
     case mp::Request::UPDATE_SIZE: {
       auto r = req.getUpdateSize();
+      if (r.getSize() > kMaxFileBytes) {
+        failure = Status(Errc::too_big, fmt::format("size {} is past the largest file size", r.getSize()));
+        break;
+      }
       attr_or(store_.update_size(InodeId(r.getIno()), r.getSize(), r.getTouchMtime(), now));
       break;
     }
@@ -378,6 +393,13 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       auto r = req.getSetLayout();
       InodeId ino(r.getIno());
       LayoutPolicy policy = rpc::from_wire(r.getPolicy());
+      // A stripe must be whole pages and fit in one storage request (rpc/frame.h).
+      if (policy.stripe_size % 4096 != 0 || policy.stripe_size > rpc::kMaxDataBytes) {
+        failure = Status(Errc::invalid_argument,
+                         fmt::format("stripe size {} is not a multiple of 4096 up to {}",
+                                     policy.stripe_size, rpc::kMaxDataBytes));
+        break;
+      }
       auto attr = store_.getattr(ino);
       if (!attr) {
         failure = attr.status();

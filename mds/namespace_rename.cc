@@ -34,7 +34,7 @@ Result<std::optional<Named>> find(NsTxn& tx, FileSetId set, InodeId dir, std::st
 Result<RenameResult> NamespaceStore::rename(const Caller& caller, InodeId parent,
                                             std::string_view name, InodeId new_parent,
                                             std::string_view new_name, uint32_t flags,
-                                            Timespec now) {
+                                            Timespec now, bool keep_open) {
   if ((flags & ~(kRenameNoReplace | kRenameExchange)) != 0 ||
       flags == (kRenameNoReplace | kRenameExchange))
     return Status(Errc::invalid_argument, "bad rename flags");
@@ -123,7 +123,7 @@ Result<RenameResult> NamespaceStore::rename(const Caller& caller, InodeId parent
           if (Status s = tx.erase_inode(dst.inode.attr.ino); !s.ok()) return s;
           ndir.attr.nlink -= 1;
         } else {
-          auto orphaned = tx.drop_link(dst.inode, false, now);
+          auto orphaned = tx.drop_link(dst.inode, keep_open, now);
           if (!orphaned) return orphaned.status();
           if (*orphaned) out.replaced_orphan = dst.inode.attr.ino;
         }

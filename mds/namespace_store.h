@@ -99,10 +99,11 @@ class NamespaceStore {
   // subtree; not_empty; is_dir / not_dir for type mismatches; cross_device
   // for another file set; not_permitted in sticky directories;
   // access_denied without write permission on a directory moved to another
-  // parent. The replaced inode loses a link: see RenameResult.
+  // parent. The replaced inode loses a link: see RenameResult; a replaced
+  // regular file left without links is held like unlink's when `keep_open`.
   Result<RenameResult> rename(const Caller& caller, InodeId parent, std::string_view name,
                               InodeId new_parent, std::string_view new_name, uint32_t flags,
-                              Timespec now);
+                              Timespec now, bool keep_open = false);
   // Adds `new_name` in `new_parent` for `ino`. Errors: exists; not_permitted
   // for a directory; too_many_links at kMaxLinks; cross_device for another
   // file set; not_found for an orphan.

@@ -20,6 +20,16 @@ uint32_t without_setid(uint32_t mode) {
   return mode;
 }
 
+// Whether `mode` is `current` with some of S_ISUID/S_ISGID cleared and
+// nothing else changed: how the kernel's "kill set-id bits on write or
+// truncate" reaches a FUSE file system, as a chmod made by the writer.
+bool only_clears_setid(uint32_t current, uint32_t mode) {
+  constexpr uint32_t kSetid = S_ISUID | S_ISGID;
+  current &= 07777;
+  mode &= 07777;
+  return mode != current && (mode & ~kSetid) == (current & ~kSetid) && (mode & ~current) == 0;
+}
+
 }  // namespace
 
 bool in_group(const Caller& caller, uint32_t gid) {
@@ -92,7 +102,10 @@ Result<Attr> apply_setattr(const Caller& caller, const Attr& current, const SetA
   if ((mask & kSetGid) != 0 && !root &&
       !(caller.uid == current.uid && (in_group(caller, change.gid) || change.gid == current.gid)))
     return Status(Errc::not_permitted, "chgrp to a group the caller is not in");
-  if ((mask & kSetMode) != 0 && !owner_or_root(caller, current))
+  // Linux forces the set-id kill (ATTR_FORCE), so any writer may drop them.
+  if ((mask & kSetMode) != 0 && !owner_or_root(caller, current) &&
+      !(only_clears_setid(current.mode, change.mode) &&
+        check_permission(caller, current, kMayWrite).ok()))
     return Status(Errc::not_permitted, "only the owner may chmod");
   if ((mask & (kSetAtime | kSetMtime)) != 0 && !owner_or_root(caller, current))
     return Status(Errc::not_permitted, "only the owner may set explicit times");

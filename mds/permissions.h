@@ -52,12 +52,14 @@ NewOwner new_owner(const Caller& caller, const Attr& parent, uint32_t mode);
 // permission (access_denied); chown by non-root unless a no-op by the owner
 // (not_permitted); chgrp by non-root unless the owner to a group it is in
 // (not_permitted); chmod or explicit times by neither owner nor root
-// (not_permitted); times to now by neither owner, root nor a writer
-// (access_denied). Side effects as Linux: chmod by a non-root non-member of
-// the file's group drops S_ISGID; chown/chgrp of a non-directory drops
-// S_ISUID, and S_ISGID when group-executable; a size change by non-root
-// drops them too; a size that differs sets mtime; ctime becomes `now`
-// whenever mask is not 0.
+// (not_permitted), except a chmod that only clears S_ISUID/S_ISGID by a
+// caller with write permission (the kernel's set-id kill on a write or
+// truncate, which FUSE sends as the writer's chmod); times to now by
+// neither owner, root nor a writer (access_denied). Side effects as Linux:
+// chmod by a non-root non-member of the file's group drops S_ISGID;
+// chown/chgrp of a non-directory drops S_ISUID, and S_ISGID when
+// group-executable; a size change by non-root drops them too; a size that
+// differs sets mtime; ctime becomes `now` whenever mask is not 0.
 Result<Attr> apply_setattr(const Caller& caller, const Attr& current, const SetAttr& change,
                            Timespec now);
 

@@ -108,7 +108,14 @@ struct Request {
   }
   struct Rmdir { parent @0 :UInt64; name @1 :Text; }
   struct Symlink { parent @0 :UInt64; name @1 :Text; target @2 :Text; }
-  struct Rename { parent @0 :UInt64; name @1 :Text; newParent @2 :UInt64; newName @3 :Text; flags @4 :UInt32; }
+  struct Rename {
+    parent @0 :UInt64;
+    name @1 :Text;
+    newParent @2 :UInt64;
+    newName @3 :Text;
+    flags @4 :UInt32;
+    keepOpen @5 :Bool;            # caller has the replaced file open: keep its data until releaseOrphan
+  }
   struct Link { ino @0 :UInt64; newParent @1 :UInt64; newName @2 :Text; }
   struct Readdir {
     ino @0 :UInt64;
