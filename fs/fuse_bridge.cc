@@ -205,6 +205,7 @@ Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& 
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   state->session = fuse_session_new(&args, &ops, sizeof ops, state->bridge.get());
   fuse_opt_free_args(&args);
+  if (state->session) state->bridge->set_session(state->session);
   // From here on the destructor cleans up whatever has been set up.
   auto mount = std::make_unique<FuseMount>(std::move(state));
   State& s = *mount->state_;

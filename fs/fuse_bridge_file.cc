@@ -34,9 +34,10 @@ void on_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   Credentials who = b.credentials(req);
   b.spawn(req, "open", call(b.client(), &Client::open, who, InodeId(ino), fi->flags),
-          [&b, info = *fi, who](fuse_req_t r, std::shared_ptr<OpenFile>& file) mutable {
+          [&b, info = *fi, who, ino](fuse_req_t r, std::shared_ptr<OpenFile>& file) mutable {
             prepare_open_reply(b, info, std::move(file), std::move(who));
             if (fuse_reply_open(r, &info) != 0) abandon(b, &info);
+            else b.forget_cached_attributes(ino);
           });
 }
 

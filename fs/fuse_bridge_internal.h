@@ -82,8 +82,8 @@ asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Res
 // Replies 0 or the mapped errno.
 asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work);
 
-// State of one mount; libfuse's userdata. Immutable after construction
-// except through the thread-safe JobIdCache, so any worker may use it.
+// State of one mount; libfuse's userdata. Immutable once the session exists
+// (set_session) except through the thread-safe JobIdCache, so any worker may use it.
 class Bridge {
  public:
   Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
@@ -103,6 +103,16 @@ class Bridge {
   // A lookup reply for `attr` with the mount's timeouts.
   fuse_entry_param entry(const Attr& attr) const;
 
+  // Close-to-open: after an open has been answered, drop the kernel's cached
+  // attributes of `ino` so the next read or stat sees the size and mtime the
+  // open fetched from the MDS (another client may have written meanwhile).
+  // Only attributes, never pages: safe outside any request on the inode.
+  void forget_cached_attributes(fuse_ino_t ino) {
+    if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
+  }
+  // Set once after fuse_session_new, before any request arrives.
+  void set_session(fuse_session* session) { session_ = session; }
+
   // Runs `work` on the client's io thread; its end sends the reply.
   template <typename T, typename Reply>
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
@@ -121,6 +131,7 @@ class Bridge {
   Client& client_;
   JobIdCache& jobs_;
   const FuseMountParams params_;
+  fuse_session* session_ = nullptr;
 };
 
 inline Bridge& bridge(fuse_req_t req) { return *static_cast<Bridge*>(fuse_req_userdata(req)); }

@@ -686,15 +686,10 @@ TEST_CASE("user.pvfs.layout shows layouts, sets them on directories and empty fi
   CHECK(layout_field(get_xattr(root + "/narrow", "user.pvfs.layout"), "stripe_count") == 2);
 }
 
-// Known bug (FUSE bridge, fs/fuse_bridge_file.cc): open() does not make the
-// kernel drop attributes it cached within attr_timeout, so a client that
-// looked at a file moments before another client rewrote and closed it
-// reads the old size at its next open: "much " instead of the whole text.
-// The man page (CONSISTENCY) promises close-to-open. Fix: have the bridge
-// invalidate the inode's cached attributes when an open finds a size or
-// mtime different from the kernel's (fuse_lowlevel_notify_inval_inode).
-TEST_CASE("a later open on another client sees everything written before a close" *
-          doctest::may_fail()) {
+// Close-to-open across clients: the bridge drops the kernel's cached
+// attributes after every open, so a client that looked at a file moments
+// before another client rewrote and closed it still sees the new size.
+TEST_CASE("a later open on another client sees everything written before a close") {
   TestCluster* c = cluster();
   if (!c) return;
   Scratch s(*c, "close-to-open");
