@@ -36,8 +36,10 @@ void on_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   b.spawn(req, "open", call(b.client(), &Client::open, who, InodeId(ino), fi->flags),
           [&b, info = *fi, who, ino](fuse_req_t r, std::shared_ptr<OpenFile>& file) mutable {
             prepare_open_reply(b, info, std::move(file), std::move(who));
+            // Before the reply: a read issued right after open() returns
+            // must not use the size the kernel cached earlier.
+            b.forget_cached_attributes(ino);
             if (fuse_reply_open(r, &info) != 0) abandon(b, &info);
-            else b.forget_cached_attributes(ino);
           });
 }
 

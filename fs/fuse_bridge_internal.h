@@ -103,10 +103,11 @@ class Bridge {
   // A lookup reply for `attr` with the mount's timeouts.
   fuse_entry_param entry(const Attr& attr) const;
 
-  // Close-to-open: after an open has been answered, drop the kernel's cached
+  // Close-to-open: before an open is answered, drop the kernel's cached
   // attributes of `ino` so the next read or stat sees the size and mtime the
   // open fetched from the MDS (another client may have written meanwhile).
-  // Only attributes, never pages: safe outside any request on the inode.
+  // Only attributes, never pages: the kernel takes no inode or page lock for
+  // it, so it is safe while a request on the inode is in flight.
   void forget_cached_attributes(fuse_ino_t ino) {
     if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
   }
