@@ -61,23 +61,32 @@ int read_pid(const fs::path& file) {
   return pid;
 }
 
+// Starts `argv` with stdin from /dev/null and stdout/stderr appended to
+// `log`. A daemon gets its own session, so it outlives the launcher and can
+// be killed as a group. Returns the child's pid, or -1.
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool daemon) {
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  if (daemon) ::setsid();
+  int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (null >= 0) ::dup2(null, 0);
+  if (fd >= 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+  ::_exit(127);
+}
+
 // Runs a program and waits for it; returns its exit status (or -1).
 int run_and_wait(const std::vector<std::string>& argv, const fs::path& log) {
-  pid_t pid = ::fork();
+  pid_t pid = spawn(argv, log, false);
   if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -190,24 +199,8 @@ Status LocalCluster::start_daemon(const std::string& name) {
   std::vector<std::string> argv = {binary(is_mds ? "pvfs-mds" : "pvfs-server").string(),
                                    "--config", config_path().string(), "--id", id,
                                    "--ready-file", ready.string()};
-  pid_t pid = ::fork();
+  pid_t pid = spawn(argv, log, true);
   if (pid < 0) return Status::from_errno(errno, "fork");
-  if (pid == 0) {
-    ::setsid();  // survives the launcher; its own process group for clean kills
-    int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (null >= 0) ::dup2(null, 0);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
   {
     std::ofstream(dir_ / "run" / (name + ".pid")) << pid << "\n";
   }
