@@ -8,22 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/temp_dir.h"
 #include "utils/local_cluster.h"
 
 namespace pvfs::test {
-
-// mkdtemp under $TMPDIR (or /tmp); removed on destruction unless kept.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix = "pvfs-test");
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Whether FUSE tests can run here. Outside CI a missing /dev/fuse skips with
 // a message; with CI=true it is a failure (checked by the caller via

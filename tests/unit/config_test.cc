@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/temp_dir.h"
+
 #include <stdlib.h>
 
 #include <fstream>
@@ -13,29 +15,16 @@
 namespace pvfs {
 namespace {
 
-class TempDir {
+// A temporary folder that can hold config files.
+class TempDir : public pvfs::test::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/pvfs-config-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
   // Writes `text` to `name` under the directory and returns its path.
   std::filesystem::path write(const std::string& name, const std::string& text) const {
-    const auto file = path_ / name;
+    const auto file = path() / name;
     std::filesystem::create_directories(file.parent_path());
     std::ofstream(file) << text;
     return file;
   }
-
- private:
-  std::filesystem::path path_;
 };
 
 constexpr const char* kMinimal =

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/temp_dir.h"
+
 #include <stdlib.h>
 
 #include <fstream>
@@ -15,23 +17,7 @@ namespace {
 
 using namespace std::string_literals;
 
-// A fresh directory under /tmp, removed with everything in it on scope exit.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/pvfs-jobid-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using pvfs::test::TempDir;
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::create_directories(path.parent_path());

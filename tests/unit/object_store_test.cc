@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/temp_dir.h"
+
 #include <stdlib.h>
 
 #include <algorithm>
@@ -18,23 +20,7 @@
 namespace pvfs {
 namespace {
 
-// A fresh directory under /tmp, removed with everything in it on scope exit.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/pvfs-objstore-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using pvfs::test::TempDir;
 
 ObjectId oid(uint64_t ino, uint32_t index = 0) { return ObjectId{InodeId(ino), index}; }
 
