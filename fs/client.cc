@@ -270,13 +270,21 @@ asio::awaitable<Result<Attr>> Client::mkdir(const Credentials& who, InodeId pare
   co_return co_await attr_reply(*impl_, out, false);
 }
 
+namespace {
+// The open-file state of the file `name` in `parent` names, if this client
+// has it open: unlink and rename must keep such a file's data until closed.
+asio::awaitable<std::shared_ptr<InodeState>> open_here(Client& client, Client::Impl& impl,
+                                                       const Credentials& who, InodeId parent,
+                                                       std::string name) {
+  if (impl.open_inodes.empty()) co_return nullptr;
+  auto target = co_await client.lookup(who, parent, std::move(name));
+  co_return target ? impl.open_state(target->ino) : nullptr;
+}
+}  // namespace
+
 asio::awaitable<Status> Client::unlink(const Credentials& who, InodeId parent, std::string name) {
   // If the file is open here, its data must outlive the name (POSIX).
-  std::shared_ptr<InodeState> state;
-  if (!impl_->open_inodes.empty()) {
-    auto target = co_await lookup(who, parent, name);
-    if (target) state = impl_->open_state(target->ino);
-  }
+  auto state = co_await open_here(*this, *impl_, who, parent, name);
   rpc::OutMessage out;
   auto u = impl_->begin_mds(out, who).initUnlink();
   u.setParent(parent.value);
@@ -318,10 +326,8 @@ asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, s
                                        InodeId new_parent, std::string new_name, uint32_t flags) {
   // A file replaced while open here keeps its data until closed, as with unlink.
   std::shared_ptr<InodeState> replaced;
-  if (!impl_->open_inodes.empty() && !(flags & kRenameExchange)) {
-    auto target = co_await lookup(who, new_parent, new_name);
-    if (target) replaced = impl_->open_state(target->ino);
-  }
+  if (!(flags & kRenameExchange))
+    replaced = co_await open_here(*this, *impl_, who, new_parent, new_name);
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRename();
   r.setParent(parent.value);
