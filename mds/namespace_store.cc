@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "mds/lmdb_env.h"
+#include "shared/lmdb/lmdb_env.h"
 #include "mds/namespace_txn.h"
 #include "mds/permissions.h"
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "mds/inode_record.h"
-#include "mds/lmdb_env.h"
+#include "shared/lmdb/lmdb_env.h"
 #include "mds/namespace_types.h"
 #include "shared/status.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "mds/inode_record.h"
-#include "mds/lmdb_env.h"
+#include "shared/lmdb/lmdb_env.h"
 #include "mds/namespace_store.h"
 
 namespace pvfs {

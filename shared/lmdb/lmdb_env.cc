@@ -1,4 +1,4 @@
-#include "mds/lmdb_env.h"
+#include "shared/lmdb/lmdb_env.h"
 
 #include <lmdb.h>
 
