@@ -1,0 +1,238 @@
+// pvfs-bench end to end: the real binary (path in $PVFS_BENCH, set by meson)
+// on a plain temporary directory and on a real FUSE mount of a real local
+// cluster (one per test). The data pattern is recomputed here from its
+// definition in pvfs-bench(1), not taken from the tool's own code.
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_cluster.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pvfs::test::TempDir;
+using pvfs::test::TestCluster;
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+// For CAPTURE: shown only when a check fails.
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << "exit " << o.status << "\n--- stdout\n" << o.out << "--- stderr\n" << o.err;
+}
+
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string bench_binary() {
+  const char* path = std::getenv("PVFS_BENCH");
+  if (!path || !*path) FAIL("PVFS_BENCH is not set: run this test through `meson test`");
+  return path;
+}
+
+// Runs `pvfs-bench ARGS` through the shell, capturing stdout and stderr in `scratch`.
+Outcome bench(const fs::path& scratch, const std::vector<std::string>& args) {
+  std::string command = quote(bench_binary());
+  for (const auto& a : args) command += " " + quote(a);
+  command += " >" + quote((scratch / "bench.out").string()) + " 2>" + quote((scratch / "bench.err").string());
+  Outcome o;
+  int raw = std::system(command.c_str());
+  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  o.out = slurp(scratch / "bench.out");
+  o.err = slurp(scratch / "bench.err");
+  return o;
+}
+
+// The text of the JSON object under `"key":{` (up to its closing brace;
+// the phase objects hold no nested objects), or "" when absent.
+std::string json_object(const std::string& json, const std::string& key) {
+  auto at = json.find("\"" + key + "\":{");
+  if (at == std::string::npos) return {};
+  auto end = json.find('}', at);
+  return json.substr(at, end - at + 1);
+}
+
+// The number after `"key":` in `json`, or -1 when absent.
+double json_number(const std::string& json, const std::string& key) {
+  auto at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+// The numbers of the array under `"key":[`.
+std::vector<double> json_numbers(const std::string& json, const std::string& key) {
+  std::vector<double> out;
+  auto at = json.find("\"" + key + "\":[");
+  if (at == std::string::npos) return out;
+  const char* p = json.c_str() + at + key.size() + 4;
+  while (*p && *p != ']') {
+    char* end = nullptr;
+    out.push_back(std::strtod(p, &end));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
+// The pattern of pvfs-bench(1): byte (offset % 8) of the little-endian word
+// (rank << 48) | (offset rounded down to 8).
+uint8_t expected_byte(uint64_t rank, uint64_t offset) {
+  uint64_t word = (rank << 48) | (offset & ~uint64_t{7});
+  return static_cast<uint8_t>(word >> (8 * (offset % 8)));
+}
+
+// The offset of the first byte of `data` (file offsets from `base`) that is
+// not `rank`'s pattern, or -1.
+int64_t first_wrong_byte(const std::string& data, uint64_t rank, uint64_t base) {
+  for (size_t i = 0; i < data.size(); ++i)
+    if (static_cast<uint8_t>(data[i]) != expected_byte(rank, base + i)) return static_cast<int64_t>(base + i);
+  return -1;
+}
+
+bool skip_without_fuse() {
+  if (pvfs::test::fuse_available()) return false;
+  if (pvfs::test::fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
+  MESSAGE("skipping: /dev/fuse is not available");
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("on a plain directory a shared-file write and verified read pass and leave nothing") {
+  TempDir tmp("pvfs-bench");
+  fs::create_directory(tmp.path() / "data");
+  auto run = bench(tmp.path(), {"-N", "3", "-t", "4k", "-b", "64K", "--verify", "--json", "-o",
+                                (tmp.path() / "data" / "shared").string()});
+  CAPTURE(run);
+  REQUIRE(run.status == 0);
+  CHECK(run.err.empty());
+  CHECK(run.out.find('\n') == run.out.size() - 1);
+  for (const char* phase : {"write", "read"}) {
+    CAPTURE(phase);
+    std::string p = json_object(run.out, phase);
+    CHECK(json_number(p, "bytes") == 3 * 65536);
+    CHECK(json_numbers(p, "per_process_s").size() == 3);
+    CHECK(json_numbers(p, "cdf_s").size() == 10);
+    CHECK(json_number(p, "aggregate_mib_s") > 0);
+  }
+  CHECK(json_number(run.out, "verify_errors") == 0);
+  CHECK(json_number(run.out, "verified_bytes") == 3 * 65536);
+  CHECK(run.out.find("\"ok\":true") != std::string::npos);
+  CHECK(fs::is_empty(tmp.path() / "data"));
+}
+
+TEST_CASE("bad options give one line on stderr and exit 2") {
+  TempDir tmp("pvfs-bench");
+  const std::string out = (tmp.path() / "f").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {"-t", "3k", "-b", "16k", "-o", out},   // -t does not divide -b
+      {"-t", "1x", "-o", out},                // not a size
+      {"-b", "0", "-o", out},
+      {"-N", "0", "-o", out},
+      {"-N", "4"},                            // no -o
+      {"--bogus", "-o", out},
+      {"-w", "--verify", "-o", out},          // nothing to verify
+  };
+  for (const auto& args : cases) {
+    auto run = bench(tmp.path(), args);
+    CAPTURE(args.front());
+    CAPTURE(run);
+    CHECK(run.status == 2);
+    CHECK(run.out.empty());
+    CHECK(run.err.rfind("pvfs-bench: ", 0) == 0);
+    CHECK(run.err.find('\n') == run.err.size() - 1);
+  }
+  CHECK(bench(tmp.path(), {"-t", "3k", "-b", "16k", "-o", out}).err ==
+        "pvfs-bench: -t 3 KiB does not divide -b 16 KiB (see pvfs-bench --help)\n");
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("four processes with a file each on a pvfs mount report four times and verify clean") {
+  if (skip_without_fuse()) return;
+  TestCluster cluster({}, true);
+  const fs::path dir = cluster.mnt() / "bench";
+  fs::create_directory(dir);
+  auto run = bench(cluster.dir(), {"-N", "4", "-F", "-w", "-r", "--verify", "--json", "-t", "64k", "-b", "1m",
+                                   "-o", (dir / "f").string()});
+  CAPTURE(run);
+  REQUIRE(run.status == 0);
+  CHECK(run.err.empty());
+  for (const char* phase : {"write", "read"}) {
+    CAPTURE(phase);
+    std::string p = json_object(run.out, phase);
+    auto times = json_numbers(p, "per_process_s");
+    CHECK(times.size() == 4);
+    for (double t : times) CHECK(t > 0);
+    CHECK(json_number(p, "slowest_s") > 0);
+    CHECK(json_number(p, "aggregate_mib_s") > 0);
+    CHECK(json_number(p, "bytes") == 4 << 20);
+  }
+  CHECK(json_number(run.out, "verify_errors") == 0);
+  CHECK(json_number(run.out, "verified_bytes") == 4 << 20);
+  CHECK(fs::is_empty(dir));
+}
+
+TEST_CASE("a shared file kept on a pvfs mount holds exactly N blocks of the pattern") {
+  if (skip_without_fuse()) return;
+  TestCluster cluster({}, true);
+  const fs::path file = cluster.mnt() / "shared";
+  constexpr uint64_t kBlock = 256 << 10;
+  auto run = bench(cluster.dir(), {"-N", "4", "-t", "32k", "-b", "256k", "-w", "--keep", "-o", file.string()});
+  CAPTURE(run);
+  REQUIRE(run.status == 0);
+  CHECK(run.out.find("write") != std::string::npos);
+  CHECK(run.out.find("CDF") != std::string::npos);
+  REQUIRE(fs::file_size(file) == 4 * kBlock);
+  std::string data = slurp(file);
+  REQUIRE(data.size() == 4 * kBlock);
+  for (uint64_t rank = 0; rank < 4; ++rank) {
+    CAPTURE(rank);
+    CHECK(first_wrong_byte(data.substr(rank * kBlock, kBlock), rank, rank * kBlock) == -1);
+  }
+}
+
+TEST_CASE("bytes overwritten between a kept write and a verified read fail the read, naming the offset") {
+  if (skip_without_fuse()) return;
+  TestCluster cluster({}, true);
+  const fs::path prefix = cluster.mnt() / "f";
+  auto write = bench(cluster.dir(), {"-N", "4", "-F", "-t", "16k", "-b", "128k", "-w", "--keep", "-o",
+                                     prefix.string()});
+  CAPTURE(write);
+  REQUIRE(write.status == 0);
+  const fs::path victim = cluster.mnt() / "f.00000002";
+  REQUIRE(fs::file_size(victim) == 128 << 10);
+  constexpr uint64_t kAt = 70001;
+  {
+    std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(kAt);
+    for (uint64_t i = 0; i < 3; ++i) f.put(static_cast<char>(~expected_byte(2, kAt + i)));
+  }
+  auto read = bench(cluster.dir(), {"-N", "4", "-F", "-t", "16k", "-b", "128k", "-r", "--verify", "-o",
+                                    prefix.string()});
+  CAPTURE(read);
+  CHECK(read.status == 1);
+  CHECK(read.out.find("verify: 3 of 524288 bytes differ") != std::string::npos);
+  CHECK(read.err.find("rank 2: " + victim.string() + ": verify: 3 bytes differ, first at offset 70001") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(victim));  // no --keep: removed even when verify fails
+}
