@@ -20,7 +20,10 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
       key(key_),
       timeout(config_.rpc_timeout_ms),
       mds(io_.get_executor(), config_.mds.front().address, key_,
-          milliseconds(config_.connect_timeout_ms)) {}
+          milliseconds(config_.connect_timeout_ms)) {
+  dispatch.min_bytes = config_.dispatch_min_bytes;
+  dispatch.margin_bytes = config_.redirect_margin_bytes;
+}
 
 mp::Request::Builder Client::Impl::begin_mds(rpc::OutMessage& out, const Credentials& who) {
   out.envelope().setJobId(who.job_id);
@@ -69,6 +72,11 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
 
 asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_storage(
     ServerId server, rpc::OutMessage& out, std::span<const std::byte> data) {
+  co_return co_await call_storage(server, out, data, timeout);
+}
+
+asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_storage(
+    ServerId server, rpc::OutMessage& out, std::span<const std::byte> data, milliseconds timeout) {
   if (!servers.count(server.value)) {
     Status st = co_await refresh_servers();
     if (!st.ok()) co_return st;

@@ -12,12 +12,14 @@
 #include <map>
 #include <optional>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <asio.hpp>
 
+#include "fs/sched/dispatcher.h"
 #include "shared/attr.h"
 #include "shared/config.h"
 #include "shared/secret.h"
@@ -65,6 +67,19 @@ struct InodeState {
   uint64_t writes = 0;      // bumped by every write; a flush only clears what it saw
   int open_count = 0;
   bool unlinked = false;    // last link removed while open: data kept until last close
+  // (object index, server) pairs that hold fragments written here since the
+  // last fsync: fsync must reach them too.
+  std::set<std::pair<uint32_t, uint32_t>> fragment_servers;
+};
+
+// What the write dispatcher did since the client started.
+struct DispatchStats {
+  uint64_t rounds = 0;        // probe rounds
+  uint64_t probes = 0;        // probe requests sent
+  uint64_t probe_ns = 0;      // summed duration of probe rounds
+  uint64_t pieces_home = 0;   // pieces written to their home server
+  uint64_t pieces_redirected = 0;
+  uint64_t fallbacks = 0;     // redirects that failed and went home
 };
 
 // One open file description.
@@ -156,6 +171,12 @@ class Client {
 
   // --- cluster ---------------------------------------------------------
   asio::awaitable<Result<std::vector<StorageServer>>> servers();
+
+  // How writes are placed (pvfsmount -o dispatch=...); the config's
+  // [scheduling] values are the defaults. Call before the first write.
+  void set_dispatch_policy(sched::Policy policy);
+  const sched::Options& dispatch_options() const;
+  const DispatchStats& dispatch_stats() const;
 
   const Config& config() const { return config_; }
   asio::io_context& io() { return io_; }

@@ -10,6 +10,7 @@
 #include "fs/client_impl.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
+#include "shared/rpc/frame.h"
 
 namespace pvfs {
 
@@ -26,35 +27,60 @@ uint32_t access_mask(int flags) {
   }
 }
 
-asio::awaitable<Status> write_piece(Client::Impl& impl, ServerId server, InodeId ino,
-                                    uint32_t index, uint64_t offset,
-                                    std::span<const std::byte> data, bool sync, std::string job) {
-  rpc::OutMessage out;
-  out.envelope().setJobId(job);
-  auto w = out.init_body<sp::Request>().initWrite();
-  set_object(w.initObject(), ino, index);
-  w.setOffset(offset);
-  w.setSync(sync);
-  auto reply = co_await impl.call_storage(server, out, data);
-  co_return reply.status();
-}
-
+// Reads [offset, offset + out_bytes.size()) of one object: asks home, which
+// answers with its bytes and where redirected parts live, then fetches those
+// from their servers in parallel. A fragment may vanish between the answer
+// and the fetch (a maintainer pulled it home): then home is asked again.
 asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
                                    uint64_t offset, std::span<std::byte> out_bytes, std::string job) {
-  rpc::OutMessage out;
-  out.envelope().setJobId(job);
-  auto r = out.init_body<sp::Request>().initRead();
-  set_object(r.initObject(), ino, index);
-  r.setOffset(offset);
-  r.setLength(static_cast<uint32_t>(out_bytes.size()));
-  auto reply = co_await impl.call_storage(server, out, {});
-  if (!reply) co_return reply.status();
-  const Buffer& data = (*reply)->data();
-  size_t got = std::min(data.size(), out_bytes.size());
-  if (got) std::memcpy(out_bytes.data(), data.data(), got);
-  // Past the end of the object (a hole at the file's tail, or never written).
-  if (got < out_bytes.size()) std::memset(out_bytes.data() + got, 0, out_bytes.size() - got);
-  co_return Status{};
+  constexpr int kAttempts = 5;
+  Status last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    rpc::OutMessage out;
+    out.envelope().setJobId(job);
+    auto r = out.init_body<sp::Request>().initRead();
+    set_object(r.initObject(), ino, index);
+    r.setOffset(offset);
+    r.setLength(static_cast<uint32_t>(out_bytes.size()));
+    auto reply = co_await impl.call_storage(server, out, {});
+    if (!reply) co_return reply.status();
+    const Buffer& data = (*reply)->data();
+    size_t got = std::min(data.size(), out_bytes.size());
+    if (got) std::memcpy(out_bytes.data(), data.data(), got);
+    // Past the end of the object (a hole at the file's tail, or never written).
+    if (got < out_bytes.size()) std::memset(out_bytes.data() + got, 0, out_bytes.size() - got);
+    auto redirected = (*reply)->body<sp::Reply>().getRead().getRedirected();
+    if (redirected.size() == 0) co_return Status{};
+    std::vector<asio::awaitable<Status>> fetches;
+    for (auto part : redirected) {
+      const uint64_t at = part.getOffset(), length = part.getLength();
+      if (at < offset || at + length > offset + out_bytes.size() || length > rpc::kMaxDataBytes)
+        co_return Status(Errc::io, fmt::format("server {} answered a read with a bad redirect", server.value));
+      fetches.push_back([](Client::Impl& impl, ServerId holder, InodeId ino, uint32_t index,
+                           uint64_t fragment, uint64_t fragment_offset,
+                           std::span<std::byte> dest, std::string job) -> asio::awaitable<Status> {
+        rpc::OutMessage out;
+        out.envelope().setJobId(job);
+        auto f = out.init_body<sp::Request>().initReadFragment();
+        set_object(f.initObject(), ino, index);
+        f.setFragment(fragment);
+        f.setOffset(fragment_offset);
+        f.setLength(static_cast<uint32_t>(dest.size()));
+        auto reply = co_await impl.call_storage(holder, out, {});
+        if (!reply) co_return reply.status();
+        const Buffer& bytes = (*reply)->data();
+        if (bytes.size() != dest.size())
+          co_return Status(Errc::not_found, fmt::format("fragment {:x} on server {} is short", fragment,
+                                                        holder.value));
+        std::memcpy(dest.data(), bytes.data(), dest.size());
+        co_return Status{};
+      }(impl, ServerId(part.getServer()), ino, index, part.getFragment(), part.getFragmentOffset(),
+        out_bytes.subspan(at - offset, length), job));
+    }
+    last = co_await rpc::run_all(std::move(fetches));
+    if (last.code() != Errc::not_found) co_return last;
+  }
+  co_return last;
 }
 
 asio::awaitable<Status> object_request(Client::Impl& impl, ServerId server, InodeId ino,
@@ -164,9 +190,8 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
   for (const Piece& p : split_range(state.layout, offset, data.size()))
-    tasks.push_back(write_piece(*impl_, state.layout.servers[p.object_index], state.ino,
-                                p.object_index, p.object_offset,
-                                data.subspan(p.buffer_offset, p.length), sync, who.job_id));
+    tasks.push_back(impl_->write_piece(state, p.object_index, p.object_offset,
+                                       data.subspan(p.buffer_offset, p.length), sync, who.job_id));
   Status st = co_await rpc::run_all(std::move(tasks));
   if (!st.ok()) co_return st;
   state.size = std::max(state.size, offset + data.size());
@@ -217,7 +242,14 @@ asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
   std::vector<asio::awaitable<Status>> tasks;
   for (uint32_t i = 0; i < layout.stripe_count(); ++i)
     tasks.push_back(object_request(*impl_, layout.servers[i], file.inode->ino, i, true, 0, who.job_id));
-  co_return co_await rpc::run_all(std::move(tasks));
+  // Redirected writes live in fragments on other servers until pulled home.
+  auto fragment_servers = std::move(file.inode->fragment_servers);
+  file.inode->fragment_servers.clear();
+  for (const auto& [index, server] : fragment_servers)
+    tasks.push_back(object_request(*impl_, ServerId(server), file.inode->ino, index, true, 0, who.job_id));
+  Status st2 = co_await rpc::run_all(std::move(tasks));
+  if (!st2.ok()) file.inode->fragment_servers.insert(fragment_servers.begin(), fragment_servers.end());
+  co_return st2;
 }
 
 asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,

@@ -5,8 +5,11 @@
 
 #include <map>
 #include <memory>
+#include <random>
+#include <set>
 
 #include "fs/client.h"
+#include "fs/sched/dispatcher.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/message.h"
@@ -30,6 +33,9 @@ struct Client::Impl {
   // the id is unknown). Storage requests are idempotent and retried likewise.
   asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_storage(
       ServerId server, rpc::OutMessage& out, std::span<const std::byte> data);
+  // As call_storage, giving up after `timeout` (also while unreachable).
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_storage(
+      ServerId server, rpc::OutMessage& out, std::span<const std::byte> data, milliseconds timeout);
   asio::awaitable<Status> refresh_servers();
 
   // The open-file state for `ino`, if this client has it open.
@@ -67,6 +73,42 @@ struct Client::Impl {
 
   // Starts tracking an open file description of `attr` (fresh from the MDS).
   std::shared_ptr<OpenFile> track_open(const Attr& attr, int flags);
+
+  // --- write dispatch (client_dispatch.cc) ---
+  // Where one write piece goes, decided in a probe round shared with every
+  // piece pending at the same moment.
+  struct Placement {
+    ServerId server;
+    uint64_t round = 0;  // 0: no probe round
+    std::shared_ptr<const std::vector<sched::ServerLoad>> seen;  // the round's loads
+  };
+  asio::awaitable<Placement> place(sched::Piece piece);
+  // Writes one piece of object `index` of `ino` at `offset`: home or, as the
+  // dispatcher decides, as a fragment elsewhere plus a redirect entry at
+  // home (falling back to home when either fails).
+  asio::awaitable<Status> write_piece(InodeState& state, uint32_t index, uint64_t offset,
+                                      std::span<const std::byte> data, bool sync, std::string job);
+
+  sched::Options dispatch;
+  std::mt19937_64 rng{std::random_device{}()};
+  struct PendingPlacement {
+    sched::Piece piece;
+    Placement result;
+    bool ready = false;
+    std::shared_ptr<asio::steady_timer> done;
+  };
+  std::vector<std::shared_ptr<PendingPlacement>> unplaced;
+  bool round_scheduled = false;
+  // Loads servers reported of their peers (fresh for config.load_ttl_ms).
+  struct Heard {
+    sched::ServerLoad load;
+    rpc::Clock::time_point at;
+  };
+  std::map<uint32_t, Heard> heard;
+  DispatchStats stats;
+
+ private:
+  asio::awaitable<void> run_round();
 };
 
 // Fills a storage ObjectId.

@@ -104,6 +104,13 @@ Status apply(MountOptions& o, std::string_view item) {
     o.jobid_var = std::string(value);
     return {};
   }
+  if (key == "dispatch") {
+    if (Status s = need_value("POLICY"); !s.ok()) return s;
+    auto policy = sched::parse_policy(value);
+    if (!policy) return bad_value(key, value, "fixed, random, two-choice, collab or preassign");
+    o.dispatch = *policy;
+    return {};
+  }
   if (key == "secret") {
     if (Status s = need_value("FILE"); !s.ok()) return s;
     o.secret_file = std::string(value);

@@ -233,6 +233,7 @@ int run(const CommandLine& cl) {
   auto client = Client::create(rt.io, *config);
   if (!client.ok()) return fail(client.status().to_string());
   rt.client = std::move(*client);
+  rt.client->set_dispatch_policy(options->dispatch);
   rt.start_thread();
   if (Status s = start_client(rt); !s.ok()) return fail(start_error(*config, s));
 

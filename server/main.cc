@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <asio.hpp>
 
+#include "server/maintainer.h"
 #include "server/object_store.h"
 #include "server/registration.h"
 #include "server/storage_service.h"
@@ -22,11 +23,17 @@ int main(int argc, char** argv) {
   uint32_t id = 0;
   unsigned disk_threads = 4;
   bool verbose = false;
+  double delay_factor = 1.0;
+  uint32_t delay_for_s = 0;
   app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
   app.add_option("-i,--id", id, "this server's id: its [[server]] entry in the config")->required();
   app.add_option("--ready-file", ready_file, "write the bound port here once serving");
   app.add_option("--disk-threads", disk_threads, "threads doing disk I/O")
       ->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--delay-factor", delay_factor,
+                 "straggler injection: serve data requests this many times slower (see pvfs-server(8))")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--delay-for", delay_for_s, "end the injected delay after this many seconds (0: never)");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
   CLI11_PARSE(app, argc, argv);
 
@@ -59,10 +66,17 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   asio::thread_pool disk_pool(disk_threads);
-  pvfs::StorageService service(id, **store, disk_pool);
+  auto service = pvfs::StorageService::open(id, *config, self->data_dir, **store, disk_pool,
+                                            io.get_executor());
+  if (!service) {
+    std::fprintf(stderr, "pvfs-server: %s\n", service.status().to_string().c_str());
+    return 1;
+  }
+  if (delay_factor > 1.0)
+    (*service)->straggler().set(delay_factor, std::chrono::seconds(delay_for_s));
   auto server = pvfs::rpc::RpcServer::listen(
       io, self->address, *key,
-      [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
+      [&service](auto conn, auto msg) { return (*service)->handle(std::move(conn), std::move(msg)); },
       std::chrono::milliseconds(config->connect_timeout_ms));
   if (!server) {
     std::fprintf(stderr, "pvfs-server: %s\n", server.status().to_string().c_str());
@@ -74,11 +88,14 @@ int main(int argc, char** argv) {
   pvfs::Registration registration(io.get_executor(), *config, *key, id, advertised, **store,
                                   disk_pool);
   registration.start();
+  pvfs::Maintainer maintainer(io.get_executor(), *config, *key, id, **service);
+  maintainer.start();
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code&, int sig) {
     spdlog::info("signal {}: shutting down", sig);
     registration.stop();
+    maintainer.stop();
     (*server)->stop();
     io.stop();
   });

@@ -1,9 +1,10 @@
+// The storage service's request dispatch and object I/O. Scheduling state
+// (probes, redirects, fragments, status) is in storage_sched.cc.
 #include "server/storage_service.h"
 
 #include <fmt/format.h>
 
 #include "shared/log.h"
-#include "shared/proto/storage.capnp.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/frame.h"
 
@@ -15,10 +16,60 @@ namespace {
 
 ObjectId object_of(sp::ObjectId::Reader r) { return ObjectId{InodeId(r.getIno()), r.getIndex()}; }
 
+// Counts a data request as outstanding load from arrival to reply.
+struct LoadGuard {
+  load::LoadDetector* load = nullptr;
+  uint64_t bytes = 0;
+  LoadGuard() = default;
+  LoadGuard(const LoadGuard&) = delete;
+  LoadGuard& operator=(const LoadGuard&) = delete;
+  ~LoadGuard() { if (load) load->end(bytes); }
+};
+
+// Reply bytes a read holds against its connection's budget until replied.
+struct ReplyBudget {
+  std::shared_ptr<rpc::Connection> conn;
+  uint64_t bytes = 0;
+  ReplyBudget() = default;
+  ReplyBudget(const ReplyBudget&) = delete;
+  ReplyBudget& operator=(const ReplyBudget&) = delete;
+  ~ReplyBudget() { if (conn) conn->release_reply_bytes(bytes); }
+};
+
 }  // namespace
 
-StorageService::StorageService(uint32_t server_id, ObjectStore& store, asio::thread_pool& disk_pool)
-    : id_(server_id), store_(store), disk_pool_(disk_pool) {}
+StorageService::StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
+                               std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
+                               asio::thread_pool& disk_pool, asio::any_io_executor ex)
+    : id_(server_id), config_(config), store_(store), fragments_(std::move(fragments)),
+      db_(std::move(db)), disk_pool_(disk_pool), straggler_(ex), gates_(ex) {}
+
+Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id, const Config& config,
+                                                             const std::filesystem::path& data_dir,
+                                                             ObjectStore& store,
+                                                             asio::thread_pool& disk_pool,
+                                                             asio::any_io_executor ex) {
+  auto fragments = ObjectStore::open(data_dir / "fragments");
+  if (!fragments) return fragments.status();
+  auto db = SchedDb::open(data_dir);
+  if (!db) return db.status();
+  std::unique_ptr<StorageService> s(new StorageService(server_id, config, store, std::move(*fragments),
+                                                       std::move(*db), disk_pool, std::move(ex)));
+  const auto start = std::chrono::steady_clock::now();
+  Status st = s->db_->load(
+      s->table_,
+      [&](const HeldFragment& f) {
+        s->held_[f.fragment] = f;
+        s->held_bytes_ += f.bytes;
+      },
+      [&](const redirect::Garbage& g) { s->garbage_[g] = start; });
+  if (!st.ok()) return st;
+  if (s->table_.object_count() || !s->held_.empty() || !s->garbage_.empty())
+    spdlog::info("restored {} redirected objects ({} entries), {} fragments held, {} to drop",
+                 s->table_.object_count(), s->table_.remote_entry_count(), s->held_.size(),
+                 s->garbage_.size());
+  return s;
+}
 
 asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> conn,
                                              std::unique_ptr<rpc::InMessage> msg) {
@@ -27,97 +78,92 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
   const std::string job = msg->envelope().getJobId();
   rpc::OutMessage out;
   auto reply = out.init_body<sp::Reply>();
+  Buffer reply_data;
 
+  // Data requests are the server's load and what a straggler slows down.
+  uint64_t data_bytes = 0;
+  bool is_data = true;
+  uint64_t reserve = 0;
   switch (req.which()) {
-    case sp::Request::WRITE: {
-      auto w = req.getWrite();
-      ObjectId obj = object_of(w.getObject());
-      uint64_t offset = w.getOffset();
-      bool sync = w.getSync();
-      Buffer data = std::move(msg->data());
-      jobs_.count(job, 0, data.size());
-      auto written = co_await rpc::run_blocking(disk_pool_, [&] {
-        return store_.write(obj, offset, data.span(), sync);
-      });
-      if (!written) co_return co_await conn->reply_error(id, written.status());
-      reply.setWritten(*written);
-      co_return co_await conn->reply(id, out);
-    }
-    case sp::Request::READ: {
-      auto r = req.getRead();
-      ObjectId obj = object_of(r.getObject());
-      uint64_t offset = r.getOffset();
-      uint32_t length = r.getLength();
-      if (length > rpc::kMaxDataBytes)
-        co_return co_await conn->reply_error(id, Status(Errc::invalid_argument, "read too large"));
-      // A peer that pipelines large reads and never takes the replies must
-      // not make us fill gigabytes of buffers: the connection's budget waits.
-      if (!co_await conn->reserve_reply_bytes(length)) co_return;
-      struct Held {
-        std::shared_ptr<rpc::Connection> conn;
-        uint64_t bytes;
-        ~Held() { conn->release_reply_bytes(bytes); }
-      } held{conn, length};
-      Buffer data(length);
-      auto got = co_await rpc::run_blocking(disk_pool_, [&] {
-        return store_.read(obj, offset, data.span());
-      });
-      if (!got) co_return co_await conn->reply_error(id, got.status());
-      data.resize(*got);
-      jobs_.count(job, *got, 0);
-      reply.setRead(*got);
-      co_return co_await conn->reply(id, out, data.span());
-    }
+    case sp::Request::WRITE: data_bytes = msg->data().size(); break;
+    case sp::Request::READ: data_bytes = reserve = req.getRead().getLength(); break;
+    case sp::Request::READ_FRAGMENT: data_bytes = reserve = req.getReadFragment().getLength(); break;
+    default: is_data = false;
+  }
+  if (reserve > rpc::kMaxDataBytes)
+    co_return co_await conn->reply_error(id, Status(Errc::invalid_argument, "read too large"));
+  // A peer that pipelines large reads and never takes the replies must not
+  // make us fill gigabytes of buffers: the connection's budget waits.
+  ReplyBudget budget;
+  if (reserve) {
+    if (!co_await conn->reserve_reply_bytes(reserve)) co_return;
+    budget.conn = conn;
+    budget.bytes = reserve;
+  }
+  LoadGuard guard;
+  Straggler::Ticket ticket;
+  if (is_data) {
+    load_.begin(data_bytes);
+    guard.load = &load_;
+    guard.bytes = data_bytes;
+    ticket = co_await straggler_.enter();
+    jobs_.count(job, req.isWrite() ? 0 : data_bytes, req.isWrite() ? data_bytes : 0);
+  } else {
+    jobs_.count(job, 0, 0);
+  }
+  Status st;
+  try {
+    st = co_await dispatch(req, *msg, conn, reply, reply_data);
+  } catch (const kj::Exception& e) {
+    st = Status(Errc::invalid_argument, fmt::format("malformed request: {}", e.getDescription().cStr()));
+  }
+  if (is_data) co_await straggler_.leave(ticket, msg->receive_time());
+  if (!st.ok()) co_return co_await conn->reply_error(id, st);
+  co_await conn->reply(id, out, reply_data.span());
+}
+
+asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& msg,
+                                                 std::shared_ptr<rpc::Connection> conn, Reply reply,
+                                                 Buffer& reply_data) {
+  switch (req.which()) {
+    case sp::Request::WRITE: co_return co_await write(req.getWrite(), msg.data(), reply);
+    case sp::Request::READ: co_return co_await read(req.getRead(), conn, reply, reply_data);
+    case sp::Request::READ_FRAGMENT:
+      co_return co_await read_fragment(req.getReadFragment(), conn, reply_data, reply);
     case sp::Request::TRUNCATE: {
       auto t = req.getTruncate();
-      ObjectId obj = object_of(t.getObject());
-      uint64_t size = t.getSize();
-      jobs_.count(job, 0, 0);
-      Status st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.truncate(obj, size); });
-      if (!st.ok()) co_return co_await conn->reply_error(id, st);
-      reply.setNone();
-      co_return co_await conn->reply(id, out);
+      Status st = co_await truncate(object_of(t.getObject()), t.getSize());
+      if (st.ok()) reply.setNone();
+      co_return st;
     }
     case sp::Request::REMOVE: {
       std::vector<ObjectId> objects;
       for (auto o : req.getRemove().getObjects()) objects.push_back(object_of(o));
-      jobs_.count(job, 0, 0);
-      Status st = co_await rpc::run_blocking(disk_pool_, [&] {
-        Status first;
-        for (const auto& o : objects) {
-          Status s = store_.remove(o);
-          if (!s.ok() && first.ok()) first = s;
-        }
-        return first;
-      });
-      if (!st.ok()) co_return co_await conn->reply_error(id, st);
-      reply.setNone();
-      co_return co_await conn->reply(id, out);
+      Status st = co_await remove(std::move(objects));
+      if (st.ok()) reply.setNone();
+      co_return st;
     }
     case sp::Request::FSYNC: {
-      ObjectId obj = object_of(req.getFsync());
-      jobs_.count(job, 0, 0);
-      Status st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.fsync(obj); });
-      if (!st.ok()) co_return co_await conn->reply_error(id, st);
-      reply.setNone();
-      co_return co_await conn->reply(id, out);
+      Status st = co_await fsync(object_of(req.getFsync()));
+      if (st.ok()) reply.setNone();
+      co_return st;
     }
     case sp::Request::STAT: {
       ObjectId obj = object_of(req.getStat());
       auto st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.stat(obj); });
-      if (!st) co_return co_await conn->reply_error(id, st.status());
+      if (!st) co_return st.status();
       auto s = reply.initStat();
       s.setExists(st->exists);
       s.setSize(st->size);
-      co_return co_await conn->reply(id, out);
+      co_return Status{};
     }
     case sp::Request::STATFS: {
       auto space = co_await rpc::run_blocking(disk_pool_, [&] { return store_.space(); });
-      if (!space) co_return co_await conn->reply_error(id, space.status());
+      if (!space) co_return space.status();
       auto s = reply.initStatfs();
       s.setCapacityBytes(space->capacity_bytes);
       s.setFreeBytes(space->free_bytes);
-      co_return co_await conn->reply(id, out);
+      co_return Status{};
     }
     case sp::Request::STATUS: {
       auto s = reply.initStatus();
@@ -128,10 +174,148 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
                         std::chrono::steady_clock::now() - started_)
                         .count());
       jobs_.fill(s, 100);
-      co_return co_await conn->reply(id, out);
+      co_return Status{};
     }
+    case sp::Request::PROBE: probe(req.getProbe(), reply); co_return Status{};
+    case sp::Request::PROBE_DONE:
+      preassign_.on_outcome(req.getProbeDone().getRound(), false);
+      reply.setNone();
+      co_return Status{};
+    case sp::Request::REDIRECT: {
+      auto r = req.getRedirect();
+      Status st = redirect(r);
+      if (st.ok() && r.getSync()) st = co_await sync_db();
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
+    case sp::Request::DROP_FRAGMENTS: {
+      std::vector<std::pair<ObjectId, uint64_t>> list;
+      for (auto f : req.getDropFragments()) list.emplace_back(object_of(f.getObject()), f.getFragment());
+      Status st = co_await drop_fragments(std::move(list));
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
+    case sp::Request::INJECT: {
+      auto i = req.getInject();
+      if (!(i.getDelayFactor() >= 1.0) || i.getDelayFactor() > 1000)
+        co_return Status(Errc::invalid_argument, "delay factor must be between 1 and 1000");
+      straggler_.set(i.getDelayFactor(), std::chrono::seconds(i.getSeconds()));
+      spdlog::info("straggler injection: delay factor {} for {}", i.getDelayFactor(),
+                   i.getSeconds() ? fmt::format("{} s", i.getSeconds()) : std::string("ever"));
+      reply.setNone();
+      co_return Status{};
+    }
+    case sp::Request::SCHED_STATUS: sched_status(reply); co_return Status{};
   }
-  co_await conn->reply_error(id, Status(Errc::not_supported, "unknown storage request"));
+  co_return Status(Errc::not_supported, "unknown storage request");
+}
+
+asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply) {
+  const ObjectId obj = object_of(w.getObject());
+  const uint64_t offset = w.getOffset();
+  const bool sync = w.getSync();
+  if (w.getRound()) preassign_.on_outcome(w.getRound(), true);
+  learn(w.getSeen());
+  if (w.getFallback()) ++fallbacks_;
+  if (w.getFragment()) co_return co_await write_fragment(obj, w.getFragment(), data, sync, reply);
+
+  auto gate = co_await gates_.enter_shared(obj);
+  auto written = co_await rpc::run_blocking(disk_pool_, [&] {
+    return store_.write(obj, offset, data.span(), sync);
+  });
+  if (!written) co_return written.status();
+  // The newest write wins: if part of this range was redirected earlier,
+  // a local entry now says the bytes are here again.
+  const uint64_t end = offset + data.size();
+  if (data.size() && table_.overlaps_remote(obj, offset, end)) {
+    Status st = record(obj, redirect::Entry{table_.next_seq(), offset, end, redirect::Location::home()});
+    if (st.ok() && sync) st = co_await sync_db();
+    if (!st.ok()) co_return st;
+  }
+  reply.setWritten(*written);
+  co_return Status{};
+}
+
+asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
+                                             std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out) {
+  const ObjectId obj = object_of(r.getObject());
+  const uint64_t offset = r.getOffset();
+  const uint32_t length = r.getLength();
+  if (offset + length < offset) co_return Status(Errc::invalid_argument, "read range overflows");
+  // Ask the log first: an acknowledged write is either in it (redirected)
+  // or already on the local disk.
+  auto segments = table_.query(obj, offset, offset + length);
+  out = Buffer(length);
+  auto got = co_await rpc::run_blocking(disk_pool_, [&] { return store_.read(obj, offset, out.span()); });
+  if (!got) co_return got.status();
+  out.resize(*got);
+  auto result = reply.initRead();
+  result.setBytes(*got);
+  size_t remote = 0;
+  for (const auto& s : segments) remote += s.where.local ? 0 : 1;
+  auto list = result.initRedirected(static_cast<unsigned>(remote));
+  unsigned i = 0;
+  for (const auto& s : segments) {
+    if (s.where.local) continue;
+    auto e = list[i++];
+    e.setOffset(s.begin);
+    e.setLength(s.end - s.begin);
+    e.setServer(s.where.server.value);
+    e.setFragment(s.where.fragment);
+    e.setFragmentOffset(s.begin - s.where.fragment_base);
+  }
+  co_return Status{};
+}
+
+asio::awaitable<Status> StorageService::truncate(ObjectId obj, uint64_t size) {
+  auto gate = co_await gates_.enter_shared(obj);
+  Status st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.truncate(obj, size); });
+  if (!st.ok()) co_return st;
+  // Bytes past the new end read as zeros, wherever they were redirected.
+  if (table_.overlaps_remote(obj, size, redirect::kEnd))
+    st = record(obj, redirect::Entry{table_.next_seq(), size, redirect::kEnd, redirect::Location::home()});
+  co_return st;
+}
+
+asio::awaitable<Status> StorageService::remove(std::vector<ObjectId> objects) {
+  Status first;
+  for (const auto& obj : objects) {
+    auto gate = co_await gates_.enter_shared(obj);
+    Status s = co_await rpc::run_blocking(disk_pool_, [&] { return store_.remove(obj); });
+    if (s.ok()) {
+      redirect::Change change = table_.drop(obj);
+      s = db_->apply(obj, nullptr, change);
+      for (const auto& g : change.garbage) garbage_[g] = std::chrono::steady_clock::now();
+    }
+    if (!s.ok() && first.ok()) first = s;
+  }
+  co_return first;
+}
+
+asio::awaitable<Status> StorageService::fsync(ObjectId obj) {
+  std::vector<ObjectId> fragment_keys;
+  for (const auto& [f, held] : held_)
+    if (held.object == obj) fragment_keys.push_back(ObjectId{InodeId(f), 0});
+  Status st = co_await rpc::run_blocking(disk_pool_, [&] {
+    Status s = store_.fsync(obj);
+    for (const auto& key : fragment_keys)
+      if (s.ok()) s = fragments_->fsync(key);
+    return s;
+  });
+  if (!st.ok()) co_return st;
+  co_return co_await sync_db();
+}
+
+asio::awaitable<Status> StorageService::write_local(ObjectId object, uint64_t offset,
+                                                    std::span<const std::byte> data) {
+  auto written = co_await rpc::run_blocking(disk_pool_, [&] {
+    return store_.write(object, offset, data, false);
+  });
+  co_return written.status();
+}
+
+asio::awaitable<Status> StorageService::sync_db() {
+  co_return co_await rpc::run_blocking(disk_pool_, [&] { return db_->sync(); });
 }
 
 }  // namespace pvfs

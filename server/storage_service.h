@@ -1,15 +1,30 @@
-// The storage service: answers storage.capnp requests from clients and
-// tools by running them against the ObjectStore on a blocking pool.
-// Owns per-job counters and daemon status; does not own the store, the
-// pool or the sockets. Runs on the daemon's single network thread.
+// The storage service: answers storage.capnp requests from clients, tools
+// and other storage servers. Object I/O runs on a blocking pool against
+// the ObjectStore; on top of it the service keeps what the two-choice write
+// scheduler needs (Dai et al.): the load detector and preassign estimator
+// that answer probes, the redirect logs of the objects this server is home
+// to (persisted in SchedDb), the fragments it holds for other servers, and
+// straggler injection. Everything but the disk I/O runs on the daemon's
+// single network thread, so none of it is locked. The maintainer
+// (server/maintainer.h) pulls redirected ranges home through this class.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <set>
 
 #include <asio.hpp>
 
+#include "server/load/load_detector.h"
+#include "server/load/preassign.h"
+#include "server/object_gates.h"
 #include "server/object_store.h"
+#include "server/redirect/redirect_table.h"
+#include "server/sched_db.h"
+#include "server/straggler.h"
+#include "shared/config.h"
+#include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"
 
@@ -17,19 +32,98 @@ namespace pvfs {
 
 class StorageService {
  public:
-  // `store` and `disk_pool` must outlive the service.
-  StorageService(uint32_t server_id, ObjectStore& store, asio::thread_pool& disk_pool);
+  // Opens the scheduling state under data_dir (data_dir/sched for LMDB,
+  // data_dir/fragments for fragment data) and rebuilds the redirect logs.
+  // `store` and `disk_pool` must outlive the service. Errors: busy (another
+  // server holds the directory), corrupt, io.
+  static Result<std::unique_ptr<StorageService>> open(uint32_t server_id, const Config& config,
+                                                      const std::filesystem::path& data_dir,
+                                                      ObjectStore& store,
+                                                      asio::thread_pool& disk_pool,
+                                                      asio::any_io_executor ex);
 
   // The RpcServer handler: decodes one request, runs it, sends one reply.
   asio::awaitable<void> handle(std::shared_ptr<rpc::Connection> conn,
                                std::unique_ptr<rpc::InMessage> msg);
 
+  Straggler& straggler() { return straggler_; }
+
+  // --- for the maintainer (same thread) ---
+  redirect::RedirectTable& table() { return table_; }
+  // No client data request is outstanding here.
+  bool idle() const { return load_.idle(); }
+  // Waits until no local write of `object` runs and keeps new ones out.
+  asio::awaitable<ObjectGates::Exclusive> lock_for_pull(ObjectId object) {
+    return gates_.enter_exclusive(object, std::chrono::milliseconds(1000));
+  }
+  // Writes pulled bytes into the local object (on the disk pool).
+  asio::awaitable<Status> write_local(ObjectId object, uint64_t offset, std::span<const std::byte> data);
+  // Appends `e` to the object's log and persists the change.
+  Status record(ObjectId object, const redirect::Entry& e);
+  // Garbage older than `grace`, by server, and forgetting what was dropped.
+  std::map<ServerId, std::vector<redirect::Garbage>> due_garbage(std::chrono::milliseconds grace) const;
+  Status garbage_dropped(std::span<const redirect::Garbage> done);
+  void count_pull(uint64_t bytes) { pulled_bytes_ += bytes; ++pulls_; }
+
  private:
+  StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
+                 std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
+                 asio::thread_pool& disk_pool, asio::any_io_executor ex);
+
+  using Reply = proto::storage::Reply::Builder;
+  using Request = proto::storage::Request::Reader;
+  asio::awaitable<Status> dispatch(Request req, rpc::InMessage& msg, std::shared_ptr<rpc::Connection> conn,
+                                   Reply reply, Buffer& reply_data);
+  // Data requests (counted as load, slowed by straggler injection).
+  asio::awaitable<Status> write(proto::storage::Request::Write::Reader w, Buffer& data, Reply reply);
+  asio::awaitable<Status> write_fragment(ObjectId object, uint64_t fragment, Buffer& data, bool sync,
+                                         Reply reply);
+  asio::awaitable<Status> read(proto::storage::Request::Read::Reader r,
+                               std::shared_ptr<rpc::Connection> conn, Reply reply, Buffer& out);
+  asio::awaitable<Status> read_fragment(proto::storage::Request::ReadFragment::Reader r,
+                                        std::shared_ptr<rpc::Connection> conn, Buffer& out, Reply reply);
+  // Object management.
+  asio::awaitable<Status> truncate(ObjectId object, uint64_t size);
+  asio::awaitable<Status> remove(std::vector<ObjectId> objects);
+  asio::awaitable<Status> fsync(ObjectId object);
+  asio::awaitable<Status> drop_fragments(std::vector<std::pair<ObjectId, uint64_t>> fragments);
+  // Scheduling.
+  Status redirect(proto::storage::Request::Redirect::Reader r);
+  asio::awaitable<Status> sync_db();
+  void probe(proto::storage::Request::Probe::Reader p, Reply reply);
+  void learn(capnp::List<proto::storage::ServerLoad>::Reader loads);
+  void fill_load(proto::storage::ServerLoad::Builder b);
+  void sched_status(Reply reply);
+  load::Nanos now() const;
+
   uint32_t id_;
+  const Config& config_;
   ObjectStore& store_;
+  std::unique_ptr<ObjectStore> fragments_;  // fragment f lives as object (f, 0)
+  std::unique_ptr<SchedDb> db_;
   asio::thread_pool& disk_pool_;
   rpc::JobCounters jobs_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  load::LoadDetector load_;
+  load::PreassignEstimator preassign_;
+  struct Learned {
+    uint32_t requests;
+    uint64_t bytes;
+    uint64_t preassigned;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::map<uint32_t, Learned> learned_;
+  Straggler straggler_;
+  ObjectGates gates_;
+  redirect::RedirectTable table_;
+  // Fragments held here for other servers' objects.
+  std::map<uint64_t, HeldFragment> held_;
+  uint64_t held_bytes_ = 0;
+  // Fragments elsewhere to drop, with when they became garbage.
+  std::map<redirect::Garbage, std::chrono::steady_clock::time_point> garbage_;
+
+  uint64_t pulled_bytes_ = 0, pulls_ = 0, redirects_recorded_ = 0, fallbacks_ = 0, probes_ = 0;
 };
 
 }  // namespace pvfs

@@ -176,6 +176,18 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   if (auto* t = root.get_as<toml::table>("mds_tuning")) {
     if (Status s = read_uint(*t, "mds_tuning", "sync_interval_ms", c.mds_sync_interval_ms); !s.ok()) return s;
   }
+  if (auto* t = root.get_as<toml::table>("scheduling")) {
+    const char* sec = "scheduling";
+    if (Status s = read_uint(*t, sec, "dispatch_min_bytes", c.dispatch_min_bytes); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "redirect_margin_bytes", c.redirect_margin_bytes); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "probe_timeout_ms", c.probe_timeout_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "load_ttl_ms", c.load_ttl_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "maintainer_threads", c.maintainer_threads); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "maintainer_interval_ms", c.maintainer_interval_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "fragment_gc_grace_ms", c.fragment_gc_grace_ms); !s.ok()) return s;
+    if (c.probe_timeout_ms == 0) return key_error("scheduling.probe_timeout_ms", "must be > 0");
+    if (c.maintainer_interval_ms == 0) return key_error("scheduling.maintainer_interval_ms", "must be > 0");
+  }
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
@@ -225,6 +237,15 @@ std::string Config::render() const {
       << "heartbeat_timeout_ms = " << heartbeat_timeout_ms << "\n\n"
       << "[mds_tuning]\n"
       << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n\n"
+      << "[scheduling]\n"
+      << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
+      << "redirect_margin_bytes = " << redirect_margin_bytes
+      << "    # redirect only to a server lighter than home by more than this\n"
+      << "probe_timeout_ms = " << probe_timeout_ms << "\n"
+      << "load_ttl_ms = " << load_ttl_ms << "    # how long servers trust loads learned of peers\n"
+      << "maintainer_threads = " << maintainer_threads << "    # concurrent pull-backs per server\n"
+      << "maintainer_interval_ms = " << maintainer_interval_ms << "\n"
+      << "fragment_gc_grace_ms = " << fragment_gc_grace_ms << "\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n";

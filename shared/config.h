@@ -50,6 +50,15 @@ struct Config {
   // [mds]
   uint32_t mds_sync_interval_ms = 1000;  // LMDB fsync period (process crashes lose nothing)
 
+  // [scheduling]: two-choice write dispatch, redirects and pull-back.
+  uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed
+  uint64_t redirect_margin_bytes = uint64_t{1} << 20;  // stay home unless another server is this much lighter
+  uint32_t probe_timeout_ms = 100;      // a server slower than this to answer a probe is not chosen
+  uint32_t load_ttl_ms = 300;           // how long a server trusts a peer's load it learned
+  uint32_t maintainer_threads = 2;      // concurrent pull-backs per storage server
+  uint32_t maintainer_interval_ms = 100;  // how often idle maintainers look for work
+  uint32_t fragment_gc_grace_ms = 2000;  // superseded fragments live this long for readers in flight
+
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;

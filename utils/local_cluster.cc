@@ -152,6 +152,8 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.rpc_timeout_ms = options.rpc_timeout_ms;
     c.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     c.stripe_size = options.stripe_size;
+    c.maintainer_threads = options.maintainer_threads;
+    c.maintainer_interval_ms = options.maintainer_interval_ms;
     std::ofstream out(config_file);
     out << c.render();
     if (!out) return Status(Errc::io, "cannot write " + config_file.string());

@@ -28,6 +28,8 @@ struct ClusterOptions {
   uint32_t rpc_timeout_ms = 10000;
   uint32_t heartbeat_timeout_ms = 5000;
   uint64_t stripe_size = uint64_t{1} << 20;
+  uint32_t maintainer_threads = 2;       // [scheduling]; 0 keeps redirects until restarted with more
+  uint32_t maintainer_interval_ms = 100;
   std::chrono::milliseconds start_timeout{15000};
 };
 

@@ -1,7 +1,11 @@
-# The storage service (pvfs-server): objects on local disk. Clients and the
-# MDS speak it. An object is named by (inode, index): stripe i of a file
-# lives in object i mod stripe count. File contents travel as the frame's
-# bulk data, never inside these messages.
+# The storage service (pvfs-server): objects on local disk. Clients, the MDS
+# and other storage servers speak it. An object is named by (inode, index):
+# stripe i of a file lives in object i mod stripe count, on its *home*
+# server. A write the client's dispatcher sends elsewhere is stored there as
+# a *fragment* (object, fragment id) and recorded in the home server's
+# redirect log; reads ask home, which answers with its bytes plus where the
+# redirected parts are. File contents travel as the frame's bulk data, never
+# inside these messages.
 @0xee729593c3ad937f;
 
 using Cxx = import "/capnp/c++.capnp";
@@ -14,6 +18,11 @@ struct ObjectId {
   index @1 :UInt32;
 }
 
+struct FragmentRef {
+  object @0 :ObjectId;
+  fragment @1 :UInt64;
+}
+
 struct Request {
   union {
     write @0 :Write;              # data: the bytes to write
@@ -24,17 +33,55 @@ struct Request {
     stat @5 :ObjectId;
     statfs @6 :Void;
     status @7 :Void;
+    probe @8 :Probe;              # reply: load
+    probeDone @9 :ProbeDone;      # reply: none
+    redirect @10 :Redirect;       # reply: none
+    readFragment @11 :ReadFragment;   # reply data: the bytes (short past the fragment's end)
+    dropFragments @12 :List(FragmentRef);  # reply: none; missing fragments are not an error
+    inject @13 :Inject;           # reply: none
+    schedStatus @14 :Void;        # reply: schedStatus
   }
 
   struct Write {
     object @0 :ObjectId;
     offset @1 :UInt64;
     sync @2 :Bool;                # durable on disk before the reply (O_SYNC, O_DSYNC)
+    fragment @3 :UInt64;          # 0: write the object here (its home); else store the
+                                  # data as this fragment of the object (a redirected write)
+    round @4 :UInt64;             # the probe round that chose this server (0: none)
+    seen @5 :List(ServerLoad);    # loads the client saw in that round, for this server to learn
+    fallback @6 :Bool;            # sent home after a redirect failed (counted in schedStatus)
   }
   struct Read {
     object @0 :ObjectId;
     offset @1 :UInt64;
     length @2 :UInt32;
+  }
+  struct Probe {
+    round @0 :UInt64;             # the client's probe round; 0: only asking (no preassign)
+    pieceBytes @1 :UInt64;        # typical piece length of the round (preassign's len)
+    preassign @2 :Bool;           # count P(load) x pieceBytes as expected load until decided
+  }
+  struct ProbeDone {
+    round @0 :UInt64;             # the client gave this round's pieces to other servers
+  }
+  struct Redirect {               # sent to the home server after a fragment was written
+    object @0 :ObjectId;
+    offset @1 :UInt64;            # the range [offset, offset + length) of the object
+    length @2 :UInt64;
+    server @3 :UInt32;            # now lives on this server
+    fragment @4 :UInt64;          # as this fragment, whose byte 0 is object offset `offset`
+    sync @5 :Bool;                # the entry is on stable storage before the reply
+  }
+  struct ReadFragment {
+    object @0 :ObjectId;
+    fragment @1 :UInt64;
+    offset @2 :UInt64;            # offset inside the fragment
+    length @3 :UInt32;
+  }
+  struct Inject {
+    delayFactor @0 :Float64;      # serve data requests this many times slower (1: normal)
+    seconds @1 :UInt32;           # for this long (0: until told otherwise)
   }
   struct Truncate {
     object @0 :ObjectId;
@@ -45,14 +92,60 @@ struct Request {
   }
 }
 
+# A server's load as it reported it, or as another server learned it.
+struct ServerLoad {
+  server @0 :UInt32;
+  requests @1 :UInt32;            # outstanding data requests (queued + in service)
+  bytes @2 :UInt64;               # their bytes
+  preassigned @3 :UInt64;         # expected bytes of probes not yet decided
+  ageMs @4 :UInt32;               # how old the figure is (0: measured now)
+}
+
+# Where part of a read range lives when it is not at home.
+struct RedirectedRange {
+  offset @0 :UInt64;              # object offset
+  length @1 :UInt64;
+  server @2 :UInt32;
+  fragment @3 :UInt64;
+  fragmentOffset @4 :UInt64;      # where `offset` is inside the fragment
+}
+
 struct Reply {
   union {
-    none @0 :Void;                # truncate, remove, fsync
+    none @0 :Void;                # truncate, remove, fsync, probeDone, redirect, dropFragments, inject
     written @1 :UInt64;           # write: bytes written (always all of them on success)
-    read @2 :UInt64;              # read: bytes in the reply data (< length past end of object)
+    read @2 :ReadResult;
     stat @3 :ObjectStat;
     statfs @4 :Statfs;
     status @5 :Common.DaemonStatus;
+    load @6 :LoadReport;
+    schedStatus @7 :SchedStatus;
+  }
+
+  struct ReadResult {
+    bytes @0 :UInt64;             # local bytes in the reply data (< length past the end of the
+                                  # local object; the rest reads as zeros unless redirected)
+    redirected @1 :List(RedirectedRange);  # parts to fetch from other servers instead
+  }
+  struct LoadReport {
+    self @0 :ServerLoad;
+    others @1 :List(ServerLoad);  # loads this server learned recently (younger than the TTL)
+  }
+  struct SchedStatus {
+    load @0 :ServerLoad;
+    redirectObjects @1 :UInt64;   # objects whose redirect log is not empty
+    redirectEntries @2 :UInt64;   # remote entries in those logs
+    fragments @3 :UInt64;         # fragments held for other servers' objects
+    fragmentBytes @4 :UInt64;
+    pulledBytes @5 :UInt64;       # bytes the maintainers brought home since start
+    pulls @6 :UInt64;
+    redirectsRecorded @7 :UInt64; # redirect entries appended since start
+    fallbacks @8 :UInt64;         # writes sent home after a failed redirect
+    probes @9 :UInt64;
+    gcPending @10 :UInt64;        # fragments elsewhere waiting to be dropped
+    delayFactor @11 :Float64;     # straggler injection in force (1: none)
+    delayRemainingMs @12 :UInt32; # 0: none or until told otherwise
+    preassignProbability @13 :List(Float64);  # P(chosen) per load level
   }
 
   struct ObjectStat {

@@ -165,6 +165,7 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
       co_await wait->async_wait(redirect_error(use_awaitable, ec));
     }
     if (!open_) break;
+    const auto frame_start = Clock::now();
     auto words = kj::heapArray<capnp::word>(header->message_bytes / sizeof(capnp::word));
     co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
                               redirect_error(use_awaitable, ec));
@@ -179,6 +180,7 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     bool is_reply = false;
     try {
       msg = std::make_unique<InMessage>(std::move(words), std::move(data));
+      msg->set_receive_time(Clock::now() - frame_start);
       is_reply = msg->envelope().getIsReply();
     } catch (const kj::Exception& e) {
       spdlog::warn("dropping connection from {}: malformed message: {}", peer_,

@@ -3,6 +3,8 @@
 // words, its reader and its bulk data. Owned by one coroutine at a time.
 #pragma once
 
+#include <chrono>
+
 #include <optional>
 #include <span>
 #include <string_view>
@@ -45,6 +47,10 @@ class InMessage {
   }
   Buffer& data() { return data_; }
   uint64_t id() const { return id_; }
+  // How long the frame took to arrive after its header (the message and its
+  // bulk data read off the socket); zero for messages not read from a socket.
+  std::chrono::steady_clock::duration receive_time() const { return receive_time_; }
+  void set_receive_time(std::chrono::steady_clock::duration d) { receive_time_ = d; }
 
  private:
   kj::Array<capnp::word> words_;
@@ -52,6 +58,7 @@ class InMessage {
   proto::Envelope::Reader envelope_;
   Buffer data_;
   uint64_t id_ = 0;
+  std::chrono::steady_clock::duration receive_time_{};
 };
 
 // Limits applied when reading a peer's message: bounded work per message.

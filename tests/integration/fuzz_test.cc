@@ -584,7 +584,10 @@ TEST_CASE("a storage server answers well-formed nonsense with errors") {
   }
   // Bulk data on a request that takes none.
   CHECK(ask([&](auto r) { object(r.initStat(), 4); }, page) == "ok");
-  for (uint16_t which : {uint16_t{8}, uint16_t{999}, uint16_t{0xffff}}) {
+  // The first discriminant past the schema's, and far ones.
+  const auto first_unknown =
+      static_cast<uint16_t>(capnp::Schema::from<sp::Request>().getUnionFields().size());
+  for (uint16_t which : {first_unknown, uint16_t{999}, uint16_t{0xffff}}) {
     CAPTURE(which);
     CHECK(ask([&](auto r) {
             object(r.initStat());

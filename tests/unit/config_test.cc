@@ -70,6 +70,13 @@ TEST_CASE("a full config round-trips through render and load") {
   c.mds_sync_interval_ms = 250;
   c.attr_timeout_s = 0.123456789;
   c.entry_timeout_s = 2.0;
+  c.dispatch_min_bytes = 4096;
+  c.redirect_margin_bytes = 3 << 20;
+  c.probe_timeout_ms = 7;
+  c.load_ttl_ms = 11;
+  c.maintainer_threads = 0;
+  c.maintainer_interval_ms = 13;
+  c.fragment_gc_grace_ms = 17;
 
   const std::string text = c.render();
   const auto file = dir.write("pvfs.toml", text);
@@ -88,6 +95,13 @@ TEST_CASE("a full config round-trips through render and load") {
   CHECK(back->mds_sync_interval_ms == c.mds_sync_interval_ms);
   CHECK(back->attr_timeout_s == c.attr_timeout_s);
   CHECK(back->entry_timeout_s == c.entry_timeout_s);
+  CHECK(back->dispatch_min_bytes == c.dispatch_min_bytes);
+  CHECK(back->redirect_margin_bytes == c.redirect_margin_bytes);
+  CHECK(back->probe_timeout_ms == c.probe_timeout_ms);
+  CHECK(back->load_ttl_ms == c.load_ttl_ms);
+  CHECK(back->maintainer_threads == c.maintainer_threads);
+  CHECK(back->maintainer_interval_ms == c.maintainer_interval_ms);
+  CHECK(back->fragment_gc_grace_ms == c.fragment_gc_grace_ms);
   // Rendering what was loaded gives the same text: render is a fixed point.
   CHECK(back->render() == text);
 }
@@ -110,6 +124,20 @@ TEST_CASE("a minimal config gets the documented defaults") {
   CHECK(c->mds_sync_interval_ms == 1000);
   CHECK(c->attr_timeout_s == 1.0);
   CHECK(c->entry_timeout_s == 1.0);
+  CHECK(c->dispatch_min_bytes == 64 * 1024);
+  CHECK(c->redirect_margin_bytes == 1024 * 1024);
+  CHECK(c->probe_timeout_ms == 100);
+  CHECK(c->load_ttl_ms == 300);
+  CHECK(c->maintainer_threads == 2);
+  CHECK(c->maintainer_interval_ms == 100);
+  CHECK(c->fragment_gc_grace_ms == 2000);
+}
+
+TEST_CASE("a zero probe timeout or maintainer interval is an error naming the key") {
+  expect_error_naming(std::string(kMinimal) + "[scheduling]\nprobe_timeout_ms = 0\n",
+                      "scheduling.probe_timeout_ms");
+  expect_error_naming(std::string(kMinimal) + "[scheduling]\nmaintainer_interval_ms = 0\n",
+                      "scheduling.maintainer_interval_ms");
 }
 
 TEST_CASE("relative data_dir and secret_file resolve against the config's folder") {

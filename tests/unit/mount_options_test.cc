@@ -36,6 +36,17 @@ TEST_CASE("an empty list gives the documented defaults") {
   CHECK(o.fsname.empty());
   CHECK_FALSE(o.rpc_timeout_ms);
   CHECK(o.kernel_flags.empty());
+  CHECK(o.dispatch == pvfs::sched::Policy::preassign);
+}
+
+TEST_CASE("dispatch= selects each write placement policy and rejects others") {
+  CHECK(parse_ok("dispatch=fixed").dispatch == pvfs::sched::Policy::fixed);
+  CHECK(parse_ok("dispatch=random").dispatch == pvfs::sched::Policy::random);
+  CHECK(parse_ok("dispatch=two-choice").dispatch == pvfs::sched::Policy::two_choice);
+  CHECK(parse_ok("dispatch=collab").dispatch == pvfs::sched::Policy::collab);
+  CHECK(parse_ok("dispatch=preassign").dispatch == pvfs::sched::Policy::preassign);
+  CHECK(parse_error("dispatch=smart").find("dispatch") != std::string::npos);
+  CHECK(parse_error("dispatch").find("dispatch") != std::string::npos);
 }
 
 TEST_CASE("every pvfs option is read into its field") {

@@ -1,0 +1,222 @@
+// Write dispatch (Dai et al., two-choice with collaborative probe and
+// preassign): pieces pending at the same moment share one probe round; the
+// pure dispatcher (fs/sched) picks a server per piece; a piece sent away
+// from home is written there as a fragment and then recorded in its home
+// server's redirect log. Runs on the client's io thread.
+#include <fmt/format.h>
+
+#include "fs/client_impl.h"
+#include "shared/log.h"
+#include "shared/rpc/fan_out.h"
+
+namespace pvfs {
+
+namespace sp = proto::storage;
+
+namespace {
+
+void set_loads(capnp::List<sp::ServerLoad>::Builder list, const std::vector<sched::ServerLoad>& loads) {
+  for (unsigned i = 0; i < loads.size(); ++i) {
+    list[i].setServer(loads[i].server.value);
+    list[i].setRequests(loads[i].requests);
+    list[i].setBytes(loads[i].bytes);
+  }
+}
+
+}  // namespace
+
+void Client::set_dispatch_policy(sched::Policy policy) { impl_->dispatch.policy = policy; }
+const sched::Options& Client::dispatch_options() const { return impl_->dispatch; }
+const DispatchStats& Client::dispatch_stats() const { return impl_->stats; }
+
+asio::awaitable<Client::Impl::Placement> Client::Impl::place(sched::Piece piece) {
+  auto pending = std::make_shared<PendingPlacement>();
+  pending->piece = piece;
+  pending->done = std::make_shared<asio::steady_timer>(io, rpc::Clock::time_point::max());
+  unplaced.push_back(pending);
+  if (!round_scheduled) {
+    round_scheduled = true;
+    // Posted, so every piece queued by handlers already waiting on this
+    // thread joins the same round.
+    asio::post(io, [this] { asio::co_spawn(io, run_round(), asio::detached); });
+  }
+  while (!pending->ready) {
+    asio::error_code ec;
+    co_await pending->done->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return pending->result;
+}
+
+asio::awaitable<void> Client::Impl::run_round() {
+  auto batch = std::move(unplaced);
+  unplaced.clear();
+  round_scheduled = false;
+  std::vector<sched::Piece> pieces;
+  for (const auto& p : batch) pieces.push_back(p->piece);
+  std::vector<ServerId> all;
+  for (const auto& [id, info] : server_info)
+    if (info.alive) all.push_back(ServerId(id));
+
+  const auto plan = sched::plan_probes(dispatch, pieces, all, rng);
+  uint64_t round = 0;
+  std::vector<sched::ServerLoad> loads;
+  if (!plan.probe.empty()) {
+    round = rng() | 1;
+    ++stats.rounds;
+    stats.probes += plan.probe.size();
+    const auto started = rpc::Clock::now();
+    const bool preassign = dispatch.policy == sched::Policy::preassign;
+    const uint64_t piece_bytes = [&] {
+      uint64_t sum = 0;
+      for (const auto& p : pieces) sum += p.bytes;
+      return sum / pieces.size();
+    }();
+    std::vector<std::optional<sched::ServerLoad>> answers(plan.probe.size());
+    std::vector<asio::awaitable<Status>> probes;
+    for (size_t i = 0; i < plan.probe.size(); ++i) {
+      probes.push_back([](Impl& impl, ServerId server, uint64_t round, uint64_t piece_bytes, bool preassign,
+                          std::optional<sched::ServerLoad>& answer) -> asio::awaitable<Status> {
+        rpc::OutMessage out;
+        auto p = out.init_body<sp::Request>().initProbe();
+        p.setRound(round);
+        p.setPieceBytes(piece_bytes);
+        p.setPreassign(preassign);
+        auto reply = co_await impl.call_storage(server, out, {},
+                                                milliseconds(impl.config.probe_timeout_ms));
+        if (!reply) co_return Status{};  // not answering: not a candidate
+        auto report = (*reply)->body<sp::Reply>().getLoad();
+        auto self = report.getSelf();
+        answer = sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests()};
+        const auto now = rpc::Clock::now();
+        for (auto o : report.getOthers()) {
+          const auto at = now - milliseconds(o.getAgeMs());
+          auto& h = impl.heard[o.getServer()];
+          if (h.at < at)
+            h = Heard{sched::ServerLoad{ServerId(o.getServer()), o.getBytes() + o.getPreassigned(),
+                                        o.getRequests()},
+                      at};
+        }
+        co_return Status{};
+      }(*this, plan.probe[i], round, piece_bytes, preassign, answers[i]));
+    }
+    co_await rpc::run_all(std::move(probes));
+    stats.probe_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(rpc::Clock::now() - started).count();
+    std::set<uint32_t> known;
+    for (const auto& a : answers)
+      if (a) {
+        loads.push_back(*a);
+        known.insert(a->server.value);
+      }
+    // Loads the probed servers had heard of their peers: more choices at
+    // no extra round trip (collaborative probe).
+    if (dispatch.policy == sched::Policy::collab || dispatch.policy == sched::Policy::preassign) {
+      const auto fresh = rpc::Clock::now() - milliseconds(config.load_ttl_ms);
+      for (const auto& [id, h] : heard)
+        if (h.at >= fresh && !known.count(id) && server_info.count(id) && server_info[id].alive)
+          loads.push_back(h.load);
+    }
+  }
+  const auto chosen = sched::assign(dispatch, pieces, plan, loads, all, rng);
+
+  // Tell the probed servers that got nothing, so their preassigned load
+  // goes at once (fire and forget; they also expire it themselves).
+  if (round && dispatch.policy == sched::Policy::preassign) {
+    std::set<uint32_t> used;
+    for (const auto& c : chosen) used.insert(c.value);
+    for (const auto& server : plan.probe) {
+      if (used.count(server.value)) continue;
+      asio::co_spawn(io, [](Impl& impl, ServerId server, uint64_t round) -> asio::awaitable<void> {
+        rpc::OutMessage out;
+        out.init_body<sp::Request>().initProbeDone().setRound(round);
+        co_await impl.call_storage(server, out, {}, milliseconds(impl.config.probe_timeout_ms));
+      }(*this, server, round), asio::detached);
+    }
+  }
+  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(std::move(loads));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    batch[i]->result = Placement{chosen[i], round, seen};
+    batch[i]->ready = true;
+    batch[i]->done->cancel();
+  }
+}
+
+namespace {
+
+// Writes `data` to `server`: the object itself (fragment 0) or a fragment of it.
+asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
+                                   uint64_t offset, uint64_t fragment, std::span<const std::byte> data,
+                                   bool sync, const Client::Impl::Placement* placement, bool fallback,
+                                   const std::string& job, milliseconds timeout) {
+  rpc::OutMessage out;
+  out.envelope().setJobId(job);
+  auto w = out.init_body<sp::Request>().initWrite();
+  set_object(w.initObject(), ino, index);
+  w.setOffset(offset);
+  w.setSync(sync);
+  w.setFragment(fragment);
+  w.setFallback(fallback);
+  if (placement && placement->round) {
+    w.setRound(placement->round);
+    set_loads(w.initSeen(static_cast<unsigned>(placement->seen->size())), *placement->seen);
+  }
+  auto reply = co_await impl.call_storage(server, out, data, timeout);
+  co_return reply.status();
+}
+
+asio::awaitable<Status> send_redirect(Client::Impl& impl, ServerId home, InodeId ino, uint32_t index,
+                                      uint64_t offset, uint64_t length, ServerId holder,
+                                      uint64_t fragment, bool sync, const std::string& job) {
+  rpc::OutMessage out;
+  out.envelope().setJobId(job);
+  auto r = out.init_body<sp::Request>().initRedirect();
+  set_object(r.initObject(), ino, index);
+  r.setOffset(offset);
+  r.setLength(length);
+  r.setServer(holder.value);
+  r.setFragment(fragment);
+  r.setSync(sync);
+  auto reply = co_await impl.call_storage(home, out, {});
+  co_return reply.status();
+}
+
+}  // namespace
+
+asio::awaitable<Status> Client::Impl::write_piece(InodeState& state, uint32_t index, uint64_t offset,
+                                                  std::span<const std::byte> data, bool sync,
+                                                  std::string job) {
+  const ServerId home = state.layout.servers[index];
+  const InodeId ino = state.ino;
+  if (dispatch.policy == sched::Policy::fixed || data.size() < dispatch.min_bytes) {
+    ++stats.pieces_home;
+    co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, nullptr, false, job, timeout);
+  }
+  const Placement placement = co_await place(sched::Piece{home, data.size()});
+  if (placement.server == home) {
+    ++stats.pieces_home;
+    co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, &placement, false, job,
+                                  timeout);
+  }
+  // Away from home: the fragment first, then the entry that points to it;
+  // the write succeeds only when both did.
+  uint64_t fragment = 0;
+  while (fragment == 0) fragment = rng();
+  const ServerId holder = placement.server;
+  // A fragment holder that does not answer soon is given up for home.
+  const milliseconds away_timeout = std::max(milliseconds(2000), timeout / 5);
+  Status st = co_await send_write(*this, holder, ino, index, offset, fragment, data, sync, &placement,
+                                  false, job, away_timeout);
+  if (st.ok()) {
+    state.fragment_servers.insert({index, holder.value});
+    st = co_await send_redirect(*this, home, ino, index, offset, data.size(), holder, fragment, sync, job);
+    if (st.ok()) {
+      ++stats.pieces_redirected;
+      co_return st;
+    }
+  }
+  spdlog::debug("redirect of {:x}.{} [{}, +{}) to server {} failed ({}); writing home", ino.value, index,
+                offset, data.size(), holder.value, st.to_string());
+  ++stats.fallbacks;
+  co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, nullptr, true, job, timeout);
+}
+
+}  // namespace pvfs

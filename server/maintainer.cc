@@ -1,0 +1,158 @@
+#include "server/maintainer.h"
+
+#include <fmt/format.h>
+
+#include "shared/log.h"
+
+namespace pvfs {
+
+namespace sp = proto::storage;
+
+namespace {
+
+constexpr uint64_t kPullChunk = uint64_t{1} << 20;
+
+void set_object(sp::ObjectId::Builder b, ObjectId o) {
+  b.setIno(o.ino.value);
+  b.setIndex(o.index);
+}
+
+}  // namespace
+
+Maintainer::Maintainer(asio::any_io_executor ex, const Config& config, const Secret& key, uint32_t id,
+                       StorageService& service)
+    : ex_(ex), config_(config), id_(id), service_(service) {
+  for (const auto& s : config.servers)
+    if (s.id != id)
+      peers_[s.id] = std::make_unique<rpc::Peer>(ex, s.address, key,
+                                                 std::chrono::milliseconds(config.connect_timeout_ms));
+}
+
+void Maintainer::start() {
+  for (uint32_t i = 0; i < config_.maintainer_threads; ++i)
+    asio::co_spawn(ex_, pull_worker(), asio::detached);
+  asio::co_spawn(ex_, collector(), asio::detached);
+}
+
+void Maintainer::stop() { stopped_ = true; }
+
+asio::awaitable<void> Maintainer::pause(std::chrono::milliseconds d) {
+  asio::steady_timer t(ex_, d);
+  asio::error_code ec;
+  co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Maintainer::call(ServerId server,
+                                                                          rpc::OutMessage& out) {
+  auto it = peers_.find(server.value);
+  if (it == peers_.end())
+    co_return Status(Errc::not_found, fmt::format("server {} is not in the config", server.value));
+  co_return co_await it->second->call(out, {}, std::chrono::milliseconds(config_.rpc_timeout_ms));
+}
+
+asio::awaitable<bool> Maintainer::remote_idle(ServerId server) {
+  rpc::OutMessage out;
+  out.init_body<sp::Request>().initProbe().setRound(0);
+  auto reply = co_await call(server, out);
+  if (!reply) co_return false;
+  co_return (*reply)->body<sp::Reply>().getLoad().getSelf().getRequests() == 0;
+}
+
+asio::awaitable<void> Maintainer::pull_worker() {
+  const auto interval = std::chrono::milliseconds(config_.maintainer_interval_ms);
+  while (!stopped_) {
+    co_await pause(interval);
+    if (stopped_) break;
+    // Pull while this server stays idle; each object's oldest entries first.
+    std::set<uint32_t> busy;
+    for (ObjectId object : service_.table().objects()) {
+      if (stopped_ || !service_.idle()) break;
+      const auto* log = service_.table().find(object);
+      if (!log) continue;
+      for (const redirect::Entry& e : log->remote_entries()) {
+        if (busy.count(e.where.server.value) || in_progress_.count({object, e.seq})) continue;
+        if (!co_await remote_idle(e.where.server)) {
+          busy.insert(e.where.server.value);
+          continue;
+        }
+        in_progress_.insert({object, e.seq});
+        const bool done = co_await pull(object, e);
+        in_progress_.erase({object, e.seq});
+        if (!done) busy.insert(e.where.server.value);
+        break;  // the log changed: look at it afresh
+      }
+    }
+  }
+}
+
+asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
+  auto& table = service_.table();
+  auto gate = co_await service_.lock_for_pull(object);
+  if (!gate) co_return false;
+  // Only the parts this entry still answers for: newer entries (local
+  // writes, later redirects) keep theirs.
+  uint64_t copied = 0;
+  for (const redirect::Segment& s : table.query(object, e.begin, e.end)) {
+    if (!(s.where == e.where)) continue;
+    for (uint64_t at = s.begin; at < s.end; at += kPullChunk) {
+      if (!service_.idle() || stopped_) co_return false;  // client traffic first
+      const uint64_t n = std::min(kPullChunk, s.end - at);
+      rpc::OutMessage out;
+      auto r = out.init_body<sp::Request>().initReadFragment();
+      set_object(r.initObject(), object);
+      r.setFragment(e.where.fragment);
+      r.setOffset(at - e.where.fragment_base);
+      r.setLength(static_cast<uint32_t>(n));
+      auto reply = co_await call(e.where.server, out);
+      if (!reply) {
+        spdlog::warn("pull-back of {:x}.{} [{}, {}) from server {}: {}", object.ino.value, object.index,
+                     e.begin, e.end, e.where.server.value, reply.status().to_string());
+        co_return false;
+      }
+      const Buffer& data = (*reply)->data();
+      if (data.size() != n) {
+        spdlog::warn("pull-back of {:x}.{}: fragment {:x} on server {} is short ({} of {} bytes)",
+                     object.ino.value, object.index, e.where.fragment, e.where.server.value, data.size(), n);
+        co_return false;
+      }
+      if (Status st = co_await service_.write_local(object, at, data.span()); !st.ok()) {
+        spdlog::warn("pull-back of {:x}.{}: {}", object.ino.value, object.index, st.to_string());
+        co_return false;
+      }
+      copied += n;
+    }
+  }
+  Status st = service_.record(
+      object, redirect::Entry{redirect::RedirectTable::pulled_seq(e.seq), e.begin, e.end,
+                              redirect::Location::home()});
+  if (!st.ok()) {
+    spdlog::warn("pull-back of {:x}.{}: recording: {}", object.ino.value, object.index, st.to_string());
+    co_return false;
+  }
+  service_.count_pull(copied);
+  co_return true;
+}
+
+asio::awaitable<void> Maintainer::collector() {
+  const auto grace = std::chrono::milliseconds(config_.fragment_gc_grace_ms);
+  const auto interval = std::max(std::chrono::milliseconds(config_.maintainer_interval_ms),
+                                 std::chrono::milliseconds(200));
+  while (!stopped_) {
+    co_await pause(interval);
+    if (stopped_) break;
+    for (auto& [server, garbage] : service_.due_garbage(grace)) {
+      rpc::OutMessage out;
+      auto list = out.init_body<sp::Request>().initDropFragments(static_cast<unsigned>(garbage.size()));
+      for (unsigned i = 0; i < garbage.size(); ++i) {
+        set_object(list[i].initObject(), garbage[i].object);
+        list[i].setFragment(garbage[i].fragment);
+      }
+      auto reply = co_await call(server, out);
+      if (!reply) continue;  // try again next round
+      if (Status st = service_.garbage_dropped(garbage); !st.ok())
+        spdlog::warn("forgetting dropped fragments: {}", st.to_string());
+    }
+  }
+}
+
+}  // namespace pvfs

@@ -1,0 +1,54 @@
+// The metadata maintainer of the two-choice paper (Dai et al., §V-C): on a
+// home server, workers pull redirected ranges back from the servers holding
+// them whenever both ends are idle, copying only the bytes the entry still
+// answers for; then they record a local entry stamped right after the pulled
+// entry, so every newer redirect or write, including one made while the
+// pull ran, still wins. (The paper stamps it with the pull's start time,
+// which would also erase a newer redirect that lies inside the pulled range
+// but was made before the pull began, and lose its data.) A collector then
+// tells the other servers to drop fragments nothing refers to any more.
+// After a burst the redirect tables drain to empty.
+// Runs on the daemon's network thread, through the StorageService.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include <asio.hpp>
+
+#include "server/storage_service.h"
+#include "shared/config.h"
+#include "shared/rpc/peer.h"
+
+namespace pvfs {
+
+class Maintainer {
+ public:
+  Maintainer(asio::any_io_executor ex, const Config& config, const Secret& key, uint32_t id,
+             StorageService& service);
+  // Starts config.maintainer_threads pull workers and the collector.
+  void start();
+  void stop();
+
+ private:
+  asio::awaitable<void> pull_worker();
+  asio::awaitable<void> collector();
+  // Pulls entry `e` of `object` home. False when it had to stop (a server
+  // got busy or unreachable); the entry stays for a later round.
+  asio::awaitable<bool> pull(ObjectId object, redirect::Entry e);
+  // Whether `server` has no data request outstanding (a probe without a round).
+  asio::awaitable<bool> remote_idle(ServerId server);
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call(ServerId server, rpc::OutMessage& out);
+  asio::awaitable<void> pause(std::chrono::milliseconds d);
+
+  asio::any_io_executor ex_;
+  const Config& config_;
+  uint32_t id_;
+  StorageService& service_;
+  std::map<uint32_t, std::unique_ptr<rpc::Peer>> peers_;
+  std::set<std::pair<ObjectId, uint64_t>> in_progress_;  // (object, entry seq)
+  bool stopped_ = false;
+};
+
+}  // namespace pvfs

@@ -1,0 +1,188 @@
+// The storage service's part in two-choice write scheduling: probes and
+// preassign, loads learned from peers, redirect entries, fragments held for
+// other servers, garbage, and the status pvfs-ctl shows.
+#include <fmt/format.h>
+
+#include "server/storage_service.h"
+#include "shared/log.h"
+#include "shared/rpc/blocking.h"
+
+namespace pvfs {
+
+namespace sp = proto::storage;
+
+namespace {
+
+ObjectId object_of(sp::ObjectId::Reader r) { return ObjectId{InodeId(r.getIno()), r.getIndex()}; }
+ObjectId fragment_key(uint64_t fragment) { return ObjectId{InodeId(fragment), 0}; }
+
+}  // namespace
+
+load::Nanos StorageService::now() const {
+  return std::chrono::duration_cast<load::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+}
+
+void StorageService::fill_load(sp::ServerLoad::Builder b) {
+  preassign_.expire(now());
+  b.setServer(id_);
+  b.setRequests(load_.requests());
+  b.setBytes(load_.bytes());
+  b.setPreassigned(preassign_.preassigned_bytes());
+  b.setAgeMs(0);
+}
+
+void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
+  ++probes_;
+  auto report = reply.initLoad();
+  fill_load(report.initSelf());
+  // What this server heard of its peers recently: more choices for the
+  // client at no extra round trip.
+  const auto t = std::chrono::steady_clock::now();
+  const auto ttl = std::chrono::milliseconds(config_.load_ttl_ms);
+  std::vector<std::pair<uint32_t, const Learned*>> fresh;
+  for (const auto& [server, l] : learned_)
+    if (t - l.at < ttl) fresh.emplace_back(server, &l);
+  auto others = report.initOthers(static_cast<unsigned>(fresh.size()));
+  for (unsigned i = 0; i < fresh.size(); ++i) {
+    const Learned& l = *fresh[i].second;
+    auto o = others[i];
+    o.setServer(fresh[i].first);
+    o.setRequests(l.requests);
+    o.setBytes(l.bytes);
+    o.setPreassigned(l.preassigned);
+    o.setAgeMs(static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(t - l.at).count()));
+  }
+  // Preassign after answering (as the paper does): the expected bytes of
+  // this round count as load for whoever probes next.
+  if (p.getPreassign() && p.getRound())
+    preassign_.on_probe(p.getRound(), load_.bytes() + preassign_.preassigned_bytes(), p.getPieceBytes(),
+                        now());
+}
+
+void StorageService::learn(capnp::List<sp::ServerLoad>::Reader loads) {
+  const auto t = std::chrono::steady_clock::now();
+  for (auto l : loads) {
+    if (l.getServer() == id_) continue;
+    const auto at = t - std::chrono::milliseconds(l.getAgeMs());
+    auto it = learned_.find(l.getServer());
+    if (it != learned_.end() && it->second.at >= at) continue;
+    learned_[l.getServer()] = Learned{l.getRequests(), l.getBytes(), l.getPreassigned(), at};
+  }
+}
+
+Status StorageService::record(ObjectId object, const redirect::Entry& e) {
+  redirect::Change change = table_.append(object, e);
+  bool kept = false;
+  if (const auto* log = table_.find(object))
+    for (const auto& x : log->entries()) kept = kept || x.seq == e.seq;
+  Status st = db_->apply(object, kept ? &e : nullptr, change);
+  const auto t = std::chrono::steady_clock::now();
+  for (const auto& g : change.garbage) garbage_[g] = t;
+  return st;
+}
+
+Status StorageService::redirect(sp::Request::Redirect::Reader r) {
+  const uint64_t offset = r.getOffset(), length = r.getLength();
+  if (length == 0 || offset + length < offset || offset + length > ObjectStore::kMaxObjectBytes)
+    return Status(Errc::invalid_argument, "bad redirect range");
+  if (r.getServer() == id_ || !config_.find_server(r.getServer()))
+    return Status(Errc::invalid_argument, fmt::format("cannot redirect to server {}", r.getServer()));
+  if (r.getFragment() == 0) return Status(Errc::invalid_argument, "fragment id 0 is reserved");
+  ++redirects_recorded_;
+  return record(object_of(r.getObject()),
+                redirect::Entry{table_.next_seq(), offset, offset + length,
+                                redirect::Location::remote(ServerId(r.getServer()), r.getFragment(), offset)});
+}
+
+asio::awaitable<Status> StorageService::write_fragment(ObjectId object, uint64_t fragment, Buffer& data,
+                                                       bool sync, Reply reply) {
+  auto written = co_await rpc::run_blocking(disk_pool_, [&] {
+    return fragments_->write(fragment_key(fragment), 0, data.span(), sync);
+  });
+  if (!written) co_return written.status();
+  auto it = held_.find(fragment);
+  if (it == held_.end()) {
+    HeldFragment h{fragment, object, data.size()};
+    if (Status st = db_->put_fragment(h); !st.ok()) co_return st;
+    held_[fragment] = h;
+    held_bytes_ += h.bytes;
+  }
+  reply.setWritten(*written);
+  co_return Status{};
+}
+
+asio::awaitable<Status> StorageService::read_fragment(sp::Request::ReadFragment::Reader r,
+                                                      std::shared_ptr<rpc::Connection>, Buffer& out,
+                                                      Reply reply) {
+  const uint64_t fragment = r.getFragment();
+  const ObjectId object = object_of(r.getObject());
+  auto it = held_.find(fragment);
+  if (it == held_.end() || !(it->second.object == object))
+    co_return Status(Errc::not_found, fmt::format("fragment {:x} of object {:x}.{} is not on server {}",
+                                                  fragment, object.ino.value, object.index, id_));
+  out = Buffer(r.getLength());
+  const uint64_t offset = r.getOffset();
+  auto got = co_await rpc::run_blocking(disk_pool_, [&] {
+    return fragments_->read(fragment_key(fragment), offset, out.span());
+  });
+  if (!got) co_return got.status();
+  out.resize(*got);
+  auto result = reply.initRead();
+  result.setBytes(*got);
+  co_return Status{};
+}
+
+asio::awaitable<Status> StorageService::drop_fragments(std::vector<std::pair<ObjectId, uint64_t>> list) {
+  std::vector<uint64_t> dropped;
+  for (const auto& [object, fragment] : list) {
+    auto it = held_.find(fragment);
+    if (it == held_.end() || !(it->second.object == object)) continue;
+    Status st = co_await rpc::run_blocking(disk_pool_, [&, f = fragment] {
+      return fragments_->remove(fragment_key(f));
+    });
+    if (!st.ok()) co_return st;
+    held_bytes_ -= it->second.bytes;
+    held_.erase(it);
+    dropped.push_back(fragment);
+  }
+  co_return db_->delete_fragments(dropped);
+}
+
+std::map<ServerId, std::vector<redirect::Garbage>> StorageService::due_garbage(
+    std::chrono::milliseconds grace) const {
+  std::map<ServerId, std::vector<redirect::Garbage>> due;
+  const auto t = std::chrono::steady_clock::now();
+  for (const auto& [g, since] : garbage_)
+    if (t - since >= grace) due[g.server].push_back(g);
+  return due;
+}
+
+Status StorageService::garbage_dropped(std::span<const redirect::Garbage> done) {
+  for (const auto& g : done) garbage_.erase(g);
+  return db_->delete_garbage(done);
+}
+
+void StorageService::sched_status(Reply reply) {
+  auto s = reply.initSchedStatus();
+  fill_load(s.initLoad());
+  s.setRedirectObjects(table_.object_count());
+  s.setRedirectEntries(table_.remote_entry_count());
+  s.setFragments(held_.size());
+  s.setFragmentBytes(held_bytes_);
+  s.setPulledBytes(pulled_bytes_);
+  s.setPulls(pulls_);
+  s.setRedirectsRecorded(redirects_recorded_);
+  s.setFallbacks(fallbacks_);
+  s.setProbes(probes_);
+  s.setGcPending(garbage_.size());
+  s.setDelayFactor(straggler_.factor());
+  s.setDelayRemainingMs(static_cast<uint32_t>(straggler_.remaining().count()));
+  constexpr unsigned kLevels = 12;
+  auto p = s.initPreassignProbability(kLevels);
+  for (unsigned i = 0; i < kLevels; ++i) {
+    const uint64_t bytes = i == 0 ? 0 : (uint64_t{256} << 10) << (i - 1);
+    p.set(i, preassign_.probability(bytes));
+  }
+}
+
+}  // namespace pvfs
