@@ -148,19 +148,52 @@ std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* co
   return cluster;
 }
 
-// Probes every target, a bounded number at a time; results parallel to `targets`.
-std::vector<Result<DaemonReport>> probe_all(const std::vector<DaemonTarget>& targets,
-                                            const Cluster& cluster) {
-  std::vector<Result<DaemonReport>> reports(targets.size());
+// Calls `ask(target)` for every target, a bounded number at a time, each
+// call on a thread of its own; results parallel to `targets`.
+template <typename T, typename Ask>
+std::vector<Result<T>> ask_all(const std::vector<DaemonTarget>& targets, Ask ask) {
+  std::vector<Result<T>> results(targets.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < targets.size(); i = next++)
-      reports[i] = probe_daemon(targets[i].kind, targets[i].address, cluster.key, cluster.timeout);
+    for (size_t i = next++; i < targets.size(); i = next++) results[i] = ask(targets[i]);
   };
   std::vector<std::thread> threads;
   for (size_t i = 0; i < std::min(targets.size(), kMaxParallelProbes); ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
-  return reports;
+  return results;
+}
+
+// Probes every target; results parallel to `targets`.
+std::vector<Result<DaemonReport>> probe_all(const std::vector<DaemonTarget>& targets,
+                                            const Cluster& cluster) {
+  return ask_all<DaemonReport>(targets, [&](const DaemonTarget& t) {
+    return probe_daemon(t.kind, t.address, cluster.key, cluster.timeout);
+  });
+}
+
+// The storage servers `ids` of the config (all of them when empty), in the
+// order given without repeats; nullopt after printing the error when an id
+// is not in the config.
+std::optional<std::vector<DaemonTarget>> storage_targets(const Cluster& cluster,
+                                                         const std::vector<uint32_t>& ids,
+                                                         const DaemonOptions& options,
+                                                         const char* command) {
+  std::vector<DaemonTarget> all;
+  for (const auto& t : daemon_targets(cluster.config))
+    if (t.kind == DaemonKind::server) all.push_back(t);
+  if (ids.empty()) return all;
+  std::vector<DaemonTarget> chosen;
+  for (uint32_t id : ids) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const DaemonTarget& t) { return t.id == id; });
+    if (it == all.end()) {
+      error("{}: no storage server {} in {}", command, id, options.config_path);
+      return std::nullopt;
+    }
+    const bool repeated = std::any_of(chosen.begin(), chosen.end(),
+                                      [&](const DaemonTarget& t) { return t.id == id; });
+    if (!repeated) chosen.push_back(*it);
+  }
+  return chosen;
 }
 
 }  // namespace
@@ -308,6 +341,50 @@ int servers(const DaemonOptions& options) {
   }
   error("servers: no metadata server answered: {}", fmt::join(failures, "; "));
   return 1;
+}
+
+int sched(const DaemonOptions& options, const std::vector<uint32_t>& ids, bool json) {
+  auto cluster = open_cluster(options, "sched");
+  if (!cluster) return 1;
+  const auto targets = storage_targets(*cluster, ids, options, "sched");
+  if (!targets) return 1;
+  const auto views = ask_all<SchedView>(*targets, [&](const DaemonTarget& t) {
+    return sched_status(t.address, cluster->key, cluster->timeout);
+  });
+  int status = 0;
+  std::vector<SchedView> answered;
+  for (size_t i = 0; i < targets->size(); ++i) {
+    const DaemonTarget& t = (*targets)[i];
+    if (!views[i]) {
+      error("sched: {} ({}): {}", t.name, t.address.to_string(), views[i].status().to_string());
+      status = 1;
+    } else if (views[i]->server != t.id) {
+      error("sched: {} ({}): answers as server {}, the config says {}", t.name,
+            t.address.to_string(), views[i]->server, t.id);
+      status = 1;
+    } else {
+      answered.push_back(*views[i]);
+    }
+  }
+  if (json) std::fputs(render_sched_json(answered).c_str(), stdout);
+  else if (!answered.empty()) std::fputs(render_sched(answered).c_str(), stdout);
+  return status;
+}
+
+int inject(const DaemonOptions& options, uint32_t id, double delay_factor, uint32_t seconds) {
+  auto cluster = open_cluster(options, "inject");
+  if (!cluster) return 1;
+  const auto targets = storage_targets(*cluster, {id}, options, "inject");
+  if (!targets) return 1;
+  const DaemonTarget& t = targets->front();
+  const std::chrono::seconds duration(seconds);
+  Status st = pvfs::inject(t.address, cluster->key, cluster->timeout, delay_factor, duration);
+  if (!st.ok()) {
+    error("inject: {} ({}): {}", t.name, t.address.to_string(), st.to_string());
+    return 1;
+  }
+  std::fputs((describe_inject(id, delay_factor, duration) + "\n").c_str(), stdout);
+  return 0;
 }
 
 }  // namespace pvfs::ctl

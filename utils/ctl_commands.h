@@ -1,7 +1,7 @@
 // The subcommands of pvfs-ctl (see pvfs-ctl(1)), apart from option parsing
 // (utils/pvfs_ctl.cc). getstripe/setstripe work on a mounted pvfs through
-// the virtual xattr user.pvfs.layout; jobs/ping/servers ask the daemons of a
-// config over the real protocol (utils/daemon_probe.h). Each prints results
+// the virtual xattr user.pvfs.layout; jobs/ping/servers/sched/inject talk to
+// the daemons of a config over the real protocol (utils/daemon_probe.h). Each prints results
 // on stdout and every error as one line "pvfs-ctl: ..." on stderr, and
 // returns the process exit status (0 or 1). Blocking; not thread-safe.
 #pragma once
@@ -48,5 +48,17 @@ int ping(const DaemonOptions& options);
 
 // The storage servers the metadata server knows, with their space.
 int servers(const DaemonOptions& options);
+
+// The two-choice scheduling state of the storage servers `ids` (empty: all
+// in the config), as a table or, with `json`, a JSON array. Exit 1 when an
+// id is not in the config (nothing is asked) or naming each server that did
+// not answer (the output then holds the others).
+int sched(const DaemonOptions& options, const std::vector<uint32_t>& ids, bool json);
+
+// Tells storage server `id` to serve data requests `delay_factor` times
+// slower for `seconds` (0: until changed; factor 1 ends a delay) and prints
+// one line saying so. Exit 1 when the id is not in the config or the server
+// refuses (factors outside 1..1000) or does not answer.
+int inject(const DaemonOptions& options, uint32_t id, double delay_factor, uint32_t seconds);
 
 }  // namespace pvfs::ctl

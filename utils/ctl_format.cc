@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -52,6 +53,14 @@ std::string indent(std::string_view text, std::string_view prefix) {
     start = end + 1;
   }
   return out;
+}
+
+// A delay factor as people write it: 5, 2.5, 1000.
+std::string factor_text(double factor) { return fmt::format("{:g}", factor); }
+
+// A JSON number; JSON has no NaN or infinity.
+std::string json_number(double value) {
+  return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
 }
 
 }  // namespace
@@ -303,6 +312,63 @@ std::string render_servers(const std::vector<ServerView>& known,
                     registered ? human_bytes(v.free_bytes) : "-", used});
   }
   return table(rows, {0, 3, 4, 5});
+}
+
+std::string delay_cell(double factor, std::chrono::milliseconds remaining) {
+  if (!(factor > 1.0)) return "-";
+  if (remaining.count() <= 0) return fmt::format("{}x, until changed", factor_text(factor));
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(remaining);
+  return fmt::format("{}x, {} left", factor_text(factor), human_duration(seconds));
+}
+
+std::string render_sched(const std::vector<SchedView>& views) {
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "LOAD", "PREASSIGNED", "REDIR-OBJS", "REDIR-ENTRIES", "FRAGMENTS", "PULLED",
+       "REDIRECTS", "FALLBACKS", "PROBES", "GC", "DELAY"}};
+  for (const auto& v : views)
+    rows.push_back({std::to_string(v.server),
+                    fmt::format("{} / {}", v.requests, human_bytes(v.bytes)),
+                    human_bytes(v.preassigned),
+                    std::to_string(v.redirect_objects),
+                    std::to_string(v.redirect_entries),
+                    fmt::format("{} / {}", v.fragments, human_bytes(v.fragment_bytes)),
+                    fmt::format("{} / {}", v.pulls, human_bytes(v.pulled_bytes)),
+                    std::to_string(v.redirects),
+                    std::to_string(v.fallbacks),
+                    std::to_string(v.probes),
+                    std::to_string(v.gc_pending),
+                    delay_cell(v.delay_factor, std::chrono::milliseconds(v.delay_remaining_ms))});
+  return table(rows, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+}
+
+std::string render_sched_json(const std::vector<SchedView>& views) {
+  if (views.empty()) return "[]\n";
+  std::string out = "[\n";
+  for (size_t i = 0; i < views.size(); ++i) {
+    const SchedView& v = views[i];
+    std::string probability;
+    for (double p : v.preassign_probability)
+      probability += (probability.empty() ? "" : ", ") + json_number(p);
+    out += fmt::format(
+        "  {{\"server\": {}, \"requests\": {}, \"bytes\": {}, \"preassigned\": {}, "
+        "\"redirect_objects\": {}, \"redirect_entries\": {}, \"fragments\": {}, "
+        "\"fragment_bytes\": {}, \"pulled_bytes\": {}, \"pulls\": {}, \"redirects\": {}, "
+        "\"fallbacks\": {}, \"probes\": {}, \"gc_pending\": {}, \"delay_factor\": {}, "
+        "\"delay_remaining_ms\": {}, \"preassign_probability\": [{}]}}{}\n",
+        v.server, v.requests, v.bytes, v.preassigned, v.redirect_objects, v.redirect_entries,
+        v.fragments, v.fragment_bytes, v.pulled_bytes, v.pulls, v.redirects, v.fallbacks,
+        v.probes, v.gc_pending, json_number(v.delay_factor), v.delay_remaining_ms, probability,
+        i + 1 < views.size() ? "," : "");
+  }
+  return out + "]\n";
+}
+
+std::string describe_inject(uint32_t server, double factor, std::chrono::seconds duration) {
+  if (!(factor > 1.0)) return fmt::format("server {}: serving at normal speed", server);
+  if (duration.count() <= 0)
+    return fmt::format("server {}: serving {}x slower until changed", server, factor_text(factor));
+  return fmt::format("server {}: serving {}x slower for {} s", server, factor_text(factor),
+                     duration.count());
 }
 
 }  // namespace pvfs::ctl

@@ -1,6 +1,7 @@
 // The text side of pvfs-ctl: parsing sizes ("4M") and server lists, human
 // sizes and durations, merging per-job counters from several daemons and
-// rendering the getstripe, jobs, ping and servers tables. Pure functions
+// rendering the getstripe, jobs, ping, servers and sched tables (and sched's
+// JSON). Pure functions
 // over plain values (no I/O, no clock); thread-safe. The subcommands that
 // gather the values are in utils/ctl_commands.h.
 #pragma once
@@ -92,5 +93,28 @@ std::string render_ping(const std::vector<DaemonTarget>& targets,
 // their configured address. Sorted by id. Ends with a newline.
 std::string render_servers(const std::vector<ServerView>& known,
                            const std::vector<DaemonEntry>& configured);
+
+// The sched table, one row per view in the order given: ID, LOAD
+// ("requests / bytes"), PREASSIGNED, REDIR-OBJS, REDIR-ENTRIES, FRAGMENTS
+// ("count / bytes"), PULLED ("pulls / bytes"), REDIRECTS, FALLBACKS,
+// PROBES, GC and DELAY (delay_cell). Ends with a newline.
+std::string render_sched(const std::vector<SchedView>& views);
+
+// The DELAY cell of the sched table: "-" without a delay, else "5x, 30s
+// left" (remaining time rounded up to a second) or "5x, until changed".
+std::string delay_cell(double factor, std::chrono::milliseconds remaining);
+
+// The views as a JSON array, one object per line in the order given, with
+// the raw numbers under the keys server, requests, bytes, preassigned,
+// redirect_objects, redirect_entries, fragments, fragment_bytes,
+// pulled_bytes, pulls, redirects, fallbacks, probes, gc_pending,
+// delay_factor, delay_remaining_ms and preassign_probability (an array).
+// Non-finite numbers print as null. Ends with a newline.
+std::string render_sched_json(const std::vector<SchedView>& views);
+
+// The line inject prints on success: "server 3: serving 5x slower for 30 s",
+// "... until changed" when `duration` is zero, or "server 3: serving at
+// normal speed" for a factor of 1 (or less). Without a newline.
+std::string describe_inject(uint32_t server, double factor, std::chrono::seconds duration);
 
 }  // namespace pvfs::ctl

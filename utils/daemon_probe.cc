@@ -77,4 +77,48 @@ Result<std::vector<ServerView>> list_servers(const Endpoint& mds, const Secret& 
   }());
 }
 
+Result<SchedView> sched_status(const Endpoint& at, const Secret& key,
+                               std::chrono::milliseconds timeout) {
+  return run([&]() -> asio::awaitable<Result<SchedView>> {
+    rpc::OutMessage out;
+    out.init_body<proto::storage::Request>().setSchedStatus();
+    auto reply = co_await ask(at, key, timeout, out);
+    if (!reply) co_return reply.status();
+    auto body = (*reply)->body<proto::storage::Reply>();
+    if (!body.isSchedStatus()) co_return Status(Errc::io, "unexpected reply to schedStatus");
+    auto s = body.getSchedStatus();
+    SchedView v;
+    v.server = s.getLoad().getServer();
+    v.requests = s.getLoad().getRequests();
+    v.bytes = s.getLoad().getBytes();
+    v.preassigned = s.getLoad().getPreassigned();
+    v.redirect_objects = s.getRedirectObjects();
+    v.redirect_entries = s.getRedirectEntries();
+    v.fragments = s.getFragments();
+    v.fragment_bytes = s.getFragmentBytes();
+    v.pulled_bytes = s.getPulledBytes();
+    v.pulls = s.getPulls();
+    v.redirects = s.getRedirectsRecorded();
+    v.fallbacks = s.getFallbacks();
+    v.probes = s.getProbes();
+    v.gc_pending = s.getGcPending();
+    v.delay_factor = s.getDelayFactor();
+    v.delay_remaining_ms = s.getDelayRemainingMs();
+    for (double p : s.getPreassignProbability()) v.preassign_probability.push_back(p);
+    co_return v;
+  }());
+}
+
+Status inject(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
+              double delay_factor, std::chrono::seconds duration) {
+  return run([&]() -> asio::awaitable<Status> {
+    rpc::OutMessage out;
+    auto i = out.init_body<proto::storage::Request>().initInject();
+    i.setDelayFactor(delay_factor);
+    i.setSeconds(static_cast<uint32_t>(duration.count()));
+    auto reply = co_await ask(at, key, timeout, out);
+    co_return reply.status();
+  }());
+}
+
 }  // namespace pvfs

@@ -1,6 +1,7 @@
-// Asks a pvfs daemon for its status over the real protocol: used by
-// pvfs-cluster status/up and pvfs-ctl. Synchronous (runs its own
-// io_context); not for use inside another io_context's thread.
+// Asks pvfs daemons for their status, and tells storage servers to inject
+// delays, over the real protocol: used by pvfs-cluster status/up and
+// pvfs-ctl. Synchronous (each call runs its own io_context); not for use
+// inside another io_context's thread. Thread-safe: calls share nothing.
 #pragma once
 
 #include <chrono>
@@ -43,5 +44,34 @@ struct ServerView {
 // The storage servers the MDS at `mds` knows.
 Result<std::vector<ServerView>> list_servers(const Endpoint& mds, const Secret& key,
                                              std::chrono::milliseconds timeout);
+
+// One storage server's two-choice scheduling state, as it reported it
+// (storage.capnp Reply.SchedStatus; see the comments there).
+struct SchedView {
+  uint32_t server = 0;                   // the id the server answered as
+  uint32_t requests = 0;                 // outstanding data requests
+  uint64_t bytes = 0;                    // their bytes
+  uint64_t preassigned = 0;              // expected bytes of undecided probes
+  uint64_t redirect_objects = 0, redirect_entries = 0;
+  uint64_t fragments = 0, fragment_bytes = 0;  // held for other servers
+  uint64_t pulled_bytes = 0, pulls = 0;        // brought home since start
+  uint64_t redirects = 0;                // redirect entries recorded since start
+  uint64_t fallbacks = 0, probes = 0;
+  uint64_t gc_pending = 0;               // fragments elsewhere waiting to be dropped
+  double delay_factor = 1;               // injected slowdown (1: none)
+  uint32_t delay_remaining_ms = 0;       // 0: none, or until changed
+  std::vector<double> preassign_probability;  // P(chosen) per load level
+};
+
+// The scheduling state of the storage server at `at`. Errors: those of the
+// connection (unavailable, timeout, access_denied) or of the server.
+Result<SchedView> sched_status(const Endpoint& at, const Secret& key,
+                               std::chrono::milliseconds timeout);
+
+// Tells the storage server at `at` to serve data requests `delay_factor`
+// times slower for `duration` (zero: until changed; factor 1 ends a delay).
+// The server refuses factors outside 1..1000 with invalid_argument.
+Status inject(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
+              double delay_factor, std::chrono::seconds duration);
 
 }  // namespace pvfs

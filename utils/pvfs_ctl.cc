@@ -38,7 +38,8 @@ CLI::Validator server_list_check() {
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-ctl: administer a pvfs cluster: file and directory layouts, per-job\n"
-               "counters and the health of the daemons. See pvfs-ctl(1)."};
+               "counters, the health of the daemons and the storage servers' write\n"
+               "scheduling (redirects, fragments, injected delays). See pvfs-ctl(1)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", PVFS_VERSION);
 
@@ -91,6 +92,30 @@ int main(int argc, char** argv) {
   auto* servers = app.add_subcommand("servers", "the storage servers the metadata server knows");
   add_daemon_options(servers);
 
+  std::vector<uint32_t> sched_ids;
+  bool sched_json = false;
+  auto* sched = app.add_subcommand(
+      "sched",
+      "the storage servers' write scheduling: load, redirects, fragments, pull-backs, "
+      "delays (exit 1 naming those that do not answer)");
+  add_daemon_options(sched);
+  sched->add_option("server", sched_ids, "storage server ids [all in the config]");
+  sched->add_flag("--json", sched_json,
+                  "a JSON array of objects with the raw numbers instead of the table");
+
+  uint32_t inject_id = 0;
+  double delay_factor = 1;
+  uint32_t delay_seconds = 0;
+  auto* inject = app.add_subcommand(
+      "inject", "make a storage server serve data requests slower, to test straggler handling");
+  add_daemon_options(inject);
+  inject->add_option("server", inject_id, "storage server id")->required();
+  inject->add_option("-f,--delay-factor", delay_factor,
+                     "this many times slower, 1 to 1000 (1 ends a delay)")
+      ->required();
+  inject->add_option("--for", delay_seconds, "seconds the delay lasts; 0 = until changed")
+      ->capture_default_str();
+
   // CLI11 would report a mistyped command as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
@@ -117,5 +142,7 @@ int main(int argc, char** argv) {
   if (*jobs) return pvfs::ctl::jobs(daemon, per_daemon);
   if (*ping) return pvfs::ctl::ping(daemon);
   if (*servers) return pvfs::ctl::servers(daemon);
+  if (*sched) return pvfs::ctl::sched(daemon, sched_ids, sched_json);
+  if (*inject) return pvfs::ctl::inject(daemon, inject_id, delay_factor, delay_seconds);
   return 2;
 }

@@ -1,4 +1,6 @@
 // pvfs-ctl's text helpers (utils/ctl_format.h): pure, no cluster needed.
+#include <limits>
+
 #include <doctest/doctest.h>
 
 #include "utils/ctl_format.h"
@@ -154,4 +156,87 @@ TEST_CASE("the mount holding a path is the longest mount point above it, latest 
   CHECK(mount_type_of(mountinfo, "/mnt/x") == kPvfsMountType);
   CHECK(mount_type_of("", "/x").empty());
   CHECK(mount_type_of("garbage\n\n1 2 3\n", "/x").empty());
+}
+
+namespace {
+
+// A busy server: redirects, fragments, pull-backs and a delay in force.
+SchedView busy_server() {
+  SchedView v;
+  v.server = 12;
+  v.requests = 3;
+  v.bytes = 1572864;
+  v.preassigned = 262144;
+  v.redirect_objects = 2;
+  v.redirect_entries = 14;
+  v.fragments = 5;
+  v.fragment_bytes = 4194304;
+  v.pulled_bytes = 8388608;
+  v.pulls = 12;
+  v.redirects = 31;
+  v.fallbacks = 1;
+  v.probes = 120;
+  v.gc_pending = 3;
+  v.delay_factor = 5;
+  v.delay_remaining_ms = 29001;
+  v.preassign_probability = {0, 0.25, 1};
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the sched table gives one row per server with human sizes and the delay") {
+  CHECK(render_sched({SchedView{}, busy_server()}) ==
+        "ID         LOAD  PREASSIGNED  REDIR-OBJS  REDIR-ENTRIES    FRAGMENTS        PULLED"
+        "  REDIRECTS  FALLBACKS  PROBES  GC  DELAY\n"
+        " 0      0 / 0 B          0 B           0              0      0 / 0 B       0 / 0 B"
+        "          0          0       0   0  -\n"
+        "12  3 / 1.5 MiB    256.0 KiB           2             14  5 / 4.0 MiB  12 / 8.0 MiB"
+        "         31          1     120   3  5x, 30s left\n");
+}
+
+TEST_CASE("the delay cell shows the factor and the time left rounded up, or a dash") {
+  using std::chrono::milliseconds;
+  CHECK(delay_cell(1, milliseconds(0)) == "-");
+  CHECK(delay_cell(1, milliseconds(5000)) == "-");
+  CHECK(delay_cell(5, milliseconds(0)) == "5x, until changed");
+  CHECK(delay_cell(2.5, milliseconds(1)) == "2.5x, 1s left");
+  CHECK(delay_cell(5, milliseconds(30000)) == "5x, 30s left");
+  CHECK(delay_cell(1000, milliseconds(3600000)) == "1000x, 1h00m left");
+}
+
+TEST_CASE("sched JSON is an array of one object per server with the raw numbers") {
+  CHECK(render_sched_json({}) == "[]\n");
+  SchedView idle;
+  idle.server = 0;
+  CHECK(render_sched_json({idle, busy_server()}) ==
+        "[\n"
+        "  {\"server\": 0, \"requests\": 0, \"bytes\": 0, \"preassigned\": 0, "
+        "\"redirect_objects\": 0, \"redirect_entries\": 0, \"fragments\": 0, "
+        "\"fragment_bytes\": 0, \"pulled_bytes\": 0, \"pulls\": 0, \"redirects\": 0, "
+        "\"fallbacks\": 0, \"probes\": 0, \"gc_pending\": 0, \"delay_factor\": 1, "
+        "\"delay_remaining_ms\": 0, \"preassign_probability\": []},\n"
+        "  {\"server\": 12, \"requests\": 3, \"bytes\": 1572864, \"preassigned\": 262144, "
+        "\"redirect_objects\": 2, \"redirect_entries\": 14, \"fragments\": 5, "
+        "\"fragment_bytes\": 4194304, \"pulled_bytes\": 8388608, \"pulls\": 12, "
+        "\"redirects\": 31, \"fallbacks\": 1, \"probes\": 120, \"gc_pending\": 3, "
+        "\"delay_factor\": 5, \"delay_remaining_ms\": 29001, "
+        "\"preassign_probability\": [0, 0.25, 1]}\n"
+        "]\n");
+}
+
+TEST_CASE("numbers JSON cannot carry, NaN and infinity, print as null in sched JSON") {
+  SchedView odd;
+  odd.delay_factor = std::numeric_limits<double>::quiet_NaN();
+  odd.preassign_probability = {std::numeric_limits<double>::infinity(), 0.5};
+  const std::string json = render_sched_json({odd});
+  CHECK(json.find("\"delay_factor\": null,") != std::string::npos);
+  CHECK(json.find("\"preassign_probability\": [null, 0.5]}") != std::string::npos);
+}
+
+TEST_CASE("inject's confirmation says how much slower and for how long") {
+  using std::chrono::seconds;
+  CHECK(describe_inject(3, 5, seconds(30)) == "server 3: serving 5x slower for 30 s");
+  CHECK(describe_inject(3, 2.5, seconds(0)) == "server 3: serving 2.5x slower until changed");
+  CHECK(describe_inject(0, 1, seconds(30)) == "server 0: serving at normal speed");
 }

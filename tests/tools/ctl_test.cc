@@ -1,14 +1,21 @@
 // pvfs-ctl end to end: the real binary (path in $PVFS_CTL, set by meson)
-// against a real local cluster, through a real FUSE mount for the layout and
-// job commands. Each test starts its own cluster.
+// against a real local cluster, through a real FUSE mount for the layout,
+// jobs and sched commands. Each test starts its own cluster.
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -84,6 +91,55 @@ bool skip_without_fuse() {
   if (pvfs::test::fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
   MESSAGE("skipping: /dev/fuse is not available");
   return true;
+}
+
+// The objects of `pvfs-ctl sched --json` as key -> number (arrays left
+// out). Enough JSON for that output: flat objects of numbers and arrays.
+std::vector<std::map<std::string, double>> sched_objects(const std::string& json) {
+  std::vector<std::map<std::string, double>> objects;
+  for (size_t open = json.find('{'); open != std::string::npos; open = json.find('{', open + 1)) {
+    const size_t close = json.find('}', open);
+    if (close == std::string::npos) break;
+    const std::string body = json.substr(open + 1, close - open - 1);
+    std::map<std::string, double> object;
+    for (size_t at = body.find('"'); at != std::string::npos;) {
+      const size_t key_end = body.find('"', at + 1);
+      const std::string key = body.substr(at + 1, key_end - at - 1);
+      size_t value = body.find_first_not_of(": ", key_end + 1);
+      if (body[value] == '[') value = body.find(']', value);
+      else object[key] = std::strtod(body.c_str() + value, nullptr);
+      at = body.find('"', value);
+    }
+    objects.push_back(std::move(object));
+  }
+  return objects;
+}
+
+// `key` of each server in sched JSON objects, by server id.
+std::map<int, double> by_server(const std::vector<std::map<std::string, double>>& objects,
+                                const std::string& key) {
+  std::map<int, double> out;
+  for (const auto& o : objects) out[static_cast<int>(o.at("server"))] = o.at(key);
+  return out;
+}
+
+// The cell of each row of a right-aligned table column headed `name`, by
+// the row's first word: the word that ends where the header ends.
+std::map<std::string, std::string> column(const std::string& table, const std::string& name) {
+  std::istringstream lines(table);
+  std::string header;
+  std::getline(lines, header);
+  const size_t end = header.find(name) + name.size();
+  std::map<std::string, std::string> out;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() < end || header.find(name) == std::string::npos) continue;
+    const size_t start = line.rfind(' ', end - 1);
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    out[first] = line.substr(start + 1, end - start - 1);
+  }
+  return out;
 }
 
 pvfs::ClusterOptions three_servers() {
@@ -238,4 +294,180 @@ TEST_CASE("servers lists every storage server as alive with its space") {
     if (state == "alive") alive.insert(id);
   }
   CHECK(alive == std::set<std::string>{"0", "1", "2"});
+}
+
+TEST_CASE("sched lists every server of a fresh cluster with no redirect entries") {
+  TestCluster cluster(three_servers());
+  const std::string config = cluster.cluster().config_path().string();
+  auto table = ctl(cluster.dir(), {"sched", "-c", config});
+  CAPTURE(table);
+  REQUIRE(table.status == 0);
+  CHECK(table.err.empty());
+  CHECK(table.out.rfind("ID ", 0) == 0);
+  CHECK(column(table.out, "REDIR-ENTRIES") ==
+        std::map<std::string, std::string>{{"0", "0"}, {"1", "0"}, {"2", "0"}});
+  CHECK(column(table.out, "REDIRECTS") ==
+        std::map<std::string, std::string>{{"0", "0"}, {"1", "0"}, {"2", "0"}});
+
+  auto json = ctl(cluster.dir(), {"sched", "--json"}, "PVFS_CONFIG=" + quote(config));
+  CAPTURE(json);
+  REQUIRE(json.status == 0);
+  CHECK(json.out.rfind("[\n", 0) == 0);
+  const auto objects = sched_objects(json.out);
+  CHECK(by_server(objects, "redirect_entries") == std::map<int, double>{{0, 0}, {1, 0}, {2, 0}});
+  CHECK(by_server(objects, "fragments") == std::map<int, double>{{0, 0}, {1, 0}, {2, 0}});
+
+  auto one = ctl(cluster.dir(), {"sched", "-c", config, "--json", "2"});
+  CAPTURE(one);
+  REQUIRE(one.status == 0);
+  CHECK(by_server(sched_objects(one.out), "redirects") == std::map<int, double>{{2, 0}});
+
+  auto unknown = ctl(cluster.dir(), {"sched", "-c", config, "0", "7"});
+  CAPTURE(unknown);
+  CHECK(unknown.status == 1);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err == "pvfs-ctl: sched: no storage server 7 in " + config + "\n");
+}
+
+TEST_CASE("sched names the server that does not answer and still shows the others") {
+  TestCluster cluster(three_servers());
+  const std::string config = cluster.cluster().config_path().string();
+  REQUIRE(cluster.cluster().kill_daemon("server1", SIGKILL).ok());
+  auto got = ctl(cluster.dir(), {"sched", "-c", config, "--json"});
+  CAPTURE(got);
+  CHECK(got.status == 1);
+  CHECK(got.err.rfind("pvfs-ctl: sched: server1 (", 0) == 0);
+  CHECK(std::count(got.err.begin(), got.err.end(), '\n') == 1);
+  CHECK(by_server(sched_objects(got.out), "redirects") == std::map<int, double>{{0, 0}, {2, 0}});
+}
+
+TEST_CASE("inject slows one server down until it is told to stop") {
+  TestCluster cluster(three_servers());
+  const std::string config = cluster.cluster().config_path().string();
+  auto slow = ctl(cluster.dir(), {"inject", "1", "--delay-factor", "5", "--for", "30", "-c", config});
+  CAPTURE(slow);
+  REQUIRE(slow.status == 0);
+  CHECK(slow.out == "server 1: serving 5x slower for 30 s\n");
+  CHECK(slow.err.empty());
+
+  auto json = ctl(cluster.dir(), {"sched", "--json", "-c", config});
+  CAPTURE(json);
+  REQUIRE(json.status == 0);
+  const auto objects = sched_objects(json.out);
+  CHECK(by_server(objects, "delay_factor") == std::map<int, double>{{0, 1}, {1, 5}, {2, 1}});
+  const auto remaining = by_server(objects, "delay_remaining_ms");
+  CHECK(remaining.at(1) > 0);
+  CHECK(remaining.at(1) <= 30000);
+  CHECK(remaining.at(0) == 0);
+  auto table = ctl(cluster.dir(), {"sched", "-c", config});
+  CAPTURE(table);
+  std::istringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string id;
+    words >> id;
+    if (id == "1") CHECK(line.find("  5x, ") != std::string::npos);
+    if (id == "0" || id == "2") CHECK(line.substr(line.size() - 3) == "  -");
+  }
+
+  auto forever = ctl(cluster.dir(), {"inject", "2", "-f", "2.5", "-c", config});
+  CAPTURE(forever);
+  CHECK(forever.status == 0);
+  CHECK(forever.out == "server 2: serving 2.5x slower until changed\n");
+  auto normal = ctl(cluster.dir(), {"inject", "1", "--delay-factor", "1", "-c", config});
+  CAPTURE(normal);
+  CHECK(normal.status == 0);
+  CHECK(normal.out == "server 1: serving at normal speed\n");
+  auto after = ctl(cluster.dir(), {"sched", "--json", "-c", config});
+  CAPTURE(after);
+  CHECK(by_server(sched_objects(after.out), "delay_factor") ==
+        std::map<int, double>{{0, 1}, {1, 1}, {2, 2.5}});
+  CHECK(by_server(sched_objects(after.out), "delay_remaining_ms") ==
+        std::map<int, double>{{0, 0}, {1, 0}, {2, 0}});
+}
+
+TEST_CASE("inject refuses bad factors and unknown servers in one line") {
+  TestCluster cluster(three_servers());
+  const std::string config = cluster.cluster().config_path().string();
+  auto fast = ctl(cluster.dir(), {"inject", "1", "--delay-factor", "0.5", "-c", config});
+  CAPTURE(fast);
+  CHECK(fast.status == 1);
+  CHECK(fast.out.empty());
+  CHECK(fast.err.rfind("pvfs-ctl: inject: server1 (", 0) == 0);
+  CHECK(fast.err.find("delay factor must be between 1 and 1000") != std::string::npos);
+  CHECK(std::count(fast.err.begin(), fast.err.end(), '\n') == 1);
+
+  auto unknown = ctl(cluster.dir(), {"inject", "99", "--delay-factor", "5", "-c", config});
+  CAPTURE(unknown);
+  CHECK(unknown.status == 1);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err == "pvfs-ctl: inject: no storage server 99 in " + config + "\n");
+
+  for (const std::vector<std::string>& usage :
+       {std::vector<std::string>{"inject", "1", "-c", config},
+        std::vector<std::string>{"inject", "one", "--delay-factor", "5", "-c", config},
+        std::vector<std::string>{"inject", "1", "--delay-factor", "fast", "-c", config},
+        std::vector<std::string>{"inject", "1", "--delay-factor", "5", "--for", "-3", "-c", config},
+        std::vector<std::string>{"sched", "x", "-c", config}}) {
+    auto bad = ctl(cluster.dir(), usage);
+    CAPTURE(bad);
+    CHECK(bad.status == 2);
+    CHECK(bad.err.rfind("pvfs-ctl: ", 0) == 0);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("random dispatch records redirects that the maintainers pull home when idle") {
+  if (skip_without_fuse()) return;
+  TestCluster cluster(three_servers(), true, "dispatch=random");
+  const std::string config = cluster.cluster().config_path().string();
+  const fs::path file = cluster.mnt() / "scattered";
+  std::string data(6 << 20, '\0');
+  std::mt19937_64 random(42);
+  for (char& c : data) c = static_cast<char>(random());
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    REQUIRE(out.good());
+  }
+
+  auto written = ctl(cluster.dir(), {"sched", "--json", "-c", config});
+  CAPTURE(written);
+  REQUIRE(written.status == 0);
+  double redirects = 0;
+  for (const auto& [id, n] : by_server(sched_objects(written.out), "redirects")) redirects += n;
+  CHECK(redirects > 0);
+
+  // The maintainers bring redirected data home once the servers are idle.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  Outcome polled;
+  double entries = -1, pulled = 0;
+  while (true) {
+    polled = ctl(cluster.dir(), {"sched", "--json", "-c", config});
+    REQUIRE(polled.status == 0);
+    entries = pulled = 0;
+    for (const auto& o : sched_objects(polled.out)) {
+      entries += o.at("redirect_entries");
+      pulled += o.at("pulled_bytes");
+    }
+    if (entries == 0 || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  CAPTURE(polled);
+  CHECK(entries == 0);
+  CHECK(pulled > 0);
+
+  // Drop the kernel's cached pages so the read goes to the servers.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  CHECK(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+  std::string back(data.size() + 1, '\0');
+  size_t got = 0;
+  for (ssize_t n; (n = ::read(fd, back.data() + got, back.size() - got)) > 0;)
+    got += static_cast<size_t>(n);
+  ::close(fd);
+  back.resize(got);
+  CHECK(back.size() == data.size());
+  const bool identical = back == data;  // not CHECK(back == data): it would print 6 MiB
+  CHECK(identical);
 }
