@@ -1,0 +1,781 @@
+// Unit tests of mds/placement: the ANU map (hash family, partition counts,
+// half occupancy, one partial partition per server, lookup and its re-hash
+// fallback, load following shares, movement on joins, failures and
+// re-partitioning, serialization) and the tuner (each heuristic on a worked
+// example, and the paper's heterogeneous cluster of servers of power
+// 1, 3, 5, 7, 9 converging, with the over-tuning ablation). Pure; seeded
+// generators only.
+#include "mds/placement/anu_map.h"
+#include "mds/placement/anu_tuner.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace pvfs::placement {
+namespace {
+
+constexpr uint64_t kHalf = uint64_t{1} << 63;
+constexpr int kKeys = 100000;
+
+AnuMap make(std::vector<ServerShare> shares, uint32_t rounds = kDefaultRounds) {
+  auto map = AnuMap::from_shares(shares, rounds);
+  REQUIRE(map.ok());
+  return std::move(*map);
+}
+
+AnuMap make_uniform(uint32_t k) {
+  std::vector<MdsId> ids;
+  for (uint32_t i = 1; i <= k; ++i) ids.push_back(MdsId(i));
+  auto map = AnuMap::uniform(ids);
+  REQUIRE(map.ok());
+  return std::move(*map);
+}
+
+template <typename T>
+T must(Result<T> r) {
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
+// Uniform double in [0, 1) from the 53 high bits (std distributions differ
+// between standard libraries; mt19937_64's output does not).
+double uniform01(std::mt19937_64& gen) { return std::ldexp(static_cast<double>(gen() >> 11), -53); }
+
+std::vector<ServerShare> random_shares(std::mt19937_64& gen, uint32_t k) {
+  std::vector<ServerShare> shares;
+  for (uint32_t i = 0; i < k; ++i) {
+    // Some members get nothing, as the tuner may leave the weakest idle.
+    const double w = gen() % 7 == 0 ? 0.0 : uniform01(gen) + 0.01;
+    shares.push_back({MdsId(10 + 3 * i), w});
+  }
+  shares[gen() % k].share = 1;
+  return shares;
+}
+
+void check_invariants(const AnuMap& map) {
+  REQUIRE(map.validate().ok());
+  uint64_t mapped = 0;
+  std::map<MdsId, int> partials;
+  for (const Partition& p : map.partitions()) {
+    if (!p.server) continue;
+    mapped += p.length;
+    if (p.length < map.partition_length()) ++partials[*p.server];
+  }
+  CHECK(mapped == kHalf);
+  for (auto [server, count] : partials) CHECK(count <= 1);
+  CHECK(map.partition_count() >= partitions_for(map.servers().size()));
+}
+
+// The owner of a hash value in `map`, if mapped.
+std::optional<MdsId> owner_at(const AnuMap& map, uint64_t h) {
+  const int bits = std::countr_zero(map.partition_count());
+  const Partition& p = map.partitions()[h >> (64 - bits)];
+  const uint64_t offset = h & (map.partition_length() - 1);
+  if (p.server && offset < p.length) return p.server;
+  return std::nullopt;
+}
+
+struct Movement {
+  double moved = 0;    // fraction of keys whose server changed
+  double to_new = 0;   // ... onto `special`
+  double from_old = 0; // ... off `special`
+  double between = 0;  // ... between two other servers
+};
+
+Movement movement(const AnuMap& before, const AnuMap& after, MdsId special) {
+  Movement m;
+  for (int key = 0; key < kKeys; ++key) {
+    const MdsId a = before.locate_key(key);
+    const MdsId b = after.locate_key(key);
+    if (a == b) continue;
+    m.moved += 1;
+    if (b == special) {
+      m.to_new += 1;
+    } else if (a == special) {
+      m.from_old += 1;
+    } else {
+      m.between += 1;
+    }
+  }
+  for (double* f : {&m.moved, &m.to_new, &m.from_old, &m.between}) *f /= kKeys;
+  return m;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the map
+
+TEST_CASE("the hash family is fixed: pinned values, distinct rounds, uniform positions") {
+  // These values are the placement protocol: a change moves every file set.
+  CHECK(anu_hash(0, 0) == 0x466c6b41be473d4fULL);
+  CHECK(anu_hash(1, 0) == 0x65ea434165175fa1ULL);
+  CHECK(anu_hash(1, 1) == 0x98991878747b088dULL);
+  CHECK(anu_hash(42, 7) == 0x5fc421185e16c4a0ULL);
+  CHECK(anu_hash(~uint64_t{0}, 16) == 0x0688435d6f047720ULL);
+
+  for (uint32_t round : {0u, 1u, 5u}) {
+    std::vector<int> buckets(64, 0);
+    for (int key = 0; key < 64000; ++key) {
+      const uint64_t h = anu_hash(key, round);
+      CHECK(h != anu_hash(key, round + 1));
+      const double f = unit_fraction(h);
+      REQUIRE((f >= 0 && f < 1));
+      ++buckets[h >> 58];
+    }
+    double chi2 = 0;
+    for (int b : buckets) chi2 += (b - 1000.0) * (b - 1000.0) / 1000.0;
+    CHECK(chi2 < 110);  // 63 degrees of freedom: p < 0.001 above ~103
+  }
+}
+
+TEST_CASE("k servers get 2^(ceil(lg k)+1) partitions, for k = 1..9") {
+  const uint32_t expected[] = {0, 2, 4, 8, 8, 16, 16, 16, 16, 32};
+  for (uint32_t k = 1; k <= 9; ++k) {
+    CAPTURE(k);
+    CHECK(partitions_for(k) == expected[k]);
+    CHECK(make_uniform(k).partition_count() == expected[k]);
+  }
+}
+
+TEST_CASE("exactly half of the interval is mapped and each server holds at most one partial partition") {
+  std::mt19937_64 gen(7);
+  for (uint32_t k = 1; k <= 20; ++k) {
+    CAPTURE(k);
+    check_invariants(make_uniform(k));
+    const AnuMap map = make(random_shares(gen, k));
+    check_invariants(map);
+    double total = 0;
+    for (const ServerShare& s : map.shares()) total += s.share;
+    CHECK(total == doctest::Approx(1.0));
+  }
+}
+
+TEST_CASE("shares come out as given, normalized, and a zero share owns no region") {
+  const AnuMap map = make({{MdsId(4), 3}, {MdsId(2), 1}, {MdsId(9), 0}});
+  CHECK(map.servers() == std::vector<MdsId>{MdsId(2), MdsId(4), MdsId(9)});
+  CHECK(map.share(MdsId(2)) == 0.25);
+  CHECK(map.share(MdsId(4)) == 0.75);
+  CHECK(map.share(MdsId(9)) == 0);
+  CHECK(map.share(MdsId(5)) == 0);
+  CHECK(map.measure(MdsId(4)) == kHalf / 4 * 3);
+  CHECK(map.fallback_servers() == std::vector<MdsId>{MdsId(2), MdsId(4)});
+  CHECK(map.version() == 1);
+
+  const std::vector<ServerRegions> regions = map.regions();
+  REQUIRE(regions.size() == 3);
+  // 8 partitions; server 2 owns [0, 1/8), server 4 the next three.
+  REQUIRE(regions[0].intervals.size() == 1);
+  CHECK(regions[0].intervals[0].begin == 0);
+  CHECK(regions[0].intervals[0].end == 0.125);
+  REQUIRE(regions[1].intervals.size() == 1);
+  CHECK(regions[1].intervals[0].begin == 0.125);
+  CHECK(regions[1].intervals[0].end == 0.5);
+  CHECK(regions[2].intervals.empty());
+  CHECK(regions[1].share == 0.75);
+}
+
+TEST_CASE("locate is deterministic and puts every file set on a member with a share") {
+  const AnuMap map = make({{MdsId(1), 1}, {MdsId(2), 0}, {MdsId(3), 2}, {MdsId(7), 1}});
+  const AnuMap copy = must(AnuMap::parse(map.serialize()));
+  std::map<MdsId, int> count;
+  for (uint32_t id = 0; id <= 0xffff; ++id) {
+    const FileSetId set(static_cast<uint16_t>(id));
+    const MdsId owner = map.locate(set);
+    CHECK(owner == map.locate(set));
+    CHECK(owner == copy.locate(set));
+    CHECK(owner == map.locate_key(id));
+    ++count[owner];
+  }
+  CHECK(count.size() == 3);
+  CHECK(count.count(MdsId(2)) == 0);
+}
+
+TEST_CASE("the fraction of file sets per server follows its share") {
+  const std::vector<std::vector<ServerShare>> cases = {
+      {{MdsId(1), 0.1}, {MdsId(2), 0.2}, {MdsId(3), 0.3}, {MdsId(4), 0.4}},
+      {{MdsId(1), 0.05}, {MdsId(2), 0.15}, {MdsId(3), 0.2}, {MdsId(4), 0.25}, {MdsId(5), 0.35}},
+      {{MdsId(1), 0.01}, {MdsId(2), 0.99}},
+  };
+  for (const auto& shares : cases) {
+    const AnuMap map = make(shares);
+    std::map<MdsId, int> count;
+    for (int key = 0; key < kKeys; ++key) ++count[map.locate_key(key)];
+    for (const ServerShare& s : shares) {
+      CAPTURE(s.server.value);
+      // Binomial standard deviation is at most 0.0016 here.
+      CHECK(std::abs(static_cast<double>(count[s.server]) / kKeys - s.share) < 0.008);
+    }
+  }
+}
+
+TEST_CASE("a lookup takes two probes on average; after r misses it falls to hash mod k") {
+  const AnuMap map = make({{MdsId(1), 1}, {MdsId(2), 1}, {MdsId(3), 0}, {MdsId(4), 1}}, 2);
+  const std::vector<MdsId> fallback = map.fallback_servers();
+  REQUIRE(fallback == std::vector<MdsId>{MdsId(1), MdsId(2), MdsId(4)});
+  int fell = 0;
+  for (int key = 0; key < kKeys; ++key) {
+    const Probe p = map.probe(key);
+    REQUIRE(p.round <= 2);
+    if (p.round < 2) {
+      CHECK(owner_at(map, anu_hash(key, p.round)) == p.server);
+      for (uint32_t r = 0; r < p.round; ++r) CHECK(!owner_at(map, anu_hash(key, r)));
+    } else {
+      ++fell;
+      CHECK(!owner_at(map, anu_hash(key, 0)));
+      CHECK(!owner_at(map, anu_hash(key, 1)));
+      CHECK(p.server == fallback[anu_hash(key, 2) % 3]);
+    }
+  }
+  CHECK(static_cast<double>(fell) / kKeys == doctest::Approx(0.25).epsilon(0.03));
+
+  // rounds = 0 is plain hashing: every key goes to hash mod k.
+  const AnuMap plain = make({{MdsId(1), 1}, {MdsId(2), 1}, {MdsId(3), 1}}, 0);
+  for (int key = 0; key < 1000; ++key) {
+    CHECK(plain.probe(key).round == 0);
+    CHECK(plain.locate_key(key) == MdsId(1 + static_cast<uint32_t>(anu_hash(key, 0) % 3)));
+  }
+
+  // With the default 16 rounds the mean probe count is 2.
+  const AnuMap deflt = make_uniform(5);
+  double probes = 0;
+  for (int key = 0; key < kKeys; ++key) probes += deflt.probe(key).round + 1;
+  CHECK(probes / kKeys == doctest::Approx(2.0).epsilon(0.02));
+}
+
+TEST_CASE("doubling the partitions moves no file set, nor does a zero-share join") {
+  std::mt19937_64 gen(11);
+  for (uint32_t k : {1u, 3u, 4u, 6u, 8u}) {
+    const AnuMap map = make(random_shares(gen, k));
+    const AnuMap finer = map.doubled();
+    check_invariants(finer);
+    CHECK(finer.partition_count() == 2 * map.partition_count());
+    CHECK(finer.version() == map.version() + 1);
+    for (const ServerShare& s : map.shares()) CHECK(finer.measure(s.server) == map.measure(s.server));
+    for (int key = 0; key < kKeys; key += 3) CHECK(finer.locate_key(key) == map.locate_key(key));
+    // Joining with no share re-partitions as needed and changes nothing else.
+    const AnuMap joined = must(map.add_server(MdsId(999), 0.0));
+    check_invariants(joined);
+    CHECK(joined.partition_count() == partitions_for(k + 1));
+    for (const ServerShare& s : map.shares()) CHECK(joined.measure(s.server) == map.measure(s.server));
+    for (int key = 0; key < kKeys; key += 3) CHECK(joined.locate_key(key) == map.locate_key(key));
+  }
+}
+
+TEST_CASE("joining across a power of two into a partition another server gives up moves only its file sets") {
+  const AnuMap four = make_uniform(4);  // 8 partitions, one each
+  REQUIRE(four.partition_count() == 8);
+  // Joining with no share only re-partitions: nothing moves.
+  const AnuMap joined = must(four.add_server(MdsId(5), 0.0));
+  CHECK(joined.partition_count() == 16);
+  CHECK(joined.version() == 2);
+  check_invariants(joined);
+  for (int key = 0; key < kKeys; ++key) CHECK(joined.locate_key(key) == four.locate_key(key));
+  // Server 4 hands half its share to server 5: a whole partition changes
+  // hands and the other servers' file sets stay where they are.
+  const AnuMap handed = must(joined.with_shares(std::vector<ServerShare>{
+      {MdsId(1), 0.25}, {MdsId(2), 0.25}, {MdsId(3), 0.25}, {MdsId(4), 0.125}, {MdsId(5), 0.125}}));
+  check_invariants(handed);
+  for (uint32_t s = 1; s <= 3; ++s) CHECK(handed.measure(MdsId(s)) == joined.measure(MdsId(s)));
+  int moved = 0;
+  for (int key = 0; key < kKeys; ++key) {
+    // (The `hash mod k` fallback, 1 in 2^16 sets, reshuffles when k changes.)
+    if (joined.probe(key).round == joined.rounds()) continue;
+    const MdsId a = joined.locate_key(key);
+    const MdsId b = handed.locate_key(key);
+    if (a == b) continue;
+    ++moved;
+    CHECK(a == MdsId(4));
+    CHECK(b == MdsId(5));
+  }
+  CHECK(static_cast<double>(moved) / kKeys == doctest::Approx(0.125).epsilon(0.05));
+}
+
+TEST_CASE("a fair-share join moves about its share to the new server and nothing an old server kept") {
+  for (uint32_t k = 1; k <= 8; ++k) {
+    CAPTURE(k);
+    const AnuMap before = make_uniform(k);
+    const AnuMap after = must(before.add_server(MdsId(100)));
+    check_invariants(after);
+    CHECK(after.partition_count() == partitions_for(k + 1));
+    const double sigma = 1.0 / (k + 1);
+    CHECK(after.share(MdsId(100)) == doctest::Approx(sigma));
+    for (uint32_t s = 1; s <= k; ++s) CHECK(after.share(MdsId(s)) == doctest::Approx(sigma));
+
+    const Movement m = movement(before, after, MdsId(100));
+    CHECK(m.to_new == doctest::Approx(sigma).epsilon(0.05));
+    CHECK(m.from_old == 0);
+    // Old servers scale back, and file sets in the space they give up are
+    // re-hashed, some onto other old servers: the price of keeping exactly
+    // half the interval mapped with one partial partition per server.
+    CHECK(m.between < sigma);
+    for (int key = 0; key < kKeys; key += 7) {
+      const Probe was = before.probe(key);
+      const MdsId now = after.locate_key(key);
+      if (now == was.server || now == MdsId(100) || was.round == before.rounds()) continue;
+      // It left only because its old owner gave up the spot it hashed to.
+      CHECK(owner_at(after, anu_hash(key, was.round)) != was.server);
+    }
+  }
+}
+
+TEST_CASE("a failed server's whole partitions go to the survivors and only its file sets move") {
+  const AnuMap before = make({{MdsId(1), 0.25}, {MdsId(2), 0.25}, {MdsId(3), 0.5}});
+  const AnuMap after = must(before.remove_server(MdsId(3)));
+  check_invariants(after);
+  CHECK(after.servers() == std::vector<MdsId>{MdsId(1), MdsId(2)});
+  CHECK(after.share(MdsId(1)) == 0.5);
+  CHECK(after.share(MdsId(2)) == 0.5);
+  CHECK(after.partition_count() == before.partition_count());  // never merged
+  for (int key = 0; key < kKeys; ++key) {
+    const MdsId a = before.locate_key(key);
+    if (a != MdsId(3)) CHECK(after.locate_key(key) == a);
+  }
+}
+
+TEST_CASE("removing a server re-homes its file sets proportionally; survivors keep all they held") {
+  for (uint32_t k = 2; k <= 8; ++k) {
+    CAPTURE(k);
+    std::mt19937_64 gen(k);
+    const AnuMap before = make(random_shares(gen, k));
+    const MdsId gone = before.servers()[gen() % k];
+    if (before.share(gone) == 1) continue;  // survivors had nothing: equal shares, tested below
+    const AnuMap after = must(before.remove_server(gone));
+    check_invariants(after);
+    const double sigma = before.share(gone);
+    for (const ServerShare& s : before.shares()) {
+      if (s.server == gone) continue;
+      CHECK(after.share(s.server) == doctest::Approx(s.share / (1 - sigma)));
+      CHECK(after.measure(s.server) >= before.measure(s.server));
+    }
+    int gone_sets = 0;
+    for (int key = 0; key < kKeys; key += 3) {
+      const Probe was = before.probe(key);
+      const Probe now = after.probe(key);
+      // (The rare `hash mod k` fallback reshuffles when k changes.)
+      if (was.round == before.rounds()) continue;
+      if (was.server == gone) {
+        ++gone_sets;
+        CHECK(now.server != gone);
+      } else if (now.server != was.server) {
+        // A survivor keeps its region; it loses a file set only to a region
+        // that grew and catches the set in an earlier hash round.
+        CHECK(now.round < was.round);
+      }
+    }
+    CHECK(std::abs(static_cast<double>(gone_sets) / (kKeys / 3 + 1) - sigma) < 0.01);
+  }
+}
+
+TEST_CASE("a spot of the interval changes hands only when its owner's share shrinks") {
+  std::mt19937_64 gen(3);
+  AnuMap map = make(random_shares(gen, 6));
+  for (int step = 0; step < 200; ++step) {
+    std::vector<ServerShare> targets = map.shares();
+    // Change a few servers' shares; the renormalization moves the rest.
+    for (ServerShare& t : targets) t.share = (gen() % 3 == 0) ? uniform01(gen) * 0.3 : t.share;
+    const AnuMap next = must(map.with_shares(targets));
+    check_invariants(next);
+    for (int sample = 0; sample < 2000; ++sample) {
+      const uint64_t h = gen();
+      const auto was = owner_at(map, h);
+      const auto now = owner_at(next, h);
+      if (!was || was == now) continue;
+      // A spot changes hands only if its owner shrank.
+      CHECK(next.measure(*was) < map.measure(*was));
+    }
+    map = next;
+  }
+}
+
+TEST_CASE("random joins, failures and rescales keep every invariant") {
+  std::mt19937_64 gen(2024);
+  AnuMap map = make_uniform(1);
+  uint32_t next_id = 2;
+  for (int step = 0; step < 400; ++step) {
+    const uint64_t op = gen() % 4;
+    const uint64_t version = map.version();
+    if (op == 0 && map.servers().size() < 40) {
+      map = must(map.add_server(MdsId(next_id++)));
+    } else if (op == 1 && map.servers().size() > 1) {
+      map = must(map.remove_server(map.servers()[gen() % map.servers().size()]));
+    } else {
+      std::vector<ServerShare> targets = map.shares();
+      for (ServerShare& t : targets) t.share = gen() % 5 == 0 ? 0.0 : uniform01(gen) + 0.001;
+      targets[0].share = 1;
+      map = must(map.with_shares(targets));
+    }
+    CHECK(map.version() == version + 1);
+    check_invariants(map);
+  }
+}
+
+TEST_CASE("the text form round-trips and bad text is rejected") {
+  const AnuMap map = must(make({{MdsId(1), 0.3}, {MdsId(2), 0.7}, {MdsId(40000), 0}}).add_server(MdsId(5)));
+  const std::string text = map.serialize();
+  CHECK(text.rfind("anu1 version=2 rounds=16 servers=1,2,5,40000 partitions=", 0) == 0);
+  const AnuMap back = must(AnuMap::parse(text));
+  CHECK(back == map);
+  CHECK(back.serialize() == text);
+
+  const AnuMap two = make({{MdsId(1), 0.25}, {MdsId(2), 0.75}}, 3);
+  CHECK(two.serialize() ==
+        "anu1 version=1 rounds=3 servers=1,2 partitions=1:2000000000000000,2,2:2000000000000000,-");
+  CHECK(must(AnuMap::parse(two.serialize())) == two);
+
+  auto code = [](std::string_view s) { return AnuMap::parse(s).code(); };
+  CHECK(code("") == Errc::invalid_argument);
+  CHECK(code("anu2 version=1 rounds=3 servers=1,2 partitions=1,2,-,-") == Errc::invalid_argument);
+  CHECK(code("anu1 version=x rounds=3 servers=1,2 partitions=1,2,-,-") == Errc::invalid_argument);
+  CHECK(code("anu1 version=1 rounds=3 servers= partitions=1,2,-,-") == Errc::invalid_argument);
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2 partitions=1,2,-") == Errc::invalid_argument);
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2 partitions=1,2:zz,-,-") == Errc::invalid_argument);
+  CHECK(code("anu1  version=1 rounds=3 servers=1,2 partitions=1,2,-,-") == Errc::invalid_argument);
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2 partitions=1,2,-,-") == Errc::ok);
+  // Well formed but breaking an invariant.
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2 partitions=1,2,1,-") == Errc::corrupt);       // 3/4 mapped
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2 partitions=1,3,-,-") == Errc::corrupt);       // non-member
+  CHECK(code("anu1 version=1 rounds=3 servers=2,1 partitions=1,2,-,-") == Errc::corrupt);       // unsorted
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2,3 partitions=1,2,3:0,-") == Errc::corrupt);   // 3 need 8
+  CHECK(code("anu1 version=1 rounds=3 servers=1,2 partitions=1:2000000000000000,1:2000000000000000,2,-") ==
+        Errc::corrupt);  // two partials
+  CHECK(code("anu1 version=1 rounds=99 servers=1,2 partitions=1,2,-,-") == Errc::corrupt);
+}
+
+TEST_CASE("bad requests to build or change a map are refused") {
+  using S = std::vector<ServerShare>;
+  CHECK(AnuMap::from_shares(S{}).code() == Errc::invalid_argument);
+  CHECK(AnuMap::from_shares(S{{MdsId(1), 1}, {MdsId(1), 1}}).code() == Errc::invalid_argument);
+  CHECK(AnuMap::from_shares(S{{MdsId(1), -1}, {MdsId(2), 1}}).code() == Errc::invalid_argument);
+  CHECK(AnuMap::from_shares(S{{MdsId(1), NAN}}).code() == Errc::invalid_argument);
+  CHECK(AnuMap::from_shares(S{{MdsId(1), 0}, {MdsId(2), 0}}).code() == Errc::invalid_argument);
+  CHECK(AnuMap::from_shares(S{{MdsId(1), 1}}, kMaxRounds + 1).code() == Errc::invalid_argument);
+
+  const AnuMap map = make_uniform(3);
+  CHECK(map.add_server(MdsId(2)).code() == Errc::exists);
+  CHECK(map.add_server(MdsId(9), 1.0).code() == Errc::invalid_argument);
+  CHECK(map.add_server(MdsId(9), -0.1).code() == Errc::invalid_argument);
+  CHECK(map.remove_server(MdsId(9)).code() == Errc::not_found);
+  CHECK(make_uniform(1).remove_server(MdsId(1)).code() == Errc::invalid_argument);
+  CHECK(map.with_shares(S{{MdsId(1), 1}, {MdsId(2), 1}}).code() == Errc::invalid_argument);
+  CHECK(map.with_shares(S{{MdsId(1), 1}, {MdsId(2), 1}, {MdsId(2), 1}}).code() == Errc::invalid_argument);
+  CHECK(map.with_shares(S{{MdsId(1), 1}, {MdsId(2), 1}, {MdsId(4), 1}}).code() == Errc::invalid_argument);
+
+  // An empty map becomes a one-server map by a join.
+  const AnuMap one = must(AnuMap().add_server(MdsId(3)));
+  CHECK(one.servers() == std::vector<MdsId>{MdsId(3)});
+  CHECK(one.partition_count() == 2);
+  CHECK(one.locate_key(12345) == MdsId(3));
+}
+
+TEST_CASE("when every survivor had no share they split the interval equally") {
+  const AnuMap map = make({{MdsId(1), 1}, {MdsId(2), 0}, {MdsId(3), 0}});
+  const AnuMap after = must(map.remove_server(MdsId(1)));
+  CHECK(after.share(MdsId(2)) == 0.5);
+  CHECK(after.share(MdsId(3)) == 0.5);
+}
+
+// ---------------------------------------------------------------- the tuner
+
+namespace {
+
+std::vector<LatencyReport> reports(std::vector<double> latencies) {
+  std::vector<LatencyReport> out;
+  for (size_t i = 0; i < latencies.size(); ++i)
+    out.push_back({MdsId(static_cast<uint32_t>(i + 1)), latencies[i], 100});
+  return out;
+}
+
+TunerOptions only(bool thresholding, bool top_off, bool divergent) {
+  TunerOptions o;
+  o.thresholding = thresholding;
+  o.top_off = top_off;
+  o.divergent = divergent;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("equal latencies leave the map unchanged, whatever the heuristics") {
+  const AnuMap map = make_uniform(4);
+  for (int bits = 0; bits < 8; ++bits) {
+    const TuneResult r = must(tune(map, reports({5, 5, 5, 5}), reports({7, 3, 5, 9}),
+                                   only(bits & 1, bits & 2, bits & 4)));
+    CHECK(!r.map);
+    CHECK(r.average_ms == 5);
+    for (const ServerTuning& t : r.servers) {
+      CHECK(t.decision == Decision::at_average);
+      CHECK(t.new_share == t.old_share);
+    }
+  }
+  // Nobody served anything: nothing to balance.
+  std::vector<LatencyReport> idle = reports({0, 0, 0, 0});
+  for (LatencyReport& r : idle) r.requests = 0;
+  CHECK(!must(tune(map, idle, {})).map);
+}
+
+TEST_CASE("worked example: an overloaded server shrinks by L / latency and the others grow proportionally") {
+  const AnuMap map = make_uniform(4);
+  // L = 15 (all served 100 requests); band [7.5, 22.5]; server 4 is above
+  // it and scaled by 15/30, the rest keep their weight: 1 : 1 : 1 : 1/2.
+  const TuneResult r = must(tune(map, reports({10, 10, 10, 30}), {}));
+  CHECK(r.average_ms == 15);
+  REQUIRE(r.map);
+  CHECK(r.map->version() == map.version() + 1);
+  check_invariants(*r.map);
+  for (uint32_t s = 1; s <= 3; ++s) {
+    CHECK(r.servers[s - 1].decision == Decision::within_band);
+    CHECK(r.servers[s - 1].factor == 1);
+    CHECK(r.map->share(MdsId(s)) == doctest::Approx(2.0 / 7));
+  }
+  CHECK(r.servers[3].decision == Decision::scaled);
+  CHECK(r.servers[3].factor == 0.5);
+  CHECK(r.servers[3].new_share == doctest::Approx(1.0 / 7));
+  CHECK(r.servers[3].old_share == 0.25);
+}
+
+TEST_CASE("the average is weighted by requests served unless told otherwise") {
+  const AnuMap map = make_uniform(3);
+  std::vector<LatencyReport> now = {{MdsId(1), 1, 300}, {MdsId(2), 2, 100}, {MdsId(3), 9, 0}};
+  CHECK(must(tune(map, now, {})).average_ms == doctest::Approx(1.25));
+  TunerOptions o;
+  o.average = Average::mean;
+  CHECK(must(tune(map, now, {}, o)).average_ms == doctest::Approx(4));
+  o.average = Average::median;
+  CHECK(must(tune(map, now, {}, o)).average_ms == doctest::Approx(2));
+}
+
+TEST_CASE("thresholding leaves servers within [(1-k)L, (1+k)L] alone") {
+  const AnuMap map = make_uniform(4);
+  // L = 16, band [8, 24]: server 3 (14) and 1, 2 (10) are inside it.
+  const auto now = reports({10, 10, 14, 30});
+  const TuneResult with = must(tune(map, now, {}, only(true, false, false)));
+  CHECK(with.servers[2].decision == Decision::within_band);
+  CHECK(with.servers[0].decision == Decision::within_band);
+  CHECK(with.servers[3].decision == Decision::scaled);
+  REQUIRE(with.map);
+  CHECK(with.map->share(MdsId(1)) == doctest::Approx(with.map->share(MdsId(3))));
+
+  const TuneResult without = must(tune(map, now, {}, only(false, false, false)));
+  CHECK(without.servers[2].decision == Decision::scaled);
+  CHECK(without.servers[2].factor == doctest::Approx(16.0 / 14));
+  CHECK(without.servers[0].factor == doctest::Approx(1.6));
+  REQUIRE(without.map);
+  CHECK(without.map->share(MdsId(1)) > without.map->share(MdsId(3)));
+
+  // A narrower band catches server 3 too.
+  TunerOptions narrow = only(true, false, false);
+  narrow.threshold = 0.1;
+  CHECK(must(tune(map, now, {}, narrow)).servers[2].decision == Decision::scaled);
+}
+
+TEST_CASE("top-off never grows an underloaded server explicitly") {
+  const AnuMap map = make_uniform(4);
+  // L = 8, band [4, 12]: only server 1 is outside, below it.
+  const TuneResult topped = must(tune(map, reports({2, 10, 10, 10}), {}));
+  CHECK(topped.servers[0].decision == Decision::underloaded);
+  CHECK(!topped.map);
+  const TuneResult grown = must(tune(map, reports({2, 10, 10, 10}), {}, only(true, false, true)));
+  CHECK(grown.servers[0].decision == Decision::scaled);
+  CHECK(grown.servers[0].factor == 4);  // L/2 = 4, within max_factor
+  REQUIRE(grown.map);
+  CHECK(grown.map->share(MdsId(1)) == doctest::Approx(4.0 / 7));
+
+  // With an overloaded server too, the underloaded one grows only by the
+  // renormalization, exactly as much as the servers in the band.
+  const TuneResult both = must(tune(map, reports({2, 10, 10, 30}), {}));
+  CHECK(both.servers[0].decision == Decision::underloaded);
+  CHECK(both.servers[3].decision == Decision::scaled);
+  REQUIRE(both.map);
+  CHECK(both.map->share(MdsId(1)) == doctest::Approx(both.map->share(MdsId(2))));
+  CHECK(both.map->share(MdsId(1)) > 0.25);
+
+  // Without thresholding, top-off tunes everything above the average.
+  const TuneResult plain = must(tune(map, reports({6, 7, 9, 10}), {}, only(false, true, false)));
+  CHECK(plain.average_ms == 8);
+  CHECK(plain.servers[0].decision == Decision::underloaded);
+  CHECK(plain.servers[1].decision == Decision::underloaded);
+  CHECK(plain.servers[2].decision == Decision::scaled);
+  CHECK(plain.servers[3].decision == Decision::scaled);
+}
+
+TEST_CASE("divergent tuning scales only servers moving away from the average") {
+  const AnuMap map = make_uniform(4);
+  const auto now = reports({10, 10, 10, 30});
+  // Server 4 is above the average but its latency is falling: leave it.
+  const TuneResult falling = must(tune(map, now, reports({10, 10, 10, 40})));
+  CHECK(falling.servers[3].decision == Decision::converging);
+  CHECK(!falling.map);
+  // Rising, or flat (a stuck server must not be frozen), it is scaled.
+  CHECK(must(tune(map, now, reports({10, 10, 10, 20}))).servers[3].decision == Decision::scaled);
+  CHECK(must(tune(map, now, reports({10, 10, 10, 30}))).servers[3].decision == Decision::scaled);
+  // No previous interval (a new delegate): divergence is not evaluated.
+  CHECK(must(tune(map, now, {})).servers[3].decision == Decision::scaled);
+  CHECK(must(tune(map, now, reports({10, 10, 10}))).servers[3].decision == Decision::scaled);
+  // Switched off, the trend does not matter.
+  CHECK(must(tune(map, now, reports({10, 10, 10, 40}), only(true, true, false))).servers[3].decision ==
+        Decision::scaled);
+
+  // Below the average (top-off off): rising toward it is converging,
+  // falling away from it is diverging.
+  const TunerOptions no_top = only(true, false, true);
+  const auto low = reports({2, 10, 10, 10});
+  CHECK(must(tune(map, low, reports({1, 10, 10, 10}), no_top)).servers[0].decision == Decision::converging);
+  CHECK(must(tune(map, low, reports({3, 10, 10, 10}), no_top)).servers[0].decision == Decision::scaled);
+}
+
+TEST_CASE("scale factors are bounded, idle servers grow by the bound, unknown reports are ignored") {
+  const AnuMap map = make_uniform(4);
+  std::vector<LatencyReport> now = {
+      {MdsId(1), 0, 0}, {MdsId(2), 10, 100}, {MdsId(3), 1000, 100}, {MdsId(9), 500, 100}};
+  const TuneResult r = must(tune(map, now, {}, only(false, false, false)));
+  CHECK(r.average_ms == doctest::Approx(505));
+  CHECK(r.servers[0].decision == Decision::scaled);
+  CHECK(r.servers[0].factor == 4);
+  CHECK(r.servers[1].factor == 4);  // 50.5, bounded
+  CHECK(r.servers[2].factor == doctest::Approx(0.505));
+  CHECK(r.servers[3].decision == Decision::not_reported);
+  CHECK(r.servers[3].factor == 1);
+  REQUIRE(r.map);
+  check_invariants(*r.map);
+
+  CHECK(tune(map, reports({1, -1, 1, 1}), {}).code() == Errc::invalid_argument);
+  CHECK(tune(map, reports({1, NAN, 1, 1}), {}).code() == Errc::invalid_argument);
+  const std::vector<LatencyReport> twice = {{MdsId(1), 1, 1}, {MdsId(1), 2, 1}};
+  CHECK(tune(map, twice, {}).code() == Errc::invalid_argument);
+  CHECK(tune(map, reports({1, 1}), twice).code() == Errc::invalid_argument);
+  TunerOptions bad;
+  bad.max_factor = 0.5;
+  CHECK(tune(map, reports({1, 1}), {}, bad).code() == Errc::invalid_argument);
+  bad = {};
+  bad.threshold = -1;
+  CHECK(tune(map, reports({1, 1}), {}, bad).code() == Errc::invalid_argument);
+  CHECK(tune(AnuMap(), reports({1}), {}).code() == Errc::invalid_argument);
+  CHECK(decision_name(Decision::within_band) == "within band");
+}
+
+// ------------------------------------------------- the paper's experiment
+
+namespace {
+
+// §7's synthetic setup: five servers of processing power 1, 3, 5, 7, 9 and
+// 500 file sets of workload X*c, X uniform in [1, 10], c chosen for 80%
+// utilization of the whole cluster. Each server is an M/M/1 queue: mean
+// latency 1/(mu - lambda), steeply growing (instead of unbounded) at
+// saturation; an idle server reports latency 0 and no requests.
+struct Cluster {
+  std::vector<double> power = {1, 3, 5, 7, 9};
+  std::vector<double> workload;
+
+  explicit Cluster(uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    double total = 0;
+    for (int i = 0; i < 500; ++i) {
+      workload.push_back(1 + 9 * uniform01(gen));
+      total += workload.back();
+    }
+    const double c = 0.8 * 25 / total;
+    for (double& w : workload) w *= c;
+  }
+
+  std::vector<LatencyReport> measure(const AnuMap& map) const {
+    std::vector<double> lambda(power.size(), 0);
+    for (size_t j = 0; j < workload.size(); ++j)
+      lambda[map.locate(FileSetId(static_cast<uint16_t>(j))).value - 1] += workload[j];
+    std::vector<LatencyReport> out;
+    for (size_t i = 0; i < power.size(); ++i) {
+      const double mu = power[i];
+      const double rho = lambda[i] / mu;
+      double latency = 0;
+      if (lambda[i] > 0)
+        latency = rho < 0.98 ? 1 / (mu - lambda[i]) : 1 / (mu * 0.02) * (rho / 0.98) * (rho / 0.98);
+      out.push_back({MdsId(static_cast<uint32_t>(i + 1)), latency, static_cast<uint64_t>(lambda[i] * 1000)});
+    }
+    return out;
+  }
+};
+
+struct Run {
+  double uniform_max = 0;        // worst latency under the initial uniform map
+  double final_max = 0;          // worst latency, mean of the last 10 intervals
+  double late_swing = 0;         // sum of |change in worst latency| over the last 25 intervals
+  int late_moves = 0;            // file set moves over the last 25 intervals
+  int changes = 0;               // maps issued
+};
+
+Run run(const Cluster& cluster, const TunerOptions& options, int intervals = 50) {
+  AnuMap map = make_uniform(5);
+  std::vector<LatencyReport> previous;
+  Run out;
+  double last_max = 0;
+  for (int t = 0; t < intervals; ++t) {
+    const std::vector<LatencyReport> now = cluster.measure(map);
+    double worst = 0;
+    for (const LatencyReport& r : now) worst = std::max(worst, r.latency_ms);
+    if (t == 0) out.uniform_max = worst;
+    if (t >= intervals - 25 && t > 0) out.late_swing += std::abs(worst - last_max);
+    if (t >= intervals - 10) out.final_max += worst / 10;
+    last_max = worst;
+    const TuneResult r = must(tune(map, now, previous, options));
+    previous = now;
+    if (!r.map) continue;
+    ++out.changes;
+    if (t >= intervals - 25)
+      for (size_t j = 0; j < cluster.workload.size(); ++j)
+        out.late_moves += map.locate(FileSetId(static_cast<uint16_t>(j))) !=
+                          r.map->locate(FileSetId(static_cast<uint16_t>(j)));
+    map = *r.map;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("heterogeneous servers 1,3,5,7,9: ANU converges far below uniform placement and settles") {
+  const Cluster cluster(42);
+  const Run all = run(cluster, TunerOptions{});
+  MESSAGE("all heuristics: uniform worst " << all.uniform_max << ", final worst " << all.final_max
+          << ", late moves " << all.late_moves << ", maps " << all.changes);
+  // Uniform placement saturates the weakest server.
+  CHECK(all.uniform_max > 100);
+  // At equal latency the M/M/1 optimum leaves the weakest server idle and
+  // gives every other one a spare capacity of 1: latency 1.
+  CHECK(all.final_max < 2.5);
+  CHECK(all.final_max < all.uniform_max / 100);
+  // Settled: no file set moves in the second half.
+  CHECK(all.late_moves == 0);
+  CHECK(all.late_swing == 0);
+}
+
+TEST_CASE("over-tuning ablation: without the heuristics the same cluster keeps oscillating") {
+  const Cluster cluster(42);
+  const Run all = run(cluster, TunerOptions{});
+  const Run none = run(cluster, only(false, false, false));
+  MESSAGE("no heuristics: final worst " << none.final_max << ", late moves " << none.late_moves
+          << ", late swing " << none.late_swing << ", maps " << none.changes);
+  CHECK(none.changes == 50);
+  CHECK(none.late_moves > 1000);  // of 500 file sets, in 25 intervals
+  CHECK(none.late_swing > 10 * (all.late_swing + 1));
+  CHECK(none.final_max > 2 * all.final_max);
+  // Each heuristic alone damps it (§7, Figure 11); top-off the most.
+  const Run top_off = run(cluster, only(false, true, false));
+  MESSAGE("top-off only: final worst " << top_off.final_max << ", late moves " << top_off.late_moves);
+  CHECK(top_off.late_moves < none.late_moves);
+}
+
+TEST_CASE("a different workload draw converges too") {
+  for (uint64_t seed : {1u, 7u, 99u}) {
+    CAPTURE(seed);
+    const Run all = run(Cluster(seed), TunerOptions{});
+    CHECK(all.final_max < 3);
+    CHECK(all.final_max < all.uniform_max / 30);
+    CHECK(all.late_moves == 0);
+  }
+}
+
+}  // namespace pvfs::placement
