@@ -42,6 +42,10 @@ asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId 
     set_object(r.initObject(), ino, index);
     r.setOffset(offset);
     r.setLength(static_cast<uint32_t>(out_bytes.size()));
+    if (impl.overloaded(server)) {
+      r.setUrgent(true);
+      r.setMaxServiceMs(impl.config.urgent_max_service_ms);
+    }
     auto reply = co_await impl.call_storage(server, out, {});
     if (!reply) co_return reply.status();
     const Buffer& data = (*reply)->data();

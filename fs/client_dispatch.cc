@@ -26,6 +26,12 @@ void set_loads(capnp::List<sp::ServerLoad>::Builder list, const std::vector<sche
 }  // namespace
 
 void Client::set_dispatch_policy(sched::Policy policy) { impl_->dispatch.policy = policy; }
+
+bool Client::Impl::overloaded(ServerId server) const {
+  auto it = heard.find(server.value);
+  return it != heard.end() && rpc::Clock::now() - it->second.at < milliseconds(config.load_ttl_ms) &&
+         it->second.load.bytes >= kOverloadedBytes;
+}
 const sched::Options& Client::dispatch_options() const { return impl_->dispatch; }
 const DispatchStats& Client::dispatch_stats() const { return impl_->stats; }
 
@@ -88,6 +94,7 @@ asio::awaitable<void> Client::Impl::run_round() {
         auto self = report.getSelf();
         answer = sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests()};
         const auto now = rpc::Clock::now();
+        impl.heard[server.value] = Heard{*answer, now};
         for (auto o : report.getOthers()) {
           const auto at = now - milliseconds(o.getAgeMs());
           auto& h = impl.heard[o.getServer()];
@@ -155,6 +162,12 @@ asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId 
   w.setSync(sync);
   w.setFragment(fragment);
   w.setFallback(fallback);
+  if (sync) {
+    // A process waits on every O_SYNC/O_DSYNC write: the server must not
+    // let it sit behind a long queue (mandatory deadline).
+    w.setUrgent(true);
+    w.setMaxServiceMs(impl.config.urgent_max_service_ms);
+  }
   if (placement && placement->round) {
     w.setRound(placement->round);
     set_loads(w.initSeen(static_cast<unsigned>(placement->seen->size())), *placement->seen);

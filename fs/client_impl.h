@@ -106,6 +106,11 @@ struct Client::Impl {
   };
   std::map<uint32_t, Heard> heard;
   DispatchStats stats;
+  // A server with this many bytes outstanding (as last heard, within the
+  // load TTL) is overloaded: reads from it are flagged urgent, since a
+  // process is blocked on each of them.
+  static constexpr uint64_t kOverloadedBytes = uint64_t{64} << 20;
+  bool overloaded(ServerId server) const;
 
  private:
   asio::awaitable<void> run_round();

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <asio.hpp>
 
+#include "server/calibration.h"
 #include "server/maintainer.h"
 #include "server/object_store.h"
 #include "server/registration.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   uint32_t id = 0;
   unsigned disk_threads = 4;
   bool verbose = false;
+  bool calibrate = false;
   double delay_factor = 1.0;
   uint32_t delay_for_s = 0;
   app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
@@ -34,6 +36,9 @@ int main(int argc, char** argv) {
                  "straggler injection: serve data requests this many times slower (see pvfs-server(8))")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--delay-for", delay_for_s, "end the injected delay after this many seconds (0: never)");
+  app.add_flag("--calibrate", calibrate,
+               "measure the data directory's write bandwidth per record size (for the elevator's "
+               "deadlines), store it in DATA_DIR/bandwidth, print it and exit");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
   CLI11_PARSE(app, argc, argv);
 
@@ -63,11 +68,21 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  if (calibrate) {
+    auto table = pvfs::load_or_calibrate(self->data_dir, true);
+    if (!table) {
+      std::fprintf(stderr, "pvfs-server: calibration: %s\n", table.status().to_string().c_str());
+      return 1;
+    }
+    std::printf("%s\n", table->to_text().c_str());
+    return 0;
+  }
+
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   asio::thread_pool disk_pool(disk_threads);
   auto service = pvfs::StorageService::open(id, *config, self->data_dir, **store, disk_pool,
-                                            io.get_executor());
+                                            disk_threads, io.get_executor());
   if (!service) {
     std::fprintf(stderr, "pvfs-server: %s\n", service.status().to_string().c_str());
     return 1;

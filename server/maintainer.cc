@@ -103,6 +103,7 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
       r.setFragment(e.where.fragment);
       r.setOffset(at - e.where.fragment_base);
       r.setLength(static_cast<uint32_t>(n));
+      r.setBackground(true);
       auto reply = co_await call(e.where.server, out);
       if (!reply) {
         spdlog::warn("pull-back of {:x}.{} [{}, {}) from server {}: {}", object.ino.value, object.index,

@@ -3,6 +3,9 @@
 // read or write is still using; data moves outside the cache mutex.
 #include "server/object_store.h"
 
+#include <limits.h>
+#include <sys/uio.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -304,6 +307,91 @@ Result<size_t> ObjectStore::read(ObjectId id, uint64_t offset, std::span<std::by
     done += static_cast<size_t>(n);
   }
   return done;
+}
+
+namespace {
+
+// Runs pwritev/preadv over `iov` from `offset` until every byte is done (or,
+// for reads, the end of the file). Returns the bytes done or -errno.
+template <typename Call>
+ssize_t vectored(int fd, std::vector<iovec> iov, uint64_t offset, bool stop_at_eof, Call call) {
+  size_t done = 0, first = 0;
+  while (first < iov.size()) {
+    ssize_t n = call(fd, iov.data() + first, static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX)),
+                     static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) {
+      if (stop_at_eof) break;
+      return -EIO;
+    }
+    done += static_cast<size_t>(n);
+    for (size_t left = static_cast<size_t>(n); left > 0 && first < iov.size();) {
+      if (left >= iov[first].iov_len) {
+        left -= iov[first].iov_len;
+        ++first;
+      } else {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+        iov[first].iov_len -= left;
+        left = 0;
+      }
+    }
+  }
+  return static_cast<ssize_t>(done);
+}
+
+}  // namespace
+
+Result<size_t> ObjectStore::writev(ObjectId id, uint64_t offset,
+                                   std::span<const std::span<const std::byte>> parts, bool sync) {
+  if (parts.size() == 1) return write(id, offset, parts[0], sync);
+  std::vector<iovec> iov;
+  size_t total = 0;
+  for (auto p : parts) {
+    iov.push_back({const_cast<std::byte*>(p.data()), p.size()});
+    total += p.size();
+  }
+  if (!range_ok(offset, total))
+    return Status(Errc::invalid_argument, fmt::format("write {} at offset {} length {}: beyond the "
+                                                      "maximum object size", object_name(id), offset, total));
+  auto file = acquire(id, true);
+  if (!file) return file.status();
+  const int fd = (*file)->fd;
+  ssize_t n = vectored(fd, std::move(iov), offset, false, ::pwritev);
+  if (n < 0) return Status::from_errno(static_cast<int>(-n), fmt::format("pwritev {} at offset {}",
+                                                                          object_name(id), offset));
+  if (sync) {
+    int rc;
+    do {
+      rc = ::fdatasync(fd);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return Status::from_errno(errno, fmt::format("fdatasync {}", object_name(id)));
+    if (Status s = sync_entry(id, **file); !s.ok()) return s;
+  }
+  return static_cast<size_t>(n);
+}
+
+Result<size_t> ObjectStore::readv(ObjectId id, uint64_t offset, std::span<const std::span<std::byte>> parts) {
+  if (parts.size() == 1) return read(id, offset, parts[0]);
+  std::vector<iovec> iov;
+  size_t total = 0;
+  for (auto p : parts) {
+    iov.push_back({p.data(), p.size()});
+    total += p.size();
+  }
+  if (!range_ok(offset, total))
+    return Status(Errc::invalid_argument, fmt::format("read {} at offset {} length {}: beyond the "
+                                                      "maximum object size", object_name(id), offset, total));
+  if (total == 0) return size_t{0};
+  auto file = acquire(id, false);
+  if (!file) return file.status();
+  if (!*file) return size_t{0};
+  ssize_t n = vectored((*file)->fd, std::move(iov), offset, true, ::preadv);
+  if (n < 0) return Status::from_errno(static_cast<int>(-n), fmt::format("preadv {} at offset {}",
+                                                                          object_name(id), offset));
+  return static_cast<size_t>(n);
 }
 
 Status ObjectStore::truncate(ObjectId id, uint64_t size) {

@@ -70,6 +70,14 @@ class ObjectStore {
   // Errors: invalid_argument when offset + out.size() exceeds kMaxObjectBytes; io, ...
   Result<size_t> read(ObjectId id, uint64_t offset, std::span<std::byte> out);
 
+  // Vectored forms for the elevator's merged operations: `parts` are the
+  // adjacent pieces of [offset, offset + total) in order, done with one
+  // pwritev/preadv (and one fdatasync for `sync`). Same results and errors
+  // as write()/read() of the concatenation.
+  Result<size_t> writev(ObjectId id, uint64_t offset, std::span<const std::span<const std::byte>> parts,
+                        bool sync);
+  Result<size_t> readv(ObjectId id, uint64_t offset, std::span<const std::span<std::byte>> parts);
+
   // Sets the object's size to `size`, creating it if missing; growing leaves
   // a hole that reads as zeros. Errors: invalid_argument above kMaxObjectBytes.
   Status truncate(ObjectId id, uint64_t size);

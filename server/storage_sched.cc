@@ -96,9 +96,11 @@ Status StorageService::redirect(sp::Request::Redirect::Reader r) {
 
 asio::awaitable<Status> StorageService::write_fragment(ObjectId object, uint64_t fragment, Buffer& data,
                                                        bool sync, Reply reply) {
-  auto written = co_await rpc::run_blocking(disk_pool_, [&] {
-    return fragments_->write(fragment_key(fragment), 0, data.span(), sync);
-  });
+  IoQueue::Op op = fragment_op(fragment);
+  op.write = true;
+  op.data = data.span();
+  op.sync = sync;
+  auto written = co_await io_.submit(op);
   if (!written) co_return written.status();
   auto it = held_.find(fragment);
   if (it == held_.end()) {
@@ -121,10 +123,11 @@ asio::awaitable<Status> StorageService::read_fragment(sp::Request::ReadFragment:
     co_return Status(Errc::not_found, fmt::format("fragment {:x} of object {:x}.{} is not on server {}",
                                                   fragment, object.ino.value, object.index, id_));
   out = Buffer(r.getLength());
-  const uint64_t offset = r.getOffset();
-  auto got = co_await rpc::run_blocking(disk_pool_, [&] {
-    return fragments_->read(fragment_key(fragment), offset, out.span());
-  });
+  IoQueue::Op op = fragment_op(fragment);
+  op.offset = r.getOffset();
+  op.out = out.span();
+  if (r.getBackground()) op.cls = elevator::Class::background;
+  auto got = co_await io_.submit(op);
   if (!got) co_return got.status();
   out.resize(*got);
   auto result = reply.initRead();
@@ -160,6 +163,45 @@ std::map<ServerId, std::vector<redirect::Garbage>> StorageService::due_garbage(
 Status StorageService::garbage_dropped(std::span<const redirect::Garbage> done) {
   for (const auto& g : done) garbage_.erase(g);
   return db_->delete_garbage(done);
+}
+
+void StorageService::elevator_status(sp::Request::ElevatorControl::Reader c, Reply reply, Status& st) {
+  const std::string want = c.getPolicy();
+  if (!want.empty()) {
+    auto policy = elevator::parse_policy(want);
+    if (!policy) {
+      st = Status(Errc::invalid_argument, fmt::format("unknown elevator '{}': use obrr or fcfs", want));
+      return;
+    }
+    io_.set_policy(*policy);
+    spdlog::info("elevator switched to {}", want);
+  }
+  const auto stats = io_.stats();
+  auto e = reply.initElevator();
+  e.setPolicy(std::string(elevator::policy_name(stats.policy)));
+  auto queued = e.initQueued(elevator::kClasses), in_service = e.initInService(elevator::kClasses),
+       completed = e.initCompleted(elevator::kClasses), p50 = e.initP50Us(elevator::kClasses),
+       p99 = e.initP99Us(elevator::kClasses);
+  for (unsigned i = 0; i < elevator::kClasses; ++i) {
+    const auto& c = stats.by_class[i];
+    queued.set(i, c.queued);
+    in_service.set(i, c.in_service);
+    completed.set(i, c.completed);
+    p50.set(i, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(c.p50).count()));
+    p99.set(i, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(c.p99).count()));
+  }
+  e.setObjectsQueued(stats.objects_queued);
+  e.setDispatches(stats.dispatches);
+  e.setSeeks(stats.seeks);
+  e.setDynamicExpiries(stats.dynamic_expiries);
+  e.setMandatoryExpiries(stats.mandatory_expiries);
+  e.setExpirationUs(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(stats.expiration).count()));
+  auto sizes = e.initDispatchedSizes(static_cast<unsigned>(stats.dispatched_sizes.size()));
+  for (unsigned i = 0; i < stats.dispatched_sizes.size(); ++i) sizes.set(i, stats.dispatched_sizes[i]);
+  e.setEmulatedDisk(io_.emulated());
+  e.setEmulatedSeeks(io_.emulated_seeks());
+  e.setBandwidth(io_.bandwidth().to_text());
 }
 
 void StorageService::sched_status(Reply reply) {

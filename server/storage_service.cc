@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "server/calibration.h"
 #include "shared/log.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/frame.h"
@@ -40,21 +41,59 @@ struct ReplyBudget {
 
 StorageService::StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
                                std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
-                               asio::thread_pool& disk_pool, asio::any_io_executor ex)
+                               asio::thread_pool& disk_pool, asio::any_io_executor ex,
+                               IoQueueOptions io_options, elevator::BandwidthTable bandwidth)
     : id_(server_id), config_(config), store_(store), fragments_(std::move(fragments)),
-      db_(std::move(db)), disk_pool_(disk_pool), straggler_(ex), gates_(ex) {}
+      db_(std::move(db)), disk_pool_(disk_pool), io_(ex, disk_pool, std::move(io_options), std::move(bandwidth)),
+      straggler_(ex), gates_(ex) {}
+
+namespace {
+
+// The elevator and disk the config asks for, and the bandwidth table its
+// dynamic deadlines use.
+Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Config& config,
+                                                                     const std::filesystem::path& data_dir,
+                                                                     unsigned disk_threads) {
+  IoQueueOptions o;
+  o.elevator.policy = *elevator::parse_policy(config.elevator);
+  o.elevator.quantum = config.elevator_quantum;
+  o.elevator.quantum_unit = config.elevator_quantum_unit == "bytes" ? elevator::QuantumUnit::bytes
+                                                                    : elevator::QuantumUnit::requests;
+  o.elevator.max_merge_bytes = config.elevator_max_merge_bytes;
+  o.elevator.lambda = config.elevator_lambda;
+  if (Status st = elevator::validate(o.elevator); !st.ok()) return st;
+  o.depth = config.elevator_queue_depth ? config.elevator_queue_depth : disk_threads;
+  if (config.emulated_bandwidth_bytes > 0) {
+    elevator::EmulatedDiskOptions disk;
+    disk.seek = elevator::from_seconds(config.emulated_seek_ms / 1000.0);
+    disk.bytes_per_second = config.emulated_bandwidth_bytes;
+    o.emulated_disk = disk;
+    auto table = elevator::modelled_bandwidth(
+        disk, {uint64_t{4} << 10, uint64_t{64} << 10, uint64_t{1} << 20, uint64_t{4} << 20});
+    return std::make_pair(o, table);
+  }
+  auto table = load_or_calibrate(data_dir, false);
+  if (!table) return table.status();
+  return std::make_pair(o, *table);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id, const Config& config,
                                                              const std::filesystem::path& data_dir,
                                                              ObjectStore& store,
                                                              asio::thread_pool& disk_pool,
+                                                             unsigned disk_threads,
                                                              asio::any_io_executor ex) {
+  auto io = io_setup(config, data_dir, disk_threads);
+  if (!io) return io.status();
   auto fragments = ObjectStore::open(data_dir / "fragments");
   if (!fragments) return fragments.status();
   auto db = SchedDb::open(data_dir);
   if (!db) return db.status();
   std::unique_ptr<StorageService> s(new StorageService(server_id, config, store, std::move(*fragments),
-                                                       std::move(*db), disk_pool, std::move(ex)));
+                                                       std::move(*db), disk_pool, std::move(ex),
+                                                       std::move(io->first), std::move(io->second)));
   const auto start = std::chrono::steady_clock::now();
   Status st = s->db_->load(
       s->table_,
@@ -206,6 +245,11 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       co_return Status{};
     }
     case sp::Request::SCHED_STATUS: sched_status(reply); co_return Status{};
+    case sp::Request::ELEVATOR: {
+      Status st;
+      elevator_status(req.getElevator(), reply, st);
+      co_return st;
+    }
   }
   co_return Status(Errc::not_supported, "unknown storage request");
 }
@@ -220,9 +264,16 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   if (w.getFragment()) co_return co_await write_fragment(obj, w.getFragment(), data, sync, reply);
 
   auto gate = co_await gates_.enter_shared(obj);
-  auto written = co_await rpc::run_blocking(disk_pool_, [&] {
-    return store_.write(obj, offset, data.span(), sync);
-  });
+  IoQueue::Op op = object_op(obj);
+  op.write = true;
+  op.offset = offset;
+  op.data = data.span();
+  op.sync = sync;
+  if (w.getUrgent()) {
+    op.cls = elevator::Class::urgent;
+    op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, w.getMaxServiceMs()));
+  }
+  auto written = co_await io_.submit(op);
   if (!written) co_return written.status();
   // The newest write wins: if part of this range was redirected earlier,
   // a local entry now says the bytes are here again.
@@ -246,7 +297,14 @@ asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
   // or already on the local disk.
   auto segments = table_.query(obj, offset, offset + length);
   out = Buffer(length);
-  auto got = co_await rpc::run_blocking(disk_pool_, [&] { return store_.read(obj, offset, out.span()); });
+  IoQueue::Op op = object_op(obj);
+  op.offset = offset;
+  op.out = out.span();
+  if (r.getUrgent()) {
+    op.cls = elevator::Class::urgent;
+    op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, r.getMaxServiceMs()));
+  }
+  auto got = co_await io_.submit(op);
   if (!got) co_return got.status();
   out.resize(*got);
   auto result = reply.initRead();
@@ -308,9 +366,12 @@ asio::awaitable<Status> StorageService::fsync(ObjectId obj) {
 
 asio::awaitable<Status> StorageService::write_local(ObjectId object, uint64_t offset,
                                                     std::span<const std::byte> data) {
-  auto written = co_await rpc::run_blocking(disk_pool_, [&] {
-    return store_.write(object, offset, data, false);
-  });
+  IoQueue::Op op = object_op(object);
+  op.write = true;
+  op.offset = offset;
+  op.data = data;
+  op.cls = elevator::Class::background;
+  auto written = co_await io_.submit(op);
   co_return written.status();
 }
 

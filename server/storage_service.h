@@ -16,6 +16,7 @@
 
 #include <asio.hpp>
 
+#include "server/io_queue.h"
 #include "server/load/load_detector.h"
 #include "server/load/preassign.h"
 #include "server/object_gates.h"
@@ -36,10 +37,14 @@ class StorageService {
   // data_dir/fragments for fragment data) and rebuilds the redirect logs.
   // `store` and `disk_pool` must outlive the service. Errors: busy (another
   // server holds the directory), corrupt, io.
+  // Data requests go through an IoQueue ordered by the elevator the config
+  // chooses, with `disk_threads` operations on the disk at once (unless
+  // [elevator] queue_depth says otherwise).
   static Result<std::unique_ptr<StorageService>> open(uint32_t server_id, const Config& config,
                                                       const std::filesystem::path& data_dir,
                                                       ObjectStore& store,
                                                       asio::thread_pool& disk_pool,
+                                                      unsigned disk_threads,
                                                       asio::any_io_executor ex);
 
   // The RpcServer handler: decodes one request, runs it, sends one reply.
@@ -56,7 +61,8 @@ class StorageService {
   asio::awaitable<ObjectGates::Exclusive> lock_for_pull(ObjectId object) {
     return gates_.enter_exclusive(object, std::chrono::milliseconds(1000));
   }
-  // Writes pulled bytes into the local object (on the disk pool).
+  // Writes pulled bytes into the local object (background class: after
+  // every client request).
   asio::awaitable<Status> write_local(ObjectId object, uint64_t offset, std::span<const std::byte> data);
   // Appends `e` to the object's log and persists the change.
   Status record(ObjectId object, const redirect::Entry& e);
@@ -68,10 +74,28 @@ class StorageService {
  private:
   StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
                  std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
-                 asio::thread_pool& disk_pool, asio::any_io_executor ex);
+                 asio::thread_pool& disk_pool, asio::any_io_executor ex, IoQueueOptions io_options,
+                 elevator::BandwidthTable bandwidth);
 
   using Reply = proto::storage::Reply::Builder;
   using Request = proto::storage::Request::Reader;
+  // An IoQueue operation on the local object or on a fragment held here.
+  IoQueue::Op object_op(ObjectId object) {
+    IoQueue::Op op;
+    op.store = &store_;
+    op.key = op.elevator_key = object;
+    return op;
+  }
+  IoQueue::Op fragment_op(uint64_t fragment) {
+    // Fragments are files of their own: the elevator must not merge them
+    // with the object whose bytes they hold.
+    IoQueue::Op op;
+    op.store = fragments_.get();
+    op.key = ObjectId{InodeId(fragment), 0};
+    op.elevator_key = ObjectId{InodeId(fragment), UINT32_MAX};
+    return op;
+  }
+  void elevator_status(proto::storage::Request::ElevatorControl::Reader c, Reply reply, Status& st);
   asio::awaitable<Status> dispatch(Request req, rpc::InMessage& msg, std::shared_ptr<rpc::Connection> conn,
                                    Reply reply, Buffer& reply_data);
   // Data requests (counted as load, slowed by straggler injection).
@@ -102,6 +126,7 @@ class StorageService {
   std::unique_ptr<ObjectStore> fragments_;  // fragment f lives as object (f, 0)
   std::unique_ptr<SchedDb> db_;
   asio::thread_pool& disk_pool_;
+  IoQueue io_;
   rpc::JobCounters jobs_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 

@@ -188,6 +188,31 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (c.probe_timeout_ms == 0) return key_error("scheduling.probe_timeout_ms", "must be > 0");
     if (c.maintainer_interval_ms == 0) return key_error("scheduling.maintainer_interval_ms", "must be > 0");
   }
+  if (auto* t = root.get_as<toml::table>("elevator")) {
+    const char* sec = "elevator";
+    auto policy = read_string(*t, "policy", "elevator.policy");
+    if (!policy) return policy.status();
+    if (*policy) c.elevator = **policy;
+    if (c.elevator != "obrr" && c.elevator != "fcfs") return key_error("elevator.policy", "must be obrr or fcfs");
+    if (Status s = read_uint(*t, sec, "quantum", c.elevator_quantum); !s.ok()) return s;
+    if (c.elevator_quantum == 0) return key_error("elevator.quantum", "must be > 0");
+    auto unit = read_string(*t, "quantum_unit", "elevator.quantum_unit");
+    if (!unit) return unit.status();
+    if (*unit) c.elevator_quantum_unit = **unit;
+    if (c.elevator_quantum_unit != "requests" && c.elevator_quantum_unit != "bytes")
+      return key_error("elevator.quantum_unit", "must be requests or bytes");
+    if (Status s = read_uint(*t, sec, "max_merge_bytes", c.elevator_max_merge_bytes); !s.ok()) return s;
+    if (c.elevator_max_merge_bytes == 0) return key_error("elevator.max_merge_bytes", "must be > 0");
+    if (Status s = read_double(*t, sec, "lambda", c.elevator_lambda); !s.ok()) return s;
+    if (!(c.elevator_lambda >= 1.0)) return key_error("elevator.lambda", "must be >= 1");
+    if (Status s = read_uint(*t, sec, "queue_depth", c.elevator_queue_depth); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "urgent_max_service_ms", c.urgent_max_service_ms); !s.ok()) return s;
+    if (c.urgent_max_service_ms == 0) return key_error("elevator.urgent_max_service_ms", "must be > 0");
+  }
+  if (auto* t = root.get_as<toml::table>("emulated_disk")) {
+    if (Status s = read_double(*t, "emulated_disk", "seek_ms", c.emulated_seek_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, "emulated_disk", "bandwidth_bytes", c.emulated_bandwidth_bytes); !s.ok()) return s;
+  }
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
@@ -246,6 +271,17 @@ std::string Config::render() const {
       << "maintainer_threads = " << maintainer_threads << "    # concurrent pull-backs per server\n"
       << "maintainer_interval_ms = " << maintainer_interval_ms << "\n"
       << "fragment_gc_grace_ms = " << fragment_gc_grace_ms << "\n\n"
+      << "[elevator]\n"
+      << "policy = " << toml::value<std::string>(elevator) << "    # obrr or fcfs\n"
+      << "quantum = " << elevator_quantum << "    # served per object per round\n"
+      << "quantum_unit = " << toml::value<std::string>(elevator_quantum_unit) << "    # requests or bytes\n"
+      << "max_merge_bytes = " << elevator_max_merge_bytes << "\n"
+      << "lambda = " << toml_float(elevator_lambda) << "    # dynamic deadline factor, >= 1\n"
+      << "queue_depth = " << elevator_queue_depth << "    # operations on the disk at once; 0 = disk threads\n"
+      << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
+      << "[emulated_disk]\n"
+      << "seek_ms = " << toml_float(emulated_seek_ms) << "\n"
+      << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n";

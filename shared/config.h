@@ -59,6 +59,19 @@ struct Config {
   uint32_t maintainer_interval_ms = 100;  // how often idle maintainers look for work
   uint32_t fragment_gc_grace_ms = 2000;  // superseded fragments live this long for readers in flight
 
+  // [elevator]: how each storage server orders its disk work (OBRR paper).
+  std::string elevator = "obrr";        // "obrr" or "fcfs"
+  uint64_t elevator_quantum = 8;        // per object per round, in quantum units
+  std::string elevator_quantum_unit = "requests";  // "requests" or "bytes"
+  uint64_t elevator_max_merge_bytes = uint64_t{4} << 20;
+  double elevator_lambda = 1.5;         // dynamic deadline = lambda x estimated drain time
+  uint32_t elevator_queue_depth = 0;    // operations on the disk at once; 0 = disk threads
+  uint32_t urgent_max_service_ms = 1000;  // what clients ask of urgent requests
+
+  // [emulated_disk]: a modelled spinning disk for experiments (bandwidth 0: off).
+  double emulated_seek_ms = 10.0;
+  uint64_t emulated_bandwidth_bytes = 0;  // bytes per second; 450000000 in the paper
+
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;

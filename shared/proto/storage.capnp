@@ -40,6 +40,7 @@ struct Request {
     dropFragments @12 :List(FragmentRef);  # reply: none; missing fragments are not an error
     inject @13 :Inject;           # reply: none
     schedStatus @14 :Void;        # reply: schedStatus
+    elevator @15 :ElevatorControl;  # reply: elevator
   }
 
   struct Write {
@@ -51,11 +52,15 @@ struct Request {
     round @4 :UInt64;             # the probe round that chose this server (0: none)
     seen @5 :List(ServerLoad);    # loads the client saw in that round, for this server to learn
     fallback @6 :Bool;            # sent home after a redirect failed (counted in schedStatus)
+    urgent @7 :Bool;              # serve within maxServiceMs (mandatory deadline; O_SYNC writes)
+    maxServiceMs @8 :UInt32;
   }
   struct Read {
     object @0 :ObjectId;
     offset @1 :UInt64;
     length @2 :UInt32;
+    urgent @3 :Bool;              # a process is blocked on it and the server is overloaded
+    maxServiceMs @4 :UInt32;
   }
   struct Probe {
     round @0 :UInt64;             # the client's probe round; 0: only asking (no preassign)
@@ -78,6 +83,10 @@ struct Request {
     fragment @1 :UInt64;
     offset @2 :UInt64;            # offset inside the fragment
     length @3 :UInt32;
+    background @4 :Bool;          # a maintainer's pull-back: yields to client requests
+  }
+  struct ElevatorControl {
+    policy @0 :Text;              # "obrr" or "fcfs" to switch; "" to only report
   }
   struct Inject {
     delayFactor @0 :Float64;      # serve data requests this many times slower (1: normal)
@@ -120,12 +129,33 @@ struct Reply {
     status @5 :Common.DaemonStatus;
     load @6 :LoadReport;
     schedStatus @7 :SchedStatus;
+    elevator @8 :ElevatorStatus;
   }
 
   struct ReadResult {
     bytes @0 :UInt64;             # local bytes in the reply data (< length past the end of the
                                   # local object; the rest reads as zeros unless redirected)
     redirected @1 :List(RedirectedRange);  # parts to fetch from other servers instead
+  }
+  struct ElevatorStatus {
+    policy @0 :Text;
+    # Per class, indexed normal (0), urgent (1), background (2).
+    queued @1 :List(UInt64);
+    inService @2 :List(UInt64);
+    completed @3 :List(UInt64);
+    p50Us @4 :List(UInt64);       # service time, arrival to completion
+    p99Us @5 :List(UInt64);
+    objectsQueued @6 :UInt64;
+    dispatches @7 :UInt64;        # backend operations, after merging
+    seeks @8 :UInt64;             # dispatches not contiguous with the previous one
+    dynamicExpiries @9 :UInt64;   # served because a dynamic deadline expired
+    mandatoryExpiries @10 :UInt64;  # served early to meet an urgent maximum
+    expirationUs @11 :UInt64;     # the dynamic deadline a request would get now
+    dispatchedSizes @12 :List(UInt64);  # operations by size: bucket k holds [2^k, 2^(k+1)) bytes
+    emulatedDisk @13 :Bool;
+    emulatedSeeks @14 :UInt64;
+    bandwidth @15 :Text;          # the calibration the deadlines use (pvfs-bandwidth-v1 ...)
+    queueDepth @16 :UInt32;
   }
   struct LoadReport {
     self @0 :ServerLoad;

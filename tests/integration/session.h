@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,6 +25,8 @@
 #include <fmt/format.h>
 
 #include "fs/client.h"
+#include "shared/proto/storage.capnp.h"
+#include "shared/rpc/connection.h"
 #include "tests/support/test_cluster.h"
 
 namespace pvfs::test {
@@ -223,6 +226,33 @@ inline size_t object_count(const Config& config, InodeId ino) {
       n += e.path().filename().string().rfind(prefix, 0) == 0;
   }
   return n;
+}
+
+// One storage request to server `id`, on a connection of its own, synchronously.
+inline Result<std::unique_ptr<rpc::InMessage>> ask_storage(
+    const Config& config, uint32_t id, const std::function<void(proto::storage::Request::Builder)>& fill) {
+  asio::io_context io(1);
+  std::optional<Result<std::unique_ptr<rpc::InMessage>>> out;
+  auto key = load_secret(config.secret_file);
+  REQUIRE(key.ok());
+  // A named lambda: the coroutine refers to its captures, which must
+  // outlive io.run().
+  auto ask = [&]() -> asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> {
+    auto conn = co_await rpc::Connection::connect(config.find_server(id)->address, *key,
+                                                  std::chrono::milliseconds(2000));
+    if (!conn) co_return conn.status();
+    (*conn)->start({});
+    rpc::OutMessage msg;
+    fill(msg.init_body<proto::storage::Request>());
+    auto reply = co_await (*conn)->call(msg, {}, std::chrono::milliseconds(5000));
+    (*conn)->close();
+    co_return reply;
+  };
+  asio::co_spawn(io, ask(), [&](std::exception_ptr e, Result<std::unique_ptr<rpc::InMessage>> r) {
+    out.emplace(e ? Result<std::unique_ptr<rpc::InMessage>>(Status(Errc::io, "internal error")) : std::move(r));
+  });
+  io.run();
+  return std::move(*out);
 }
 
 }  // namespace pvfs::test

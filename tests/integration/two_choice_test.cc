@@ -8,8 +8,6 @@
 #include <random>
 #include <thread>
 
-#include "shared/proto/storage.capnp.h"
-#include "shared/rpc/connection.h"
 #include "tests/integration/session.h"
 
 namespace pvfs::test {
@@ -22,30 +20,8 @@ struct Sched {
   uint64_t redirect_entries = 0, redirects = 0, fragments = 0, pulls = 0;
 };
 
-// One request to storage server `id`, synchronously.
-Result<std::unique_ptr<rpc::InMessage>> ask_server(const Config& config, uint32_t id,
-                                                   const std::function<void(sp::Request::Builder)>& fill) {
-  asio::io_context io(1);
-  std::optional<Result<std::unique_ptr<rpc::InMessage>>> out;
-  auto key = load_secret(config.secret_file);
-  REQUIRE(key.ok());
-  asio::co_spawn(io, [&]() -> asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> {
-    auto conn = co_await rpc::Connection::connect(config.find_server(id)->address, *key,
-                                                  std::chrono::milliseconds(2000));
-    if (!conn) co_return conn.status();
-    (*conn)->start({});
-    rpc::OutMessage msg;
-    fill(msg.init_body<sp::Request>());
-    auto reply = co_await (*conn)->call(msg, {}, std::chrono::milliseconds(5000));
-    (*conn)->close();
-    co_return reply;
-  }(), [&](std::exception_ptr, Result<std::unique_ptr<rpc::InMessage>> r) { out.emplace(std::move(r)); });
-  io.run();
-  return std::move(*out);
-}
-
 Sched sched_of(const Config& config, uint32_t id) {
-  auto reply = ask_server(config, id, [](sp::Request::Builder r) { r.setSchedStatus(); });
+  auto reply = ask_storage(config, id, [](sp::Request::Builder r) { r.setSchedStatus(); });
   REQUIRE_MESSAGE(reply.ok(), reply.status().to_string());
   auto s = (*reply)->body<sp::Reply>().getSchedStatus();
   return Sched{s.getRedirectEntries(), s.getRedirectsRecorded(), s.getFragments(), s.getPulls()};
@@ -58,7 +34,7 @@ uint64_t total(const Config& config, uint64_t Sched::*field) {
 }
 
 void inject(const Config& config, uint32_t id, double factor) {
-  auto reply = ask_server(config, id, [&](sp::Request::Builder r) {
+  auto reply = ask_storage(config, id, [&](sp::Request::Builder r) {
     auto i = r.initInject();
     i.setDelayFactor(factor);
     i.setSeconds(60);

@@ -133,6 +133,25 @@ TEST_CASE("a minimal config gets the documented defaults") {
   CHECK(c->fragment_gc_grace_ms == 2000);
 }
 
+TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their key") {
+  TempDir dir;
+  auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +
+                                                   "[elevator]\npolicy = \"fcfs\"\nquantum = 4\n"
+                                                   "quantum_unit = \"bytes\"\nlambda = 2.5\n"
+                                                   "[emulated_disk]\nseek_ms = 2.5\nbandwidth_bytes = 450000000\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->elevator == "fcfs");
+  CHECK(c->elevator_quantum == 4);
+  CHECK(c->elevator_quantum_unit == "bytes");
+  CHECK(c->elevator_lambda == 2.5);
+  CHECK(c->emulated_seek_ms == 2.5);
+  CHECK(c->emulated_bandwidth_bytes == 450000000);
+  CHECK(Config::load(dir.write("back.toml", c->render()))->elevator == "fcfs");
+  expect_error_naming(std::string(kMinimal) + "[elevator]\npolicy = \"cscan\"\n", "elevator.policy");
+  expect_error_naming(std::string(kMinimal) + "[elevator]\nlambda = 0.5\n", "elevator.lambda");
+  expect_error_naming(std::string(kMinimal) + "[elevator]\nquantum = 0\n", "elevator.quantum");
+}
+
 TEST_CASE("a zero probe timeout or maintainer interval is an error naming the key") {
   expect_error_naming(std::string(kMinimal) + "[scheduling]\nprobe_timeout_ms = 0\n",
                       "scheduling.probe_timeout_ms");

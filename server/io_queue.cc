@@ -1,0 +1,103 @@
+#include "server/io_queue.h"
+
+#include <thread>
+
+#include "shared/rpc/blocking.h"
+
+namespace pvfs {
+
+IoQueue::IoQueue(asio::any_io_executor ex, asio::thread_pool& pool, IoQueueOptions options,
+                 elevator::BandwidthTable bandwidth)
+    : ex_(std::move(ex)),
+      pool_(pool),
+      depth_(options.emulated_disk ? 1 : std::max(1u, options.depth)),
+      elevator_(options.elevator, std::move(bandwidth)) {
+  if (options.emulated_disk) disk_.emplace(*options.emulated_disk);
+}
+
+elevator::Nanos IoQueue::now() const {
+  return std::chrono::duration_cast<elevator::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+}
+
+asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
+  const uint64_t length = op.write ? op.data.size() : op.out.size();
+  if (length == 0) {  // nothing to order: creating an empty object, or an empty read
+    co_return co_await rpc::run_blocking(pool_, [&]() -> Result<size_t> {
+      return op.write ? op.store->write(op.key, op.offset, op.data, op.sync) : size_t{0};
+    });
+  }
+  Pending p;
+  p.op = op;
+  p.length = length;
+  p.wake = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
+  const uint64_t id = next_id_++;
+  elevator::Request r;
+  r.id = id;
+  r.object = op.elevator_key;
+  r.write = op.write;
+  r.offset = op.offset;
+  r.length = length;
+  r.cls = op.cls;
+  r.max_service = op.max_service;
+  if (Status st = elevator_.enqueue(r, now()); !st.ok()) co_return st;
+  pending_[id] = &p;
+  pump();
+  while (!p.done) {
+    asio::error_code ec;
+    co_await p.wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return std::move(p.result);
+}
+
+void IoQueue::pump() {
+  while (in_flight_ < depth_) {
+    auto d = elevator_.dispatch(now());
+    if (!d) return;
+    ++in_flight_;
+    asio::co_spawn(ex_, execute(std::move(*d)), asio::detached);
+  }
+}
+
+asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
+  std::vector<Pending*> ops;
+  for (uint64_t id : d.ids) ops.push_back(pending_.at(id));
+  ObjectStore* store = ops.front()->op.store;
+  const ObjectId key = ops.front()->op.key;
+  bool sync = false;
+  std::vector<std::span<const std::byte>> in;
+  std::vector<std::span<std::byte>> out;
+  for (Pending* p : ops) {
+    sync = sync || p->op.sync;
+    if (d.write) in.push_back(p->op.data);
+    else out.push_back(p->op.out);
+  }
+  // The modelled disk time is decided here, in dispatch order, on this thread.
+  const auto modelled = disk_ ? disk_->service_time(d.object, d.offset, d.length) : elevator::Nanos(0);
+  Result<size_t> done = co_await rpc::run_blocking(pool_, [&]() -> Result<size_t> {
+    const auto start = std::chrono::steady_clock::now();
+    Result<size_t> r = d.write ? store->writev(key, d.offset, in, sync) : store->readv(key, d.offset, out);
+    const auto spent = std::chrono::steady_clock::now() - start;
+    if (modelled > spent) std::this_thread::sleep_for(modelled - spent);
+    return r;
+  });
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Pending* p = ops[i];
+    if (!done) {
+      p->result = done.status();
+    } else if (d.write) {
+      p->result = p->length;
+    } else {
+      // Bytes of this request's part that the merged read reached.
+      const uint64_t start = p->op.offset - d.offset;
+      p->result = static_cast<size_t>(*done > start ? std::min<uint64_t>(*done - start, p->length) : 0);
+    }
+    p->done = true;
+    pending_.erase(d.ids[i]);
+    p->wake->cancel();
+  }
+  elevator_.complete(d.ids, now());
+  --in_flight_;
+  pump();
+}
+
+}  // namespace pvfs
