@@ -112,23 +112,32 @@ ServerId choose_two_choice(const Piece& piece, ServerId second,
   return other->second < home->second ? second : piece.home;
 }
 
-// The lightest known servers (fewest bytes, then fewest requests), one of
-// them at random so equally light servers share the round's pieces.
-ServerId lightest(const std::map<ServerId, Known>& known, std::mt19937_64& rng) {
-  const Known best = std::min_element(known.begin(), known.end(), [](const auto& a, const auto& b) {
-                       return a.second < b.second;
-                     })->second;
+// The lightest known server not in `taken` (fewest bytes, then fewest
+// requests), one of the equally light at random; nullopt when none is left.
+std::optional<ServerId> lightest(const std::map<ServerId, Known>& known, const std::set<ServerId>& taken,
+                                 std::mt19937_64& rng) {
+  std::optional<Known> best;
+  for (const auto& [server, k] : known)
+    if (!taken.count(server) && (!best || k < *best)) best = k;
+  if (!best) return std::nullopt;
   std::vector<ServerId> ties;
-  for (const auto& [server, k] : known) {
-    if (k == best) ties.push_back(server);
-  }
+  for (const auto& [server, k] : known)
+    if (!taken.count(server) && k == *best) ties.push_back(server);
   return ties.size() == 1 ? ties.front() : ties[uniform_below(rng, ties.size())];
 }
 
+// `taken`: servers that already received a redirected piece this round.
+// Each takes at most one, as the paper's "select k of the 2k probed": when
+// every client of a burst probes at once, nobody sees the others'
+// decisions, and stacking several pieces on the lightest server makes it
+// the next straggler (pvfs-sim two-choice-stragglers shows it).
 ServerId choose_collab(const Options& options, const Piece& piece,
-                       const std::map<ServerId, Known>& known, std::mt19937_64& rng) {
+                       const std::map<ServerId, Known>& known, const std::set<ServerId>& taken,
+                       std::mt19937_64& rng) {
   if (known.empty()) return piece.home;
-  const ServerId light = lightest(known, rng);
+  const auto candidate = lightest(known, taken, rng);
+  if (!candidate) return piece.home;
+  const ServerId light = *candidate;
   const auto home = known.find(piece.home);
   if (home == known.end()) return light;
   const uint64_t home_bytes = home->second.bytes;
@@ -142,12 +151,14 @@ ServerId choose_collab(const Options& options, const Piece& piece,
 std::vector<ServerId> assign_collab(const Options& options, std::span<const Piece> pieces,
                                     std::span<const ServerLoad> loads, std::mt19937_64& rng) {
   std::map<ServerId, Known> known = known_loads(loads);
+  std::set<ServerId> taken;
   std::vector<ServerId> out;
   out.reserve(pieces.size());
   for (const Piece& piece : pieces) {
     const ServerId chosen =
-        worth_probing(options, piece) ? choose_collab(options, piece, known, rng) : piece.home;
+        worth_probing(options, piece) ? choose_collab(options, piece, known, taken, rng) : piece.home;
     out.push_back(chosen);
+    if (chosen != piece.home) taken.insert(chosen);
     // Count the round's own assignments so its pieces spread (§III-B).
     if (auto it = known.find(chosen); it != known.end()) {
       it->second.bytes += piece.bytes;

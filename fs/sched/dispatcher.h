@@ -76,7 +76,9 @@ ProbePlan plan_probes(const Options& options, std::span<const Piece> pieces,
 // less loaded of home and its second choice (home on ties). collab and
 // preassign: greedy in piece order over every server in `loads`, adding
 // each assigned piece's bytes to its server's load; home unless another is
-// lighter by more than margin_bytes. Home when nothing is known.
+// lighter by more than margin_bytes; a server other than a piece's home
+// takes at most one piece per round (the paper selects k of the 2k probed).
+// Home when nothing is known.
 std::vector<ServerId> assign(const Options& options, std::span<const Piece> pieces,
                              const ProbePlan& plan, std::span<const ServerLoad> loads,
                              std::span<const ServerId> servers, std::mt19937_64& rng);

@@ -295,10 +295,28 @@ TEST_CASE("collab chooses only servers in loads, and home when nothing is known"
   const std::vector<ServerLoad> loads{
       {ServerId(1), 50 * kMiB, 9}, {ServerId(2), 50 * kMiB, 9}, {ServerId(7), 0, 0}};
   const auto chosen = assign(with(Policy::collab), pieces, ProbePlan{}, loads, servers, rng);
-  // 1 and 2 move to 7 while 7 stays lighter by the margin; unknown homes
-  // (3, 4) go to the lightest known server.
-  CHECK(chosen == ids({7, 7, 7, 7}));
+  // 1 moves to 7, which then takes no more this round; 2 stays home (1 is
+  // no lighter); unknown homes (3, 4) go to the lightest known server not
+  // yet given a piece: 1, then 2.
+  CHECK(chosen == ids({7, 2, 1, 2}));
   CHECK(assign(with(Policy::collab), pieces, ProbePlan{}, {}, servers, rng) == ids({1, 2, 3, 4}));
+}
+
+TEST_CASE("collab gives each server other than a piece's home at most one piece per round") {
+  // A blind burst: every server equally loaded but one idle. Without the
+  // cap all eight pieces would land on the idle server, making it the next
+  // straggler.
+  const auto servers = cluster(16);
+  std::vector<ServerLoad> loads;
+  for (uint32_t s = 0; s < 16; ++s) loads.push_back({ServerId(s), s == 9 ? 0 : 40 * kMiB, s == 9 ? 0u : 5u});
+  loads[3].bytes = 400 * kMiB;  // a straggler home to every piece
+  const auto pieces = pieces_at({3, 3, 3, 3, 3, 3, 3, 3}, kMiB);
+  std::mt19937_64 rng(5);
+  const auto chosen = assign(with(Policy::preassign), pieces, ProbePlan{}, loads, servers, rng);
+  std::map<ServerId, int> per_server;
+  for (auto s : chosen) ++per_server[s];
+  CHECK(per_server.count(ServerId(3)) == 0);
+  for (const auto& [server, n] : per_server) CHECK(n == 1);
 }
 
 TEST_CASE("collab breaks exact ties among the lightest servers with the generator") {
