@@ -1,0 +1,417 @@
+// Scenario anu-heterogeneous: the ANU paper's synthetic experiment (Wu and
+// Burns, §7, Fig. 8-11). Five metadata servers of processing power 1, 3,
+// 5, 7 and 9 serve 500 file sets whose request rates differ tenfold, with
+// Poisson arrivals. ANU placement uses the daemons' own map and tuner
+// (mds/placement); the baselines are simple randomization, round-robin and
+// a prescient bin-packer, and the over-tuning ablation switches the three
+// heuristics off and on. What this file models is the servers: a FIFO
+// queue each, with a fixed service time divided by its power.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "mds/placement/anu_map.h"
+#include "mds/placement/anu_tuner.h"
+#include "utils/sim/event_queue.h"
+#include "utils/sim/random.h"
+#include "utils/sim/scenario.h"
+
+namespace pvfs::sim {
+namespace {
+
+struct Setup {
+  std::vector<double> power;  // per server
+  uint32_t file_sets = 0;
+  Nanos duration{0};
+  Nanos interval{0};         // between ANU tunings
+  Nanos settle{0};           // results count from here on
+  std::vector<double> rate;  // requests per second, per file set
+  Nanos base_service{0};     // a request on a server of power 1
+};
+
+struct Arrival {
+  Nanos at;
+  uint32_t file_set;
+};
+
+// Every request of the run, the same for every placement policy: one
+// Poisson stream of the total rate, each request drawn to a file set in
+// proportion to its rate (the superposition of the file sets' streams).
+std::vector<Arrival> arrivals(const Setup& setup, Random rng) {
+  std::vector<double> cumulative;
+  double total = 0;
+  for (double r : setup.rate) cumulative.push_back(total += r);
+  std::vector<Arrival> out;
+  double t = 0;
+  const double end = std::chrono::duration<double>(setup.duration).count();
+  for (;;) {
+    t += rng.exponential(1.0 / total);
+    if (t >= end) return out;
+    const double pick = rng.uniform() * total;
+    const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), pick);
+    const auto set = static_cast<uint32_t>(std::min<size_t>(it - cumulative.begin(), cumulative.size() - 1));
+    out.push_back(Arrival{Nanos(std::llround(t * 1e9)), set});
+  }
+}
+
+MdsId mds(size_t server) {
+  return MdsId(static_cast<uint32_t>(server));
+}
+FileSetId file_set_id(uint32_t set) {
+  return FileSetId(static_cast<uint16_t>(set + 1));
+}
+
+// Where each file set lives, recomputed whenever ANU issues a map.
+std::vector<uint32_t> owners_of(const placement::AnuMap& map, uint32_t file_sets) {
+  std::vector<uint32_t> out(file_sets);
+  for (uint32_t f = 0; f < file_sets; ++f) out[f] = map.locate(file_set_id(f)).value;
+  return out;
+}
+
+// One run of one placement: per interval, each server's mean latency.
+struct Trace {
+  std::vector<Nanos> times;                  // end of each interval
+  std::vector<std::vector<double>> latency;  // [interval][server], seconds; 0 when idle
+  std::vector<std::vector<double>> share;    // ANU only: [interval][server]
+  uint64_t moves_after_settle = 0;           // file sets that changed server
+  uint64_t maps = 0;                         // maps issued
+  double settled_latency_sum = 0;            // requests completed after settle
+  uint64_t settled_requests = 0;
+};
+
+// Runs `arrivals` against FIFO servers. Static placement when `tuner` is
+// null (`owners` fixed), otherwise ANU from a uniform map.
+Trace simulate(const Setup& setup, const std::vector<Arrival>& arrivals, std::vector<uint32_t> owners,
+               const placement::TunerOptions* tuner) {
+  const size_t n = setup.power.size();
+  EventQueue queue;
+  Trace trace;
+  std::vector<Nanos> busy_until(n, Nanos(0));
+  std::vector<double> sum(n, 0);
+  std::vector<uint64_t> count(n, 0);
+  std::vector<placement::LatencyReport> previous;
+  placement::AnuMap map;
+  if (tuner) {
+    std::vector<MdsId> ids;
+    for (size_t s = 0; s < n; ++s) ids.push_back(mds(s));
+    map = std::move(placement::AnuMap::uniform(ids)).value();
+    owners = owners_of(map, setup.file_sets);
+  }
+
+  size_t next = 0;
+  std::function<void()> arrive = [&] {
+    const Arrival& a = arrivals[next++];
+    const uint32_t s = owners[a.file_set];
+    const Nanos service(std::llround(static_cast<double>(setup.base_service.count()) / setup.power[s]));
+    busy_until[s] = std::max(busy_until[s], a.at) + service;
+    const Nanos arrived = a.at;
+    queue.at(busy_until[s], [&, s, arrived] {
+      const double latency = std::chrono::duration<double>(queue.now() - arrived).count();
+      sum[s] += latency;
+      ++count[s];
+      if (queue.now() >= setup.settle) {
+        trace.settled_latency_sum += latency;
+        ++trace.settled_requests;
+      }
+    });
+    if (next < arrivals.size()) queue.at(arrivals[next].at, arrive);
+  };
+  if (!arrivals.empty()) queue.at(arrivals.front().at, arrive);
+
+  std::function<void()> tick = [&] {
+    std::vector<double> latency(n, 0);
+    std::vector<placement::LatencyReport> reports;
+    for (size_t s = 0; s < n; ++s) {
+      latency[s] = count[s] ? sum[s] / static_cast<double>(count[s]) : 0;
+      reports.push_back(placement::LatencyReport{mds(s), latency[s] * 1e3, count[s]});
+      sum[s] = 0;
+      count[s] = 0;
+    }
+    trace.times.push_back(queue.now());
+    trace.latency.push_back(latency);
+    if (tuner) {
+      const auto tuned = placement::tune(map, reports, previous, *tuner);
+      PVFS_CHECK(tuned.ok());  // reports are well-formed by construction
+      previous = reports;
+      if (tuned->map) {
+        ++trace.maps;
+        map = *tuned->map;
+        std::vector<uint32_t> moved = owners_of(map, setup.file_sets);
+        if (queue.now() >= setup.settle)
+          for (uint32_t f = 0; f < setup.file_sets; ++f) trace.moves_after_settle += moved[f] != owners[f];
+        owners = std::move(moved);
+      }
+      std::vector<double> shares(n);
+      for (size_t s = 0; s < n; ++s) shares[s] = map.share(mds(s));
+      trace.share.push_back(shares);
+    }
+    if (queue.now() + setup.interval <= setup.duration) queue.after(setup.interval, tick);
+  };
+  queue.at(setup.interval, tick);
+  queue.run();
+  return trace;
+}
+
+// Predicted mean latency of a FIFO server with Poisson arrivals at `rate`
+// and fixed service time `service` (M/D/1); infinite at saturation.
+double md1_latency(double rate, double service) {
+  const double rho = rate * service;
+  if (rho >= 1) return std::numeric_limits<double>::infinity();
+  return service + rho * service / (2 * (1 - rho));
+}
+
+// The prescient bin-packer: knows every server's power and every file
+// set's rate; largest file set first, each to the server whose predicted
+// latency after taking it is lowest.
+std::vector<uint32_t> prescient(const Setup& setup) {
+  std::vector<uint32_t> order(setup.file_sets);
+  for (uint32_t f = 0; f < setup.file_sets; ++f) order[f] = f;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return setup.rate[a] > setup.rate[b]; });
+  const double base = std::chrono::duration<double>(setup.base_service).count();
+  std::vector<double> load(setup.power.size(), 0);
+  std::vector<uint32_t> owners(setup.file_sets, 0);
+  for (uint32_t f : order) {
+    size_t best = 0;
+    double best_latency = std::numeric_limits<double>::infinity();
+    for (size_t s = 0; s < setup.power.size(); ++s) {
+      const double l = md1_latency(load[s] + setup.rate[f], base / setup.power[s]);
+      if (l < best_latency) {
+        best = s;
+        best_latency = l;
+      }
+    }
+    owners[f] = static_cast<uint32_t>(best);
+    load[best] += setup.rate[f];
+  }
+  return owners;
+}
+
+struct Outcome {
+  std::string name;
+  Trace trace;
+};
+
+// The mean over settled intervals of the worst server's latency, and the
+// single worst interval.
+std::pair<double, double> worst_after_settle(const Setup& setup, const Trace& t) {
+  double sum = 0, peak = 0;
+  size_t intervals = 0;
+  for (size_t i = 0; i < t.times.size(); ++i) {
+    if (t.times[i] <= setup.settle) continue;
+    const double worst = *std::max_element(t.latency[i].begin(), t.latency[i].end());
+    sum += worst;
+    peak = std::max(peak, worst);
+    ++intervals;
+  }
+  return {intervals ? sum / static_cast<double>(intervals) : 0, peak};
+}
+
+Table latency_table(std::string name, const std::vector<Outcome>& runs, size_t servers) {
+  std::vector<std::string> cols{"time_s"};
+  for (const Outcome& o : runs)
+    for (size_t s = 0; s < servers; ++s) cols.push_back(fmt::format("{}_s{}", o.name, s));
+  Table t(std::move(name), cols);
+  for (size_t i = 0; i < runs.front().trace.times.size(); ++i) {
+    std::vector<std::string> row{num(std::chrono::duration<double>(runs.front().trace.times[i]).count(), 0)};
+    for (const Outcome& o : runs)
+      for (size_t s = 0; s < servers; ++s) row.push_back(num(o.trace.latency[i][s], 4));
+    t.add(row);
+  }
+  return t;
+}
+
+placement::TunerOptions heuristics(placement::TunerOptions o, bool thresholding, bool top_off,
+                                   bool divergent) {
+  o.thresholding = thresholding;
+  o.top_off = top_off;
+  o.divergent = divergent;
+  return o;
+}
+
+Result<Setup> make_setup(const Params& p, Random& rng) {
+  Setup s;
+  s.power = p.numbers("powers");
+  if (s.power.size() < 2 || s.power.size() > 64) return Status(Errc::invalid_argument, "need 2 to 64 powers");
+  for (double w : s.power)
+    if (!(w > 0)) return Status(Errc::invalid_argument, "server powers must be > 0");
+  if (p.integer("file_sets") < 1 || p.integer("file_sets") > 65535)
+    return Status(Errc::invalid_argument, "file_sets must be in [1, 65535]");
+  if (p.number("duration_s") <= 0 || p.number("interval_s") <= 0 || p.number("settle_s") < 0 ||
+      p.number("settle_s") >= p.number("duration_s"))
+    return Status(Errc::invalid_argument, "need duration_s > 0, interval_s > 0, 0 <= settle_s < duration_s");
+  if (p.integer("requests") < 1 || p.integer("requests") > 100'000'000)
+    return Status(Errc::invalid_argument, "requests must be in [1, 100000000]");
+  if (!(p.number("utilization") > 0) || p.number("utilization") >= 1)
+    return Status(Errc::invalid_argument, "utilization must be in (0, 1)");
+  if (!(p.number("x_min") > 0) || p.number("x_max") < p.number("x_min"))
+    return Status(Errc::invalid_argument, "need 0 < x_min <= x_max");
+  s.file_sets = static_cast<uint32_t>(p.integer("file_sets"));
+  s.duration = Nanos(std::llround(p.number("duration_s") * 1e9));
+  s.interval = Nanos(std::llround(p.number("interval_s") * 1e9));
+  s.settle = Nanos(std::llround(p.number("settle_s") * 1e9));
+  // Workload X*c, X uniform in [x_min, x_max]; c gives `requests` in all.
+  const double total_rate = static_cast<double>(p.integer("requests")) / p.number("duration_s");
+  double sum_x = 0;
+  for (uint32_t f = 0; f < s.file_sets; ++f) {
+    s.rate.push_back(rng.uniform(p.number("x_min"), p.number("x_max")));
+    sum_x += s.rate.back();
+  }
+  for (double& r : s.rate) r *= total_rate / sum_x;
+  // The whole cluster runs at `utilization` of its capacity.
+  double capacity = 0;
+  for (double w : s.power) capacity += w;
+  s.base_service = Nanos(std::llround(p.number("utilization") * capacity / total_rate * 1e9));
+  return s;
+}
+
+Result<Report> run(const Params& p, uint64_t seed) {
+  Random rng = Random::stream(seed, 1);
+  auto setup_or = make_setup(p, rng);
+  if (!setup_or) return setup_or.status();
+  const Setup& setup = *setup_or;
+  const size_t n = setup.power.size();
+  const std::vector<Arrival> requests = arrivals(setup, Random::stream(seed, 2));
+
+  std::vector<uint32_t> random_owners(setup.file_sets), round_robin(setup.file_sets);
+  Random placement_rng = Random::stream(seed, 3);
+  for (uint32_t f = 0; f < setup.file_sets; ++f) {
+    random_owners[f] = static_cast<uint32_t>(placement_rng.below(n));
+    round_robin[f] = static_cast<uint32_t>(f % n);
+  }
+  placement::TunerOptions tuning;
+  const std::string average = p.words("average").front();
+  if (average == "request-weighted") {
+    tuning.average = placement::Average::request_weighted;
+  } else if (average == "mean") {
+    tuning.average = placement::Average::mean;
+  } else if (average == "median") {
+    tuning.average = placement::Average::median;
+  } else {
+    return Status(Errc::invalid_argument, "average must be request-weighted, mean or median");
+  }
+  tuning.threshold = p.number("threshold");
+  tuning.max_factor = p.number("max_factor");
+  if (!(tuning.threshold >= 0) || !(tuning.max_factor >= 1))
+    return Status(Errc::invalid_argument, "need threshold >= 0 and max_factor >= 1");
+  const placement::TunerOptions all = heuristics(tuning, true, true, true);
+  std::vector<Outcome> policies = {
+      {"anu", simulate(setup, requests, {}, &all)},
+      {"random", simulate(setup, requests, random_owners, nullptr)},
+      {"round-robin", simulate(setup, requests, round_robin, nullptr)},
+      {"prescient", simulate(setup, requests, prescient(setup), nullptr)},
+  };
+  const placement::TunerOptions none = heuristics(tuning, false, false, false),
+                                thr = heuristics(tuning, true, false, false),
+                                top = heuristics(tuning, false, true, false),
+                                div = heuristics(tuning, false, false, true);
+  std::vector<Outcome> ablation = {
+      {"none", simulate(setup, requests, {}, &none)},
+      {"thresholding", simulate(setup, requests, {}, &thr)},
+      {"top-off", simulate(setup, requests, {}, &top)},
+      {"divergent", simulate(setup, requests, {}, &div)},
+      {"all", policies.front().trace},
+  };
+
+  Table summary("summary", {"placement", "worst server (s)", "worst interval (s)", "mean latency (s)",
+                            "file-set moves", "maps issued"});
+  auto add = [&](const Outcome& o) {
+    const auto [worst, peak] = worst_after_settle(setup, o.trace);
+    const double mean = o.trace.settled_requests
+                            ? o.trace.settled_latency_sum / static_cast<double>(o.trace.settled_requests)
+                            : 0;
+    const bool anu = !o.trace.share.empty();
+    summary.add({o.name, num(worst, 3), num(peak, 3), num(mean, 3),
+                 anu ? num(o.trace.moves_after_settle) : "-", anu ? num(o.trace.maps) : "-"});
+  };
+  for (const Outcome& o : policies) add(o);
+  const char* variants[] = {"anu: no heuristic", "anu: thresholding only", "anu: top-off only",
+                            "anu: divergent only"};
+  for (size_t i = 0; i + 1 < ablation.size(); ++i) add(Outcome{variants[i], ablation[i].trace});
+
+  Table shares("shares", [&] {
+    std::vector<std::string> cols{"time_s"};
+    for (size_t s = 0; s < n; ++s) cols.push_back(fmt::format("s{}", s));
+    return cols;
+  }());
+  const Trace& anu = policies.front().trace;
+  for (size_t i = 0; i < anu.times.size(); ++i) {
+    std::vector<std::string> row{num(std::chrono::duration<double>(anu.times[i]).count(), 0)};
+    for (size_t s = 0; s < n; ++s) row.push_back(num(anu.share[i][s], 4));
+    shares.add(row);
+  }
+
+  Report report;
+  report.summary = summary;
+  std::string powers;
+  for (double w : setup.power) powers += (powers.empty() ? "" : ",") + num(w, 0);
+  report.notes.push_back(fmt::format(
+      "{} requests to {} file sets over {} s on servers of power {}; a request takes {} s on power 1; "
+      "ANU tunes every {} s; columns from {} s on",
+      requests.size(), setup.file_sets, num(std::chrono::duration<double>(setup.duration).count(), 0), powers,
+      num(std::chrono::duration<double>(setup.base_service).count(), 3),
+      num(std::chrono::duration<double>(setup.interval).count(), 0),
+      num(std::chrono::duration<double>(setup.settle).count(), 0)));
+  report.notes.push_back("worst server: mean over intervals of the slowest server's mean latency");
+
+  std::string plot =
+      "set multiplot layout 3,3\nset grid\nset logscale y\nset yrange [0.01:*]\n"
+      "set xlabel 'time (s)'\nset ylabel 'mean latency (s)'\nset key top right font ',8'\n";
+  auto panel = [&](const std::string& file, size_t first_column, const std::string& title) {
+    plot += fmt::format("set title '{}'\nplot ", title);
+    for (size_t s = 0; s < n; ++s)
+      plot += fmt::format("{}'{}' skip 1 using 1:{} with lines lw 1.5 lc {} title 'server {} (power {})'",
+                          s ? ", " : "", file, first_column + s, s + 1, s, num(setup.power[s], 0));
+    plot += "\n";
+  };
+  const char* titles[] = {"ANU (Fig. 8, 9)", "simple randomization (Fig. 8)", "round-robin (Fig. 8)",
+                          "prescient (Fig. 8, 9)"};
+  for (size_t i = 0; i < policies.size(); ++i) panel("latency.csv", 2 + i * n, titles[i]);
+  const char* ablation_titles[] = {"ANU, no heuristic: over-tuning (Fig. 10)",
+                                   "ANU, thresholding only (Fig. 11a)", "ANU, top-off only (Fig. 11b)",
+                                   "ANU, divergent tuning only (Fig. 11c)"};
+  for (size_t i = 0; i + 1 < ablation.size(); ++i) panel("ablation.csv", 2 + i * n, ablation_titles[i]);
+  plot +=
+      "unset logscale y\nset yrange [0:*]\nset ylabel 'share of the mapped half'\n"
+      "set title 'ANU: each server''s share of the unit interval'\nplot ";
+  for (size_t s = 0; s < n; ++s)
+    plot += fmt::format("{}'shares.csv' skip 1 using 1:{} with steps lw 1.5 lc {} title 'server {}'",
+                        s ? ", " : "", s + 2, s + 1, s);
+  plot += "\n";
+  report.plot = plot;
+  report.plot_width = 1800;
+  report.plot_height = 1500;
+  ablation.pop_back();
+  report.csv = {latency_table("latency", policies, n), latency_table("ablation", ablation, n), shares};
+  return report;
+}
+
+}  // namespace
+
+Scenario anu_heterogeneous() {
+  Scenario s;
+  s.name = "anu-heterogeneous";
+  s.title = "ANU paper Fig. 8-11: file sets on servers of power 1-9, ANU vs static and prescient placement";
+  s.params = {
+      {"powers", ParamType::numbers, "1,3,5,7,9", "", "processing power of each server"},
+      {"file_sets", ParamType::integer, "500", "", "file sets"},
+      {"requests", ParamType::integer, "100000", "30000", "requests in the whole run (sets c)"},
+      {"duration_s", ParamType::number, "10000", "3000", "length of the run (s)"},
+      {"x_min", ParamType::number, "1", "", "a file set's workload is X*c, X uniform in [x_min, x_max]"},
+      {"x_max", ParamType::number, "10", "", "see x_min"},
+      {"utilization", ParamType::number, "0.6", "", "offered load as a fraction of the cluster's capacity"},
+      {"interval_s", ParamType::number, "120", "", "ANU tuning interval (s)"},
+      {"average", ParamType::words, "request-weighted", "",
+       "tuner's average latency: request-weighted, mean or median"},
+      {"threshold", ParamType::number, "0.5", "", "thresholding band k: tune outside [(1-k)L, (1+k)L]"},
+      {"max_factor", ParamType::number, "4", "", "bound on one interval's scale factor"},
+      {"settle_s", ParamType::number, "5000", "1500", "results count from this time on (s)"},
+  };
+  s.run = run;
+  return s;
+}
+
+}  // namespace pvfs::sim
