@@ -16,12 +16,12 @@ Result<elevator::BandwidthTable> measure_bandwidth(const std::filesystem::path& 
                                                    std::chrono::milliseconds budget) {
   const auto scratch = data_dir / "calibrate.tmp";
   std::vector<elevator::BandwidthPoint> points;
-  constexpr uint64_t kMaxBytes = uint64_t{64} << 20;
+  constexpr uint64_t kMaxBytes = uint64_t{8} << 20;
   void* raw = nullptr;
   if (posix_memalign(&raw, 4096, 4 << 20) != 0) return Status(Errc::no_space, "calibration buffer");
   std::unique_ptr<void, decltype(&std::free)> buffer(raw, &std::free);
   std::memset(raw, 0x5a, 4 << 20);
-  for (uint64_t record : {uint64_t{4} << 10, uint64_t{64} << 10, uint64_t{1} << 20, uint64_t{4} << 20}) {
+  for (uint64_t record : kCalibratedRecordSizes) {
     const int fd = ::open(scratch.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return Status::from_errno(errno, fmt::format("calibration: open {}", scratch.string()));
     const auto start = std::chrono::steady_clock::now();
@@ -64,7 +64,7 @@ Result<elevator::BandwidthTable> load_or_calibrate(const std::filesystem::path& 
       return table;
     }
   }
-  auto table = measure_bandwidth(data_dir, std::chrono::milliseconds(40));
+  auto table = measure_bandwidth(data_dir, std::chrono::milliseconds(20));
   if (!table) return table;
   const auto tmp = data_dir / "bandwidth.tmp";
   {

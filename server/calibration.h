@@ -13,8 +13,14 @@
 
 namespace pvfs {
 
-// Writes records of 4 KiB, 64 KiB, 1 MiB and 4 MiB sequentially to a
-// scratch file in `data_dir` (up to `budget` or 64 MiB per size, then
+// Record sizes calibrated: a request is costed at the bandwidth of the
+// largest size not above it, so the steps are kept close.
+inline constexpr uint64_t kCalibratedRecordSizes[] = {
+    uint64_t{4} << 10,   uint64_t{16} << 10, uint64_t{64} << 10, uint64_t{256} << 10,
+    uint64_t{512} << 10, uint64_t{1} << 20,  uint64_t{2} << 20,  uint64_t{4} << 20};
+
+// Writes records of each of kCalibratedRecordSizes sequentially to a
+// scratch file in `data_dir` (up to `budget` or 8 MiB per size, then
 // fdatasync) and returns bytes per second per size. Errors: io, no_space.
 Result<elevator::BandwidthTable> measure_bandwidth(const std::filesystem::path& data_dir,
                                                    std::chrono::milliseconds budget);

@@ -55,6 +55,7 @@ class IoQueue {
   // Seeks the emulated disk made (0 without one).
   uint64_t emulated_seeks() const { return disk_ ? disk_->seeks() : 0; }
   bool emulated() const { return disk_.has_value(); }
+  unsigned depth() const { return depth_; }
 
  private:
   struct Pending {

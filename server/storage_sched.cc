@@ -202,6 +202,7 @@ void StorageService::elevator_status(sp::Request::ElevatorControl::Reader c, Rep
   e.setEmulatedDisk(io_.emulated());
   e.setEmulatedSeeks(io_.emulated_seeks());
   e.setBandwidth(io_.bandwidth().to_text());
+  e.setQueueDepth(io_.depth());
 }
 
 void StorageService::sched_status(Reply reply) {

@@ -69,7 +69,7 @@ Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Confi
     disk.bytes_per_second = config.emulated_bandwidth_bytes;
     o.emulated_disk = disk;
     auto table = elevator::modelled_bandwidth(
-        disk, {uint64_t{4} << 10, uint64_t{64} << 10, uint64_t{1} << 20, uint64_t{4} << 20});
+        disk, std::vector<uint64_t>(std::begin(kCalibratedRecordSizes), std::end(kCalibratedRecordSizes)));
     return std::make_pair(o, table);
   }
   auto table = load_or_calibrate(data_dir, false);
