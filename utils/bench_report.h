@@ -60,6 +60,7 @@ struct RunInfo {
   uint32_t procs = 1;
   uint64_t transfer_bytes = 0, block_bytes = 0;
   bool file_per_process = false, fsync = false, verify = false;
+  bool osync = false;  // written through O_DSYNC descriptors
 };
 
 // The outcome outside the numbers.
@@ -75,7 +76,8 @@ struct RunOutcome {
 std::string human_report(const RunInfo& info, const std::vector<PhaseStats>& phases,
                          const RunOutcome& outcome, bool per_process);
 
-// One JSON object on one line (ending in '\n'): the run's parameters, an
+// One JSON object on one line (ending in '\n'): the run's parameters (path,
+// procs, transfer_bytes, block_bytes, file_per_process, fsync, verify, osync), an
 // object per phase run ("write", "read") with bytes, slowest_s, fastest_s,
 // mean_s, aggregate_mib_s, per_process_s, cdf_s (the deciles) and
 // failed_ranks, then

@@ -387,4 +387,30 @@ int inject(const DaemonOptions& options, uint32_t id, double delay_factor, uint3
   return 0;
 }
 
+int elevator(const DaemonOptions& options, const std::vector<uint32_t>& ids,
+             const std::string& policy, bool json) {
+  auto cluster = open_cluster(options, "elevator");
+  if (!cluster) return 1;
+  const auto targets = storage_targets(*cluster, ids, options, "elevator");
+  if (!targets) return 1;
+  auto views = ask_all<ElevatorView>(*targets, [&](const DaemonTarget& t) {
+    return elevator_status(t.address, cluster->key, cluster->timeout, policy);
+  });
+  int status = 0;
+  std::vector<ElevatorView> answered;
+  for (size_t i = 0; i < targets->size(); ++i) {
+    const DaemonTarget& t = (*targets)[i];
+    if (!views[i]) {
+      error("elevator: {} ({}): {}", t.name, t.address.to_string(), views[i].status().to_string());
+      status = 1;
+      continue;
+    }
+    views[i]->server = t.id;  // the reply does not say who answered
+    answered.push_back(*views[i]);
+  }
+  if (json) std::fputs(render_elevator_json(answered).c_str(), stdout);
+  else if (!answered.empty()) std::fputs(render_elevator(answered).c_str(), stdout);
+  return status;
+}
+
 }  // namespace pvfs::ctl

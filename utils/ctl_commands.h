@@ -1,6 +1,6 @@
 // The subcommands of pvfs-ctl (see pvfs-ctl(1)), apart from option parsing
 // (utils/pvfs_ctl.cc). getstripe/setstripe work on a mounted pvfs through
-// the virtual xattr user.pvfs.layout; jobs/ping/servers/sched/inject talk to
+// the virtual xattr user.pvfs.layout; jobs/ping/servers/sched/inject/elevator talk to
 // the daemons of a config over the real protocol (utils/daemon_probe.h). Each prints results
 // on stdout and every error as one line "pvfs-ctl: ..." on stderr, and
 // returns the process exit status (0 or 1). Blocking; not thread-safe.
@@ -60,5 +60,13 @@ int sched(const DaemonOptions& options, const std::vector<uint32_t>& ids, bool j
 // one line saying so. Exit 1 when the id is not in the config or the server
 // refuses (factors outside 1..1000) or does not answer.
 int inject(const DaemonOptions& options, uint32_t id, double delay_factor, uint32_t seconds);
+
+// The elevators of the storage servers `ids` (empty: all in the config), as
+// a table or, with `json`, a JSON array; with a `policy` ("obrr" or "fcfs";
+// empty: none), each is first switched to it. Exit 1 when an id is not in
+// the config (nothing is asked), or naming each server that did not answer
+// or refused the policy (the output then holds the others).
+int elevator(const DaemonOptions& options, const std::vector<uint32_t>& ids,
+             const std::string& policy, bool json);
 
 }  // namespace pvfs::ctl

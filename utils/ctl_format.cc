@@ -63,6 +63,23 @@ std::string json_number(double value) {
   return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
 }
 
+// `text` as a JSON string literal, quotes included.
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 Result<uint64_t> parse_size(std::string_view text) {
@@ -369,6 +386,76 @@ std::string describe_inject(uint32_t server, double factor, std::chrono::seconds
     return fmt::format("server {}: serving {}x slower until changed", server, factor_text(factor));
   return fmt::format("server {}: serving {}x slower for {} s", server, factor_text(factor),
                      duration.count());
+}
+
+std::string human_micros(uint64_t us) {
+  if (us < 1000) return fmt::format("{}us", us);
+  const double ms = static_cast<double>(us) / 1000.0;
+  if (ms < 99.95) return fmt::format("{:.1f}ms", ms);
+  if (ms < 999.5) return fmt::format("{:.0f}ms", ms);
+  return fmt::format("{:.2f}s", ms / 1000.0);
+}
+
+std::string bucket_label(unsigned k) {
+  static constexpr const char* kSuffixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  return fmt::format("{}{}", uint64_t{1} << (k % 10), kSuffixes[k / 10]);
+}
+
+std::string size_histogram(const std::vector<uint64_t>& buckets) {
+  std::string out;
+  for (unsigned k = 0; k < buckets.size() && k < 64; ++k)
+    if (buckets[k]) out += fmt::format("{}{}:{}", out.empty() ? "" : " ", bucket_label(k), buckets[k]);
+  return out.empty() ? "-" : out;
+}
+
+std::string render_elevator(const std::vector<ElevatorView>& views) {
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "POLICY", "QUEUED N/U/B", "OBJECTS", "DISPATCHES", "SEEKS", "EXPIRED DYN/MAND",
+       "NORMAL P50/P99", "URGENT P50/P99", "BACKGROUND P50/P99", "DEADLINE", "SIZES"}};
+  for (const auto& v : views) {
+    std::vector<std::string> row = {
+        std::to_string(v.server), v.policy,
+        fmt::format("{}/{}/{}", v.queued[0], v.queued[1], v.queued[2]),
+        std::to_string(v.objects_queued), std::to_string(v.dispatches),
+        v.emulated_disk ? fmt::format("{} (emulated {})", v.seeks, v.emulated_seeks)
+                        : std::to_string(v.seeks),
+        fmt::format("{}/{}", v.dynamic_expiries, v.mandatory_expiries)};
+    for (size_t c = 0; c < kElevatorClasses; ++c)
+      row.push_back(v.completed[c] ? fmt::format("{}/{}", human_micros(v.p50_us[c]),
+                                                 human_micros(v.p99_us[c]))
+                                   : "-");
+    row.push_back(human_micros(v.expiration_us));
+    row.push_back(size_histogram(v.dispatched_sizes));
+    rows.push_back(std::move(row));
+  }
+  return table(rows, {0, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+}
+
+std::string render_elevator_json(const std::vector<ElevatorView>& views) {
+  if (views.empty()) return "[]\n";
+  const auto list = [](const std::array<uint64_t, kElevatorClasses>& values) {
+    return fmt::format("[{}, {}, {}]", values[0], values[1], values[2]);
+  };
+  std::string out = "[\n";
+  for (size_t i = 0; i < views.size(); ++i) {
+    const ElevatorView& v = views[i];
+    std::string sizes;
+    for (unsigned k = 0; k < v.dispatched_sizes.size() && k < 64; ++k)
+      if (v.dispatched_sizes[k])
+        sizes += fmt::format("{}\"{}\": {}", sizes.empty() ? "" : ", ", uint64_t{1} << k,
+                             v.dispatched_sizes[k]);
+    out += fmt::format(
+        "  {{\"server\": {}, \"policy\": {}, \"queued\": {}, \"in_service\": {}, "
+        "\"completed\": {}, \"p50_us\": {}, \"p99_us\": {}, \"objects_queued\": {}, "
+        "\"dispatches\": {}, \"seeks\": {}, \"emulated_disk\": {}, \"emulated_seeks\": {}, "
+        "\"dynamic_expiries\": {}, \"mandatory_expiries\": {}, \"expiration_us\": {}, "
+        "\"dispatched_sizes\": {{{}}}, \"bandwidth\": {}}}{}\n",
+        v.server, json_string(v.policy), list(v.queued), list(v.in_service), list(v.completed),
+        list(v.p50_us), list(v.p99_us), v.objects_queued, v.dispatches, v.seeks, v.emulated_disk,
+        v.emulated_seeks, v.dynamic_expiries, v.mandatory_expiries, v.expiration_us, sizes,
+        json_string(v.bandwidth), i + 1 < views.size() ? "," : "");
+  }
+  return out + "]\n";
 }
 
 }  // namespace pvfs::ctl

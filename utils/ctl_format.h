@@ -1,7 +1,7 @@
 // The text side of pvfs-ctl: parsing sizes ("4M") and server lists, human
 // sizes and durations, merging per-job counters from several daemons and
-// rendering the getstripe, jobs, ping, servers and sched tables (and sched's
-// JSON). Pure functions
+// rendering the getstripe, jobs, ping, servers, sched and elevator tables
+// (and the JSON of sched and elevator). Pure functions
 // over plain values (no I/O, no clock); thread-safe. The subcommands that
 // gather the values are in utils/ctl_commands.h.
 #pragma once
@@ -116,5 +116,36 @@ std::string render_sched_json(const std::vector<SchedView>& views);
 // "... until changed" when `duration` is zero, or "server 3: serving at
 // normal speed" for a factor of 1 (or less). Without a newline.
 std::string describe_inject(uint32_t server, double factor, std::chrono::seconds duration);
+
+// A duration in microseconds as people read it: "0us", "850us", "12.3ms",
+// "450ms", "1.52s".
+std::string human_micros(uint64_t us);
+
+// The byte count that starts size bucket `k` ([2^k, 2^(k+1)) bytes), with a
+// binary suffix when it has one: "512", "64K", "1M", "4G". k below 64.
+std::string bucket_label(unsigned k);
+
+// The non-empty buckets of a dispatched-size histogram (bucket k holds
+// operations of [2^k, 2^(k+1)) bytes) as "64K:12 1M:300 4M:80", smallest
+// first; "-" when all are empty.
+std::string size_histogram(const std::vector<uint64_t>& buckets);
+
+// The elevator table, one row per view in the order given: ID, POLICY,
+// QUEUED N/U/B (queued normal/urgent/background), OBJECTS (objects queued),
+// DISPATCHES, SEEKS ("240", or "240 (emulated 238)" on an emulated disk),
+// EXPIRED DYN/MAND (deadline expiries, dynamic/mandatory), NORMAL, URGENT
+// and BACKGROUND P50/P99 (service times, "-" for a class with nothing
+// completed), DEADLINE (the current dynamic expiration) and SIZES
+// (size_histogram). Ends with a newline.
+std::string render_elevator(const std::vector<ElevatorView>& views);
+
+// The views as a JSON array, one object per line in the order given, with
+// the raw numbers under the keys server, policy, queued, in_service,
+// completed, p50_us, p99_us (arrays by class: normal, urgent, background),
+// objects_queued, dispatches, seeks, emulated_disk, emulated_seeks,
+// dynamic_expiries, mandatory_expiries, expiration_us, dispatched_sizes
+// (an object: the bucket's first byte count, as a string, to its operations;
+// non-empty buckets only) and bandwidth. Ends with a newline.
+std::string render_elevator_json(const std::vector<ElevatorView>& views);
 
 }  // namespace pvfs::ctl

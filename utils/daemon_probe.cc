@@ -121,4 +121,39 @@ Status inject(const Endpoint& at, const Secret& key, std::chrono::milliseconds t
   }());
 }
 
+Result<ElevatorView> elevator_status(const Endpoint& at, const Secret& key,
+                                     std::chrono::milliseconds timeout, const std::string& policy) {
+  return run([&]() -> asio::awaitable<Result<ElevatorView>> {
+    rpc::OutMessage out;
+    out.init_body<proto::storage::Request>().initElevator().setPolicy(policy);
+    auto reply = co_await ask(at, key, timeout, out);
+    if (!reply) co_return reply.status();
+    auto body = (*reply)->body<proto::storage::Reply>();
+    if (!body.isElevator()) co_return Status(Errc::io, "unexpected reply to elevator");
+    auto e = body.getElevator();
+    ElevatorView v;
+    v.policy = e.getPolicy();
+    // Lists longer than the classes we know (a newer server) lose the tail.
+    auto per_class = [](auto list, std::array<uint64_t, kElevatorClasses>& to) {
+      for (unsigned i = 0; i < list.size() && i < kElevatorClasses; ++i) to[i] = list[i];
+    };
+    per_class(e.getQueued(), v.queued);
+    per_class(e.getInService(), v.in_service);
+    per_class(e.getCompleted(), v.completed);
+    per_class(e.getP50Us(), v.p50_us);
+    per_class(e.getP99Us(), v.p99_us);
+    v.objects_queued = e.getObjectsQueued();
+    v.dispatches = e.getDispatches();
+    v.seeks = e.getSeeks();
+    v.dynamic_expiries = e.getDynamicExpiries();
+    v.mandatory_expiries = e.getMandatoryExpiries();
+    v.expiration_us = e.getExpirationUs();
+    for (uint64_t n : e.getDispatchedSizes()) v.dispatched_sizes.push_back(n);
+    v.emulated_disk = e.getEmulatedDisk();
+    v.emulated_seeks = e.getEmulatedSeeks();
+    v.bandwidth = e.getBandwidth();
+    co_return v;
+  }());
+}
+
 }  // namespace pvfs

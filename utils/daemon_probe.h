@@ -1,9 +1,10 @@
 // Asks pvfs daemons for their status, and tells storage servers to inject
-// delays, over the real protocol: used by pvfs-cluster status/up and
+// delays or switch elevators, over the real protocol: used by pvfs-cluster status/up and
 // pvfs-ctl. Synchronous (each call runs its own io_context); not for use
 // inside another io_context's thread. Thread-safe: calls share nothing.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -73,5 +74,38 @@ Result<SchedView> sched_status(const Endpoint& at, const Secret& key,
 // The server refuses factors outside 1..1000 with invalid_argument.
 Status inject(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
               double delay_factor, std::chrono::seconds duration);
+
+// Request classes of a storage server's elevator, the index of the
+// per-class arrays of ElevatorView (storage.capnp Reply.ElevatorStatus).
+inline constexpr size_t kElevatorClasses = 3;
+inline constexpr std::array<const char*, kElevatorClasses> kElevatorClassNames = {
+    "normal", "urgent", "background"};
+
+// One storage server's elevator, as it reported it (storage.capnp
+// Reply.ElevatorStatus; see the comments there).
+struct ElevatorView {
+  uint32_t server = 0;   // the config's id of the server asked (the reply names none)
+  std::string policy;    // "obrr" or "fcfs"
+  // Per class: normal, urgent, background (kElevatorClassNames).
+  std::array<uint64_t, kElevatorClasses> queued{}, in_service{}, completed{};
+  std::array<uint64_t, kElevatorClasses> p50_us{}, p99_us{};  // arrival to completion
+  uint64_t objects_queued = 0;
+  uint64_t dispatches = 0;               // backend operations, after merging
+  uint64_t seeks = 0;                    // dispatches not contiguous with the previous one
+  uint64_t dynamic_expiries = 0, mandatory_expiries = 0;
+  uint64_t expiration_us = 0;            // the dynamic deadline a request would get now
+  std::vector<uint64_t> dispatched_sizes;  // operations; bucket k holds [2^k, 2^(k+1)) bytes
+  bool emulated_disk = false;
+  uint64_t emulated_seeks = 0;           // seeks the emulated disk charged
+  std::string bandwidth;                 // the calibration the deadlines use
+};
+
+// The elevator of the storage server at `at`, after switching it to
+// `policy` ("obrr" or "fcfs"; empty: only report). Errors: those of the
+// connection (unavailable, timeout, access_denied) or of the server
+// (invalid_argument "unknown elevator ..." for another policy name).
+Result<ElevatorView> elevator_status(const Endpoint& at, const Secret& key,
+                                     std::chrono::milliseconds timeout,
+                                     const std::string& policy = {});
 
 }  // namespace pvfs

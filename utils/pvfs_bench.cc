@@ -42,7 +42,7 @@ struct Options {
   uint64_t block_bytes = 1024 * 1024;
   bool file_per_process = false;
   bool write = false, read = false, verify = false;
-  bool json = false, fsync = false, keep = false, progress = false, verbose = false;
+  bool json = false, fsync = false, osync = false, keep = false, progress = false, verbose = false;
 };
 
 enum class Phase { write, read };
@@ -133,6 +133,7 @@ void run_phase(const Options& o, Phase phase, uint32_t rank, std::byte* buf, Pha
   const uint64_t base = o.file_per_process ? 0 : uint64_t{rank} * o.block_bytes;
   const bool writing = phase == Phase::write;
   int flags = writing ? (o.file_per_process ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY) : O_RDONLY;
+  if (writing && o.osync) flags |= O_DSYNC;
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
   if (fd < 0) return fail(slot, "open {}: {}", path, std::strerror(errno));
   for (uint64_t done = 0; done < o.block_bytes; done += o.transfer_bytes) {
@@ -319,7 +320,8 @@ int run(const Options& o) {
   if (o.write) phases.push_back(Phase::write);
   if (o.read) phases.push_back(Phase::read);
 
-  bench::RunInfo info{o.path, o.procs, o.transfer_bytes, o.block_bytes, o.file_per_process, o.fsync, o.verify};
+  bench::RunInfo info{o.path, o.procs, o.transfer_bytes, o.block_bytes, o.file_per_process, o.fsync, o.verify,
+                      o.osync};
   bench::RunOutcome outcome;
 
   if (o.write && !o.file_per_process) {
@@ -458,6 +460,7 @@ int main(int argc, char** argv) {
   app.add_flag("-r,--read", o.read, "run the read phase (neither -w nor -r: both)");
   app.add_flag("--verify", o.verify, "check every byte read against the pattern written");
   app.add_flag("-e,--fsync", o.fsync, "fsync each file at the end of the write phase (timed)");
+  app.add_flag("--osync", o.osync, "open files for writing with O_DSYNC: each write is durable before it returns");
   app.add_flag("-k,--keep", o.keep, "keep the files (default: remove them at the end)");
   app.add_flag("--json", o.json, "print one JSON object instead of the table");
   app.add_flag("--progress", o.progress, "show progress, rate and ETA on standard error");

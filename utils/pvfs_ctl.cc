@@ -38,8 +38,9 @@ CLI::Validator server_list_check() {
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-ctl: administer a pvfs cluster: file and directory layouts, per-job\n"
-               "counters, the health of the daemons and the storage servers' write\n"
-               "scheduling (redirects, fragments, injected delays). See pvfs-ctl(1)."};
+               "counters, the health of the daemons, the storage servers' write\n"
+               "scheduling (redirects, fragments, injected delays) and their disk\n"
+               "elevators. See pvfs-ctl(1)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", PVFS_VERSION);
 
@@ -116,6 +117,21 @@ int main(int argc, char** argv) {
   inject->add_option("--for", delay_seconds, "seconds the delay lasts; 0 = until changed")
       ->capture_default_str();
 
+  uint32_t elevator_id = 0;
+  std::string elevator_policy;
+  bool elevator_json = false;
+  auto* elevator = app.add_subcommand(
+      "elevator",
+      "the storage servers' disk elevators: queues, seeks, deadlines, service times, "
+      "dispatched sizes; or switch one between fcfs and obrr");
+  add_daemon_options(elevator);
+  auto* elevator_id_opt =
+      elevator->add_option("server", elevator_id, "storage server id [all in the config]");
+  // Not checked here: the server names the policies it knows when refusing one.
+  elevator->add_option("policy", elevator_policy, "switch the server to this elevator: fcfs or obrr");
+  elevator->add_flag("--json", elevator_json,
+                     "a JSON array of objects with the raw numbers instead of the table");
+
   // CLI11 would report a mistyped command as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
@@ -144,5 +160,10 @@ int main(int argc, char** argv) {
   if (*servers) return pvfs::ctl::servers(daemon);
   if (*sched) return pvfs::ctl::sched(daemon, sched_ids, sched_json);
   if (*inject) return pvfs::ctl::inject(daemon, inject_id, delay_factor, delay_seconds);
+  if (*elevator) {
+    std::vector<uint32_t> ids;
+    if (elevator_id_opt->count()) ids.push_back(elevator_id);
+    return pvfs::ctl::elevator(daemon, ids, elevator_policy, elevator_json);
+  }
   return 2;
 }

@@ -240,3 +240,97 @@ TEST_CASE("inject's confirmation says how much slower and for how long") {
   CHECK(describe_inject(3, 2.5, seconds(0)) == "server 3: serving 2.5x slower until changed");
   CHECK(describe_inject(0, 1, seconds(30)) == "server 0: serving at normal speed");
 }
+
+TEST_CASE("service times read in the unit that suits them") {
+  CHECK(human_micros(0) == "0us");
+  CHECK(human_micros(850) == "850us");
+  CHECK(human_micros(1000) == "1.0ms");
+  CHECK(human_micros(12345) == "12.3ms");
+  CHECK(human_micros(99949) == "99.9ms");
+  CHECK(human_micros(99950) == "100ms");
+  CHECK(human_micros(450000) == "450ms");
+  CHECK(human_micros(1520000) == "1.52s");
+}
+
+TEST_CASE("size buckets are labelled by their first byte count") {
+  CHECK(bucket_label(0) == "1");
+  CHECK(bucket_label(9) == "512");
+  CHECK(bucket_label(12) == "4K");
+  CHECK(bucket_label(16) == "64K");
+  CHECK(bucket_label(20) == "1M");
+  CHECK(bucket_label(22) == "4M");
+  CHECK(bucket_label(30) == "1G");
+  CHECK(bucket_label(63) == "8E");
+}
+
+TEST_CASE("the size histogram lists only the buckets that have operations") {
+  CHECK(size_histogram({}) == "-");
+  CHECK(size_histogram(std::vector<uint64_t>(40, 0)) == "-");
+  std::vector<uint64_t> buckets(40, 0);
+  buckets[16] = 12;
+  buckets[20] = 300;
+  buckets[22] = 80;
+  CHECK(size_histogram(buckets) == "64K:12 1M:300 4M:80");
+}
+
+namespace {
+
+// A server that has been busy on an emulated disk, with urgent traffic.
+ElevatorView busy_elevator() {
+  ElevatorView v;
+  v.server = 3;
+  v.policy = "obrr";
+  v.queued = {31, 1, 2};
+  v.in_service = {4, 0, 0};
+  v.completed = {2048, 102, 7};
+  v.p50_us = {310000, 4200, 900};
+  v.p99_us = {1210000, 61000, 12000};
+  v.objects_queued = 30;
+  v.dispatches = 1024;
+  v.seeks = 75;
+  v.dynamic_expiries = 5;
+  v.mandatory_expiries = 2;
+  v.expiration_us = 950000;
+  v.dispatched_sizes.assign(24, 0);
+  v.dispatched_sizes[20] = 300;
+  v.dispatched_sizes[22] = 80;
+  v.emulated_disk = true;
+  v.emulated_seeks = 74;
+  v.bandwidth = "pvfs-bandwidth-v1 4096:1000 \"odd\"";
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the elevator table gives one row per server with classes, seeks and sizes") {
+  ElevatorView idle;
+  idle.policy = "fcfs";
+  CHECK(render_elevator({idle, busy_elevator()}) ==
+        "ID  POLICY  QUEUED N/U/B  OBJECTS  DISPATCHES             SEEKS  EXPIRED DYN/MAND"
+        "  NORMAL P50/P99  URGENT P50/P99  BACKGROUND P50/P99  DEADLINE  SIZES\n"
+        " 0  fcfs           0/0/0        0           0                 0               0/0"
+        "               -               -                   -       0us  -\n"
+        " 3  obrr          31/1/2       30        1024  75 (emulated 74)               5/2"
+        "     310ms/1.21s    4.2ms/61.0ms        900us/12.0ms     950ms  1M:300 4M:80\n");
+}
+
+TEST_CASE("elevator JSON is an array of one object per server with the raw numbers") {
+  CHECK(render_elevator_json({}) == "[]\n");
+  ElevatorView idle;
+  idle.policy = "fcfs";
+  CHECK(render_elevator_json({idle, busy_elevator()}) ==
+        "[\n"
+        "  {\"server\": 0, \"policy\": \"fcfs\", \"queued\": [0, 0, 0], \"in_service\": [0, 0, 0], "
+        "\"completed\": [0, 0, 0], \"p50_us\": [0, 0, 0], \"p99_us\": [0, 0, 0], "
+        "\"objects_queued\": 0, \"dispatches\": 0, \"seeks\": 0, \"emulated_disk\": false, "
+        "\"emulated_seeks\": 0, \"dynamic_expiries\": 0, \"mandatory_expiries\": 0, "
+        "\"expiration_us\": 0, \"dispatched_sizes\": {}, \"bandwidth\": \"\"},\n"
+        "  {\"server\": 3, \"policy\": \"obrr\", \"queued\": [31, 1, 2], \"in_service\": [4, 0, 0], "
+        "\"completed\": [2048, 102, 7], \"p50_us\": [310000, 4200, 900], "
+        "\"p99_us\": [1210000, 61000, 12000], \"objects_queued\": 30, \"dispatches\": 1024, "
+        "\"seeks\": 75, \"emulated_disk\": true, \"emulated_seeks\": 74, \"dynamic_expiries\": 5, "
+        "\"mandatory_expiries\": 2, \"expiration_us\": 950000, "
+        "\"dispatched_sizes\": {\"1048576\": 300, \"4194304\": 80}, "
+        "\"bandwidth\": \"pvfs-bandwidth-v1 4096:1000 \\\"odd\\\"\"}\n"
+        "]\n");
+}

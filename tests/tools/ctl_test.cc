@@ -142,6 +142,71 @@ std::map<std::string, std::string> column(const std::string& table, const std::s
   return out;
 }
 
+// The fields of each object of `pvfs-ctl elevator --json` (one object per
+// line) as key -> raw JSON text of the value ("\"obrr\"", "12", "[1, 0, 0]",
+// "{\"1048576\": 4}"), by server id.
+std::map<int, std::map<std::string, std::string>> elevator_objects(const std::string& json) {
+  std::map<int, std::map<std::string, std::string>> out;
+  std::istringstream lines(json);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t open = line.find('{');
+    if (open == std::string::npos) continue;
+    std::map<std::string, std::string> fields;
+    size_t at = open + 1;
+    while ((at = line.find('"', at)) != std::string::npos) {
+      const size_t key_end = line.find('"', at + 1);
+      const std::string key = line.substr(at + 1, key_end - at - 1);
+      const size_t start = line.find_first_not_of(": ", key_end + 1);
+      size_t end = start;
+      int depth = 0;
+      bool quoted = false;
+      for (; end < line.size(); ++end) {
+        const char c = line[end];
+        if (quoted) {
+          if (c == '\\') ++end;
+          else if (c == '"') quoted = false;
+        } else if (c == '"') {
+          quoted = true;
+        } else if (c == '[' || c == '{') {
+          ++depth;
+        } else if (c == ']' || c == '}') {
+          if (depth == 0) break;
+          --depth;
+        } else if (c == ',' && depth == 0) {
+          break;
+        }
+      }
+      fields[key] = line.substr(start, end - start);
+      at = line.find('"', end);
+      if (at == std::string::npos) break;
+    }
+    out[std::stoi(fields["server"])] = std::move(fields);
+  }
+  return out;
+}
+
+// `key` of each server in elevator JSON objects, by server id.
+std::map<int, std::string> elevator_field(const std::string& json, const std::string& key) {
+  std::map<int, std::string> out;
+  for (const auto& [id, fields] : elevator_objects(json)) out[id] = fields.at(key);
+  return out;
+}
+
+// The first two words of each row of a table below its header: id -> word 2.
+std::map<std::string, std::string> second_words(const std::string& table) {
+  std::istringstream lines(table);
+  std::string header;
+  std::getline(lines, header);
+  std::map<std::string, std::string> out;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first, second;
+    words >> first >> second;
+    out[first] = second;
+  }
+  return out;
+}
+
 pvfs::ClusterOptions three_servers() {
   pvfs::ClusterOptions options;
   options.servers = 3;
@@ -470,4 +535,111 @@ TEST_CASE("random dispatch records redirects that the maintainers pull home when
   CHECK(back.size() == data.size());
   const bool identical = back == data;  // not CHECK(back == data): it would print 6 MiB
   CHECK(identical);
+}
+
+TEST_CASE("elevator shows obrr on every server of a fresh cluster and switches one server") {
+  TestCluster cluster(three_servers());
+  const std::string config = cluster.cluster().config_path().string();
+  const std::map<int, std::string> all_obrr = {{0, "\"obrr\""}, {1, "\"obrr\""}, {2, "\"obrr\""}};
+  auto table = ctl(cluster.dir(), {"elevator", "-c", config});
+  CAPTURE(table);
+  REQUIRE(table.status == 0);
+  CHECK(table.err.empty());
+  CHECK(table.out.rfind("ID ", 0) == 0);
+  CHECK(second_words(table.out) ==
+        std::map<std::string, std::string>{{"0", "obrr"}, {"1", "obrr"}, {"2", "obrr"}});
+  CHECK(column(table.out, "DISPATCHES") ==
+        std::map<std::string, std::string>{{"0", "0"}, {"1", "0"}, {"2", "0"}});
+
+  auto json = ctl(cluster.dir(), {"elevator", "--json"}, "PVFS_CONFIG=" + quote(config));
+  CAPTURE(json);
+  REQUIRE(json.status == 0);
+  CHECK(json.out.rfind("[\n", 0) == 0);
+  CHECK(elevator_field(json.out, "policy") == all_obrr);
+  CHECK(elevator_field(json.out, "queued") ==
+        std::map<int, std::string>{{0, "[0, 0, 0]"}, {1, "[0, 0, 0]"}, {2, "[0, 0, 0]"}});
+  CHECK(elevator_field(json.out, "dispatched_sizes") ==
+        std::map<int, std::string>{{0, "{}"}, {1, "{}"}, {2, "{}"}});
+
+  auto to_fcfs = ctl(cluster.dir(), {"elevator", "1", "fcfs", "-c", config});
+  CAPTURE(to_fcfs);
+  REQUIRE(to_fcfs.status == 0);
+  CHECK(to_fcfs.err.empty());
+  CHECK(second_words(to_fcfs.out) == std::map<std::string, std::string>{{"1", "fcfs"}});
+  auto after = ctl(cluster.dir(), {"elevator", "--json", "-c", config});
+  CAPTURE(after);
+  REQUIRE(after.status == 0);
+  CHECK(elevator_field(after.out, "policy") ==
+        std::map<int, std::string>{{0, "\"obrr\""}, {1, "\"fcfs\""}, {2, "\"obrr\""}});
+
+  auto back = ctl(cluster.dir(), {"elevator", "--json", "1", "obrr", "-c", config});
+  CAPTURE(back);
+  REQUIRE(back.status == 0);
+  CHECK(elevator_field(back.out, "policy") == std::map<int, std::string>{{1, "\"obrr\""}});
+  auto again = ctl(cluster.dir(), {"elevator", "--json", "-c", config});
+  CAPTURE(again);
+  CHECK(elevator_field(again.out, "policy") == all_obrr);
+}
+
+TEST_CASE("elevator refuses an unknown policy and unknown servers in one line") {
+  TestCluster cluster(three_servers());
+  const std::string config = cluster.cluster().config_path().string();
+  auto bad = ctl(cluster.dir(), {"elevator", "1", "elevatorish", "-c", config});
+  CAPTURE(bad);
+  CHECK(bad.status == 1);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.rfind("pvfs-ctl: elevator: server1 (", 0) == 0);
+  CHECK(bad.err.find("unknown elevator 'elevatorish'") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  auto unchanged = ctl(cluster.dir(), {"elevator", "--json", "1", "-c", config});
+  CAPTURE(unchanged);
+  CHECK(elevator_field(unchanged.out, "policy") == std::map<int, std::string>{{1, "\"obrr\""}});
+
+  auto unknown = ctl(cluster.dir(), {"elevator", "9", "fcfs", "-c", config});
+  CAPTURE(unknown);
+  CHECK(unknown.status == 1);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err == "pvfs-ctl: elevator: no storage server 9 in " + config + "\n");
+
+  for (const std::vector<std::string>& usage :
+       {std::vector<std::string>{"elevator", "fcfs", "-c", config},
+        std::vector<std::string>{"elevator", "1", "fcfs", "extra", "-c", config}}) {
+    auto wrong = ctl(cluster.dir(), usage);
+    CAPTURE(wrong);
+    CHECK(wrong.status == 2);
+    CHECK(wrong.err.rfind("pvfs-ctl: ", 0) == 0);
+    CHECK(std::count(wrong.err.begin(), wrong.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("elevator counts the dispatches and their sizes after writes through the mount") {
+  if (skip_without_fuse()) return;
+  TestCluster cluster(three_servers(), true);
+  const std::string config = cluster.cluster().config_path().string();
+  const std::string dd = "dd if=/dev/zero of=" + quote((cluster.mnt() / "some").string()) +
+                         " bs=1M count=6 conv=fsync status=none";
+  REQUIRE(std::system(dd.c_str()) == 0);
+
+  auto json = ctl(cluster.dir(), {"elevator", "--json", "-c", config});
+  CAPTURE(json);
+  REQUIRE(json.status == 0);
+  double dispatches = 0;
+  bool sizes = false;
+  for (const auto& [id, fields] : elevator_objects(json.out)) {
+    dispatches += std::stod(fields.at("dispatches"));
+    if (fields.at("dispatched_sizes") != "{}") sizes = true;
+  }
+  CHECK(dispatches > 0);
+  CHECK(sizes);
+
+  auto table = ctl(cluster.dir(), {"elevator", "-c", config});
+  CAPTURE(table);
+  REQUIRE(table.status == 0);
+  std::istringstream lines(table.out);
+  std::string header;
+  std::getline(lines, header);
+  int histograms = 0;  // rows whose SIZES (the last column) is not "-"
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 2 && line.substr(line.size() - 2) != " -") ++histograms;
+  CHECK(histograms > 0);
 }
