@@ -39,27 +39,6 @@ std::string seconds_list(const std::vector<double>& values) {
 
 }  // namespace
 
-std::optional<uint64_t> parse_size(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || text.size() - digits > 1) return std::nullopt;
-  uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (ec != std::errc()) return std::nullopt;
-  unsigned shift = 0;
-  if (digits < text.size()) {
-    switch (text[digits]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      case 't': case 'T': shift = 40; break;
-      default: return std::nullopt;
-    }
-  }
-  if (value > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
-  return value << shift;
-}
-
 std::string exact_size(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   size_t unit = 0;
@@ -161,22 +140,6 @@ std::string human_report(const RunInfo& info, const std::vector<PhaseStats>& pha
   if (info.verify)
     out += fmt::format("verify: {} of {} bytes differ\n", outcome.verify_errors, outcome.verified_bytes);
   return out;
-}
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        else out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string json_report(const RunInfo& info, const std::vector<PhaseStats>& phases,

@@ -5,6 +5,8 @@
 // numbers are in utils/pvfs_bench.cc.
 #pragma once
 
+#include "shared/text_format.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -15,9 +17,6 @@
 
 namespace pvfs::bench {
 
-// A byte count: digits with an optional suffix k, m, g or t (powers of 1024,
-// either case). nullopt when malformed or beyond 64 bits.
-std::optional<uint64_t> parse_size(std::string_view text);
 
 // "16 MiB" when the value is a whole number of KiB/MiB/GiB/TiB, else "1000 B".
 std::string exact_size(uint64_t bytes);
@@ -85,7 +84,6 @@ std::string human_report(const RunInfo& info, const std::vector<PhaseStats>& pha
 std::string json_report(const RunInfo& info, const std::vector<PhaseStats>& phases,
                         const RunOutcome& outcome);
 
-// `text` as a JSON string literal, quotes included.
-std::string json_string(std::string_view text);
+using ::pvfs::json_string;  // shared/text_format.h
 
 }  // namespace pvfs::bench

@@ -15,14 +15,13 @@
 #include "shared/ids.h"
 #include "shared/layout.h"
 #include "shared/status.h"
+#include "shared/text_format.h"
 #include "utils/daemon_probe.h"
 
 namespace pvfs::ctl {
 
-// A byte count: digits with an optional binary suffix K, M, G or T (either
-// case; 4M = 4194304). Errors: invalid_argument for anything else, zero
-// digits, or a value that does not fit in 64 bits.
-Result<uint64_t> parse_size(std::string_view text);
+// Sizes ("4M") as shared/text_format.h reads them.
+using ::pvfs::parse_size;
 
 // Comma-separated server ids ("1,3,0"), kept in the order given.
 // Errors: invalid_argument naming the bad item, or a repeated id.

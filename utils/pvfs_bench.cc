@@ -428,8 +428,8 @@ int run(const Options& o) {
 CLI::Validator size_transform() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        auto bytes = bench::parse_size(text);
-        if (!bytes) return "bad size '" + text + "': want a number with an optional k, m, g or t suffix";
+        auto bytes = pvfs::parse_size(text);
+        if (!bytes) return bytes.status().detail();
         text = std::to_string(*bytes);
         return {};
       },
