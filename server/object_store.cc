@@ -273,14 +273,8 @@ Result<size_t> ObjectStore::write(ObjectId id, uint64_t offset, std::span<const 
                                           offset + done));
     done += static_cast<size_t>(n);
   }
-  if (sync) {
-    int rc;
-    do {
-      rc = ::fdatasync(fd);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) return Status::from_errno(errno, fmt::format("fdatasync {}", object_name(id)));
-    if (Status s = sync_entry(id, **file); !s.ok()) return s;
-  }
+  if (sync)
+    if (Status s = sync_data(id, fd, **file); !s.ok()) return s;
   return done;
 }
 
@@ -307,6 +301,15 @@ Result<size_t> ObjectStore::read(ObjectId id, uint64_t offset, std::span<std::by
     done += static_cast<size_t>(n);
   }
   return done;
+}
+
+Status ObjectStore::sync_data(ObjectId id, int fd, OpenFile& file) {
+  int rc;
+  do {
+    rc = ::fdatasync(fd);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) return Status::from_errno(errno, fmt::format("fdatasync {}", object_name(id)));
+  return sync_entry(id, file);
 }
 
 namespace {
@@ -362,14 +365,8 @@ Result<size_t> ObjectStore::writev(ObjectId id, uint64_t offset,
   ssize_t n = vectored(fd, std::move(iov), offset, false, ::pwritev);
   if (n < 0) return Status::from_errno(static_cast<int>(-n), fmt::format("pwritev {} at offset {}",
                                                                           object_name(id), offset));
-  if (sync) {
-    int rc;
-    do {
-      rc = ::fdatasync(fd);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) return Status::from_errno(errno, fmt::format("fdatasync {}", object_name(id)));
-    if (Status s = sync_entry(id, **file); !s.ok()) return s;
-  }
+  if (sync)
+    if (Status s = sync_data(id, fd, **file); !s.ok()) return s;
   return static_cast<size_t>(n);
 }
 

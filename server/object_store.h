@@ -124,6 +124,9 @@ class ObjectStore {
   // Drops the least recently used entries until at most `keep` remain.
   // Requires mu_ held. In-flight users keep their descriptors open.
   void evict_locked(size_t keep);
+  // fdatasync of a written object, then sync_entry(): the tail of a
+  // durable write.
+  Status sync_data(ObjectId id, int fd, OpenFile& file);
   // Makes a newly created object's directory entry durable (once).
   Status sync_entry(ObjectId id, OpenFile& file);
   std::string object_name(ObjectId id) const;
