@@ -20,6 +20,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
 namespace {
@@ -27,48 +28,13 @@ namespace {
 namespace fs = std::filesystem;
 using pvfs::test::TestCluster;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using pvfs::test::Outcome;
+using pvfs::test::slurp;
 
-// For CAPTURE: shown only when a check fails.
-std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << "exit " << o.status << "\n--- stdout\n" << o.out << "--- stderr\n" << o.err;
-}
-
-std::string quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string ctl_binary() {
-  const char* path = std::getenv("PVFS_CTL");
-  if (!path || !*path) FAIL("PVFS_CTL is not set: run this test through `meson test`");
-  return path;
-}
-
-// Runs `pvfs-ctl ARGS` (with `env`, "NAME=value ...", in front) through the
-// shell, capturing stdout and stderr in `scratch`.
+// Runs `pvfs-ctl ARGS` (with `env`, "NAME=value ...", in front), capturing
+// stdout and stderr in `scratch`.
 Outcome ctl(const fs::path& scratch, const std::vector<std::string>& args, const std::string& env = {}) {
-  std::string command = env.empty() ? "" : "env " + env + " ";
-  command += quote(ctl_binary());
-  for (const auto& a : args) command += " " + quote(a);
-  command += " >" + quote((scratch / "ctl.out").string()) + " 2>" + quote((scratch / "ctl.err").string());
-  Outcome o;
-  int raw = std::system(command.c_str());
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  o.out = slurp(scratch / "ctl.out");
-  o.err = slurp(scratch / "ctl.err");
-  return o;
+  return pvfs::test::run_tool("PVFS_CTL", scratch, args, env);
 }
 
 // The server ids of the object lines of getstripe's output for a file.
@@ -293,7 +259,7 @@ TEST_CASE("jobs shows the bytes a job wrote through the mount") {
   if (skip_without_fuse()) return;
   TestCluster cluster(three_servers(), true);
   const fs::path file = cluster.mnt() / "by-job42";
-  const std::string dd = "env PVFS_JOBID=job42 dd if=/dev/zero of=" + quote(file.string()) +
+  const std::string dd = "env PVFS_JOBID=job42 dd if=/dev/zero of=" + pvfs::test::shell_quote(file.string()) +
                          " bs=64k count=16 conv=fsync status=none";
   REQUIRE(std::system(dd.c_str()) == 0);
 
@@ -313,7 +279,7 @@ TEST_CASE("jobs shows the bytes a job wrote through the mount") {
   CHECK(found);
 
   auto per_daemon = ctl(cluster.dir(), {"jobs", "--per-daemon"},
-                        "PVFS_CONFIG=" + quote(cluster.cluster().config_path().string()));
+                        "PVFS_CONFIG=" + pvfs::test::shell_quote(cluster.cluster().config_path().string()));
   CAPTURE(per_daemon);
   REQUIRE(per_daemon.status == 0);
   CHECK(per_daemon.out.find("mds0 (") != std::string::npos);
@@ -336,7 +302,7 @@ TEST_CASE("ping passes with every daemon up and names the one that was killed") 
   CHECK(flag_first.status == 0);
 
   REQUIRE(cluster.cluster().kill_daemon("server1", SIGKILL).ok());
-  auto one_down = ctl(cluster.dir(), {"ping"}, "PVFS_CONFIG=" + quote(config));
+  auto one_down = ctl(cluster.dir(), {"ping"}, "PVFS_CONFIG=" + pvfs::test::shell_quote(config));
   CAPTURE(one_down);
   CHECK(one_down.status == 1);
   CHECK(one_down.err == "pvfs-ctl: ping: 1 of 4 daemons not ok: server1\n");
@@ -374,7 +340,7 @@ TEST_CASE("sched lists every server of a fresh cluster with no redirect entries"
   CHECK(column(table.out, "REDIRECTS") ==
         std::map<std::string, std::string>{{"0", "0"}, {"1", "0"}, {"2", "0"}});
 
-  auto json = ctl(cluster.dir(), {"sched", "--json"}, "PVFS_CONFIG=" + quote(config));
+  auto json = ctl(cluster.dir(), {"sched", "--json"}, "PVFS_CONFIG=" + pvfs::test::shell_quote(config));
   CAPTURE(json);
   REQUIRE(json.status == 0);
   CHECK(json.out.rfind("[\n", 0) == 0);
@@ -551,7 +517,7 @@ TEST_CASE("elevator shows obrr on every server of a fresh cluster and switches o
   CHECK(column(table.out, "DISPATCHES") ==
         std::map<std::string, std::string>{{"0", "0"}, {"1", "0"}, {"2", "0"}});
 
-  auto json = ctl(cluster.dir(), {"elevator", "--json"}, "PVFS_CONFIG=" + quote(config));
+  auto json = ctl(cluster.dir(), {"elevator", "--json"}, "PVFS_CONFIG=" + pvfs::test::shell_quote(config));
   CAPTURE(json);
   REQUIRE(json.status == 0);
   CHECK(json.out.rfind("[\n", 0) == 0);
@@ -616,7 +582,7 @@ TEST_CASE("elevator counts the dispatches and their sizes after writes through t
   if (skip_without_fuse()) return;
   TestCluster cluster(three_servers(), true);
   const std::string config = cluster.cluster().config_path().string();
-  const std::string dd = "dd if=/dev/zero of=" + quote((cluster.mnt() / "some").string()) +
+  const std::string dd = "dd if=/dev/zero of=" + pvfs::test::shell_quote((cluster.mnt() / "some").string()) +
                          " bs=1M count=6 conv=fsync status=none";
   REQUIRE(std::system(dd.c_str()) == 0);
 

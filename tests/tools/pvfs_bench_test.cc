@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/run_tool.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_cluster.h"
 
@@ -22,46 +23,12 @@ namespace fs = std::filesystem;
 using pvfs::test::TempDir;
 using pvfs::test::TestCluster;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using pvfs::test::Outcome;
+using pvfs::test::slurp;
 
-// For CAPTURE: shown only when a check fails.
-std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << "exit " << o.status << "\n--- stdout\n" << o.out << "--- stderr\n" << o.err;
-}
-
-std::string quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string bench_binary() {
-  const char* path = std::getenv("PVFS_BENCH");
-  if (!path || !*path) FAIL("PVFS_BENCH is not set: run this test through `meson test`");
-  return path;
-}
-
-// Runs `pvfs-bench ARGS` through the shell, capturing stdout and stderr in `scratch`.
+// Runs `pvfs-bench ARGS`, capturing stdout and stderr in `scratch`.
 Outcome bench(const fs::path& scratch, const std::vector<std::string>& args) {
-  std::string command = quote(bench_binary());
-  for (const auto& a : args) command += " " + quote(a);
-  command += " >" + quote((scratch / "bench.out").string()) + " 2>" + quote((scratch / "bench.err").string());
-  Outcome o;
-  int raw = std::system(command.c_str());
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  o.out = slurp(scratch / "bench.out");
-  o.err = slurp(scratch / "bench.err");
-  return o;
+  return pvfs::test::run_tool("PVFS_BENCH", scratch, args);
 }
 
 // The text of the JSON object under `"key":{` (up to its closing brace;
