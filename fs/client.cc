@@ -417,6 +417,8 @@ asio::awaitable<Status> Client::access(const Credentials& who, InodeId ino, uint
 
 asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, std::string name,
                                          std::string value, uint32_t flags) {
+  if (name == kDispatchStatsXattr && ino == kRootInode)
+    co_return Status(Errc::not_permitted, "user.pvfs.dispatch_stats is read-only");
   rpc::OutMessage out;
   auto req = impl_->begin_mds(out, who);
   if (name == kLayoutXattr) {
@@ -438,6 +440,15 @@ asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, st
 
 asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, InodeId ino,
                                                       std::string name) {
+  if (name == kDispatchStatsXattr && ino == kRootInode) {
+    const DispatchStats& d = impl_->stats;
+    co_return fmt::format(
+        "policy={} rounds={} probes={} probe_round_us={:.0f} pieces_home={} pieces_redirected={} "
+        "fallbacks={}",
+        sched::policy_name(impl_->dispatch.policy), d.rounds, d.probes,
+        d.rounds ? static_cast<double>(d.probe_ns) / d.rounds / 1000.0 : 0.0, d.pieces_home,
+        d.pieces_redirected, d.fallbacks);
+  }
   if (name == kLayoutXattr) {
     auto attr = co_await getattr(who, ino);
     if (!attr) co_return attr.status();

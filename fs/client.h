@@ -90,6 +90,10 @@ struct OpenFile {
 
 // The virtual extended attribute that shows and sets a layout.
 inline constexpr const char* kLayoutXattr = "user.pvfs.layout";
+// A read-only virtual extended attribute of the mount's root directory:
+// this client's write dispatch counters (DispatchStats) as one line of
+// key=value pairs. Not listed by listxattr.
+inline constexpr const char* kDispatchStatsXattr = "user.pvfs.dispatch_stats";
 
 class Client {
  public:

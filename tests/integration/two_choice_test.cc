@@ -87,6 +87,13 @@ TEST_CASE("redirected writes read back at once, and idle maintainers drain every
   auto files = write_redirected(s, 6, 500);
   CHECK(s->dispatch_stats().pieces_redirected > 0);
   CHECK(total(config, &Sched::redirects) == s->dispatch_stats().pieces_redirected);
+  // The counters an admin reads from the mount's root.
+  auto shown = s.run(s->getxattr(kRoot, kRootInode, kDispatchStatsXattr));
+  REQUIRE(shown.ok());
+  CHECK(shown->find(fmt::format("pieces_redirected={}", s->dispatch_stats().pieces_redirected)) !=
+        std::string::npos);
+  CHECK(shown->find("policy=random") != std::string::npos);
+  CHECK(s.run(s->setxattr(kRoot, kRootInode, kDispatchStatsXattr, "x", 0)).code() == Errc::not_permitted);
   // Read back with a second client while redirects may still be in place.
   Session reader(config);
   for (const auto& f : files) CHECK(check_file(reader, f.ino, f.size, f.seed) == "");
