@@ -162,8 +162,7 @@ void Client::Impl::remember_xattr(InodeId ino, const std::string& name,
 }
 
 void set_object(proto::storage::ObjectId::Builder b, InodeId ino, uint32_t index) {
-  b.setIno(ino.value);
-  b.setIndex(index);
+  rpc::to_wire(ObjectId{ino, index}, b);
 }
 
 // ---------------------------------------------------------------------------

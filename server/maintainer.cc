@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "shared/log.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs {
 
@@ -12,10 +13,6 @@ namespace {
 
 constexpr uint64_t kPullChunk = uint64_t{1} << 20;
 
-void set_object(sp::ObjectId::Builder b, ObjectId o) {
-  b.setIno(o.ino.value);
-  b.setIndex(o.index);
-}
 
 }  // namespace
 
@@ -99,7 +96,7 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
       const uint64_t n = std::min(kPullChunk, s.end - at);
       rpc::OutMessage out;
       auto r = out.init_body<sp::Request>().initReadFragment();
-      set_object(r.initObject(), object);
+      rpc::to_wire(object, r.initObject());
       r.setFragment(e.where.fragment);
       r.setOffset(at - e.where.fragment_base);
       r.setLength(static_cast<uint32_t>(n));
@@ -145,7 +142,7 @@ asio::awaitable<void> Maintainer::collector() {
       rpc::OutMessage out;
       auto list = out.init_body<sp::Request>().initDropFragments(static_cast<unsigned>(garbage.size()));
       for (unsigned i = 0; i < garbage.size(); ++i) {
-        set_object(list[i].initObject(), garbage[i].object);
+        rpc::to_wire(garbage[i].object, list[i].initObject());
         list[i].setFragment(garbage[i].fragment);
       }
       auto reply = co_await call(server, out);

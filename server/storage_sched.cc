@@ -6,6 +6,7 @@
 #include "server/storage_service.h"
 #include "shared/log.h"
 #include "shared/rpc/blocking.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs {
 
@@ -13,7 +14,6 @@ namespace sp = proto::storage;
 
 namespace {
 
-ObjectId object_of(sp::ObjectId::Reader r) { return ObjectId{InodeId(r.getIno()), r.getIndex()}; }
 ObjectId fragment_key(uint64_t fragment) { return ObjectId{InodeId(fragment), 0}; }
 
 }  // namespace
@@ -89,7 +89,7 @@ Status StorageService::redirect(sp::Request::Redirect::Reader r) {
     return Status(Errc::invalid_argument, fmt::format("cannot redirect to server {}", r.getServer()));
   if (r.getFragment() == 0) return Status(Errc::invalid_argument, "fragment id 0 is reserved");
   ++redirects_recorded_;
-  return record(object_of(r.getObject()),
+  return record(rpc::from_wire(r.getObject()),
                 redirect::Entry{table_.next_seq(), offset, offset + length,
                                 redirect::Location::remote(ServerId(r.getServer()), r.getFragment(), offset)});
 }
@@ -117,7 +117,7 @@ asio::awaitable<Status> StorageService::read_fragment(sp::Request::ReadFragment:
                                                       std::shared_ptr<rpc::Connection>, Buffer& out,
                                                       Reply reply) {
   const uint64_t fragment = r.getFragment();
-  const ObjectId object = object_of(r.getObject());
+  const ObjectId object = rpc::from_wire(r.getObject());
   auto it = held_.find(fragment);
   if (it == held_.end() || !(it->second.object == object))
     co_return Status(Errc::not_found, fmt::format("fragment {:x} of object {:x}.{} is not on server {}",

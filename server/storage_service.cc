@@ -7,6 +7,7 @@
 #include "server/calibration.h"
 #include "shared/log.h"
 #include "shared/rpc/blocking.h"
+#include "shared/rpc/convert.h"
 #include "shared/rpc/frame.h"
 
 namespace pvfs {
@@ -14,8 +15,6 @@ namespace pvfs {
 namespace sp = proto::storage;
 
 namespace {
-
-ObjectId object_of(sp::ObjectId::Reader r) { return ObjectId{InodeId(r.getIno()), r.getIndex()}; }
 
 // Counts a data request as outstanding load from arrival to reply.
 struct LoadGuard {
@@ -171,24 +170,24 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       co_return co_await read_fragment(req.getReadFragment(), conn, reply_data, reply);
     case sp::Request::TRUNCATE: {
       auto t = req.getTruncate();
-      Status st = co_await truncate(object_of(t.getObject()), t.getSize());
+      Status st = co_await truncate(rpc::from_wire(t.getObject()), t.getSize());
       if (st.ok()) reply.setNone();
       co_return st;
     }
     case sp::Request::REMOVE: {
       std::vector<ObjectId> objects;
-      for (auto o : req.getRemove().getObjects()) objects.push_back(object_of(o));
+      for (auto o : req.getRemove().getObjects()) objects.push_back(rpc::from_wire(o));
       Status st = co_await remove(std::move(objects));
       if (st.ok()) reply.setNone();
       co_return st;
     }
     case sp::Request::FSYNC: {
-      Status st = co_await fsync(object_of(req.getFsync()));
+      Status st = co_await fsync(rpc::from_wire(req.getFsync()));
       if (st.ok()) reply.setNone();
       co_return st;
     }
     case sp::Request::STAT: {
-      ObjectId obj = object_of(req.getStat());
+      ObjectId obj = rpc::from_wire(req.getStat());
       auto st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.stat(obj); });
       if (!st) co_return st.status();
       auto s = reply.initStat();
@@ -229,7 +228,7 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
     }
     case sp::Request::DROP_FRAGMENTS: {
       std::vector<std::pair<ObjectId, uint64_t>> list;
-      for (auto f : req.getDropFragments()) list.emplace_back(object_of(f.getObject()), f.getFragment());
+      for (auto f : req.getDropFragments()) list.emplace_back(rpc::from_wire(f.getObject()), f.getFragment());
       Status st = co_await drop_fragments(std::move(list));
       if (st.ok()) reply.setNone();
       co_return st;
@@ -255,7 +254,7 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
 }
 
 asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply) {
-  const ObjectId obj = object_of(w.getObject());
+  const ObjectId obj = rpc::from_wire(w.getObject());
   const uint64_t offset = w.getOffset();
   const bool sync = w.getSync();
   if (w.getRound()) preassign_.on_outcome(w.getRound(), true);
@@ -289,7 +288,7 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
 
 asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
                                              std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out) {
-  const ObjectId obj = object_of(r.getObject());
+  const ObjectId obj = rpc::from_wire(r.getObject());
   const uint64_t offset = r.getOffset();
   const uint32_t length = r.getLength();
   if (offset + length < offset) co_return Status(Errc::invalid_argument, "read range overflows");

@@ -82,4 +82,13 @@ void to_wire(const Attr& a, proto::mds::Attr::Builder b) {
   if (!a.layout.servers.empty()) to_wire(a.layout, b.initLayout());
 }
 
+ObjectId from_wire(proto::storage::ObjectId::Reader r) {
+  return ObjectId{InodeId(r.getIno()), r.getIndex()};
+}
+
+void to_wire(ObjectId o, proto::storage::ObjectId::Builder b) {
+  b.setIno(o.ino.value);
+  b.setIndex(o.index);
+}
+
 }  // namespace pvfs::rpc

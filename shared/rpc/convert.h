@@ -1,5 +1,5 @@
-// Conversions between the plain metadata values (shared/attr.h,
-// shared/layout.h) and their Cap'n Proto wire forms. Pure; thread-safe.
+// Conversions between the plain values (shared/attr.h, shared/layout.h,
+// shared/ids.h) and their Cap'n Proto wire forms. Pure; thread-safe.
 // Readers may throw kj::Exception on malformed input; the service dispatch
 // catches it (rpc/connection.cc).
 #pragma once
@@ -8,6 +8,7 @@
 #include "shared/layout.h"
 #include "shared/proto/common.capnp.h"
 #include "shared/proto/mds.capnp.h"
+#include "shared/proto/storage.capnp.h"
 
 namespace pvfs::rpc {
 
@@ -25,5 +26,8 @@ void to_wire(const Caller& c, proto::Caller::Builder b);
 
 Attr from_wire(proto::mds::Attr::Reader r);
 void to_wire(const Attr& a, proto::mds::Attr::Builder b);
+
+ObjectId from_wire(proto::storage::ObjectId::Reader r);
+void to_wire(ObjectId o, proto::storage::ObjectId::Builder b);
 
 }  // namespace pvfs::rpc
