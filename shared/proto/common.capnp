@@ -51,6 +51,8 @@ struct Envelope {
   status @4 :Errc;        # reply: outcome; body is only meaningful when ok
   detail @5 :Text;        # reply: optional one-line explanation of a failure
   body @6 :AnyPointer;    # the service-specific Request or Reply
+  requestId @7 :UInt64;   # request: names one file system operation in every daemon's log
+                          # (0: none); a daemon passes it on to the calls it makes for it
 }
 
 # Who is asking: the identity the FUSE kernel reported for the syscall.
@@ -105,4 +107,32 @@ struct DaemonStatus {
   uptimeMs @3 :UInt64;
   requests @4 :UInt64;        # requests served since start
   jobs @5 :List(JobCounters);
+}
+
+# A daemon's counters and gauges, for pvfs-ctl stats/top and the /metrics
+# endpoint (Prometheus text format; names follow its conventions, counters
+# end in _total). A summary family's samples carry a "quantile" label, plus
+# one sample each with suffix "_sum" and "_count".
+enum MetricType {
+  counter @0;
+  gauge @1;
+  summary @2;
+}
+
+struct MetricLabel {
+  name @0 :Text;
+  value @1 :Text;
+}
+
+struct MetricSample {
+  labels @0 :List(MetricLabel);
+  value @1 :Float64;
+  suffix @2 :Text;            # appended to the family name ("_sum", "_count"); usually empty
+}
+
+struct MetricFamily {
+  name @0 :Text;              # pvfs_..., without the sample suffix
+  help @1 :Text;
+  type @2 :MetricType;
+  samples @3 :List(MetricSample);
 }

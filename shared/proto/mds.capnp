@@ -84,6 +84,14 @@ struct Request {
     setLayout @25 :SetLayout;
     getLayoutPolicy @26 :Getattr;
     releaseOrphan @27 :Getattr;   # an unlinked file the client held open is closed now
+    metrics @28 :Void;            # reply: metrics
+    setLogLevel @29 :Text;        # reply: none; "trace", "debug", "info", "warn", "error", "off"
+    scanFiles @30 :ScanFiles;     # fsck; reply: files
+  }
+
+  struct ScanFiles {              # one page of the regular files, in inode order
+    after @0 :UInt64;             # start after this inode (0: from the start)
+    max @1 :UInt32;               # at most this many (the server may return fewer)
   }
 
   struct Lookup { parent @0 :UInt64; name @1 :Text; }
@@ -147,6 +155,19 @@ struct Reply {
     servers @8 :List(ServerInfo);
     status @9 :Common.DaemonStatus;
     layoutPolicy @10 :LayoutPolicy;
+    metrics @11 :List(Common.MetricFamily);
+    files @12 :FileList;
+  }
+
+  struct FileList {               # scanFiles; eof: no file after the last one
+    files @0 :List(FileSummary);
+    eof @1 :Bool;
+  }
+  struct FileSummary {            # a regular file, linked or unlinked but still open
+    ino @0 :UInt64;
+    size @1 :UInt64;
+    layout @2 :Layout;
+    orphan @3 :Bool;              # unlinked, kept while a client has it open
   }
 
   struct UnlinkReply {

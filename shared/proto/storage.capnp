@@ -41,6 +41,18 @@ struct Request {
     inject @13 :Inject;           # reply: none
     schedStatus @14 :Void;        # reply: schedStatus
     elevator @15 :ElevatorControl;  # reply: elevator
+    metrics @16 :Void;            # reply: metrics
+    setLogLevel @17 :Text;        # reply: none; "trace", "debug", "info", "warn", "error", "off"
+    scanObjects @18 :Scan;        # fsck; reply: objects (the objects stored here)
+    scanFragments @19 :Scan;      # fsck; reply: fragments (held here for other servers' objects)
+    scanRedirects @20 :Scan;      # fsck; reply: redirects (remote entries of the logs here)
+    dropRedirect @21 :FragmentRef;  # fsck --repair; reply: none. Forgets the entries naming
+                                  # this fragment: reads of their ranges see home's bytes again
+  }
+
+  struct Scan {                   # one page of a listing in (ino, index) order
+    after @0 :ObjectId;           # start after this object ((0, 0): from the start)
+    max @1 :UInt32;               # at most this many items (the server may return fewer)
   }
 
   struct Write {
@@ -130,6 +142,42 @@ struct Reply {
     load @6 :LoadReport;
     schedStatus @7 :SchedStatus;
     elevator @8 :ElevatorStatus;
+    metrics @9 :List(Common.MetricFamily);
+    objects @10 :ObjectList;
+    fragments @11 :FragmentList;
+    redirects @12 :RedirectList;
+  }
+
+  # Pages of the fsck scans. `eof`: nothing after the last item; otherwise ask
+  # again with `after` set to the last item's object.
+  struct ObjectList {
+    objects @0 :List(ObjectSummary);
+    eof @1 :Bool;
+  }
+  struct ObjectSummary {
+    object @0 :ObjectId;
+    size @1 :UInt64;              # bytes of the object file here (redirected ranges not included)
+  }
+  struct FragmentList {
+    fragments @0 :List(HeldFragment);
+    eof @1 :Bool;
+  }
+  struct HeldFragment {
+    fragment @0 :FragmentRef;
+    bytes @1 :UInt64;
+    ageMs @2 :UInt64;             # since it was written
+    onDisk @3 :Bool;              # false: recorded as held but its file is gone
+  }
+  struct RedirectList {
+    entries @0 :List(RedirectEntry);
+    eof @1 :Bool;
+  }
+  struct RedirectEntry {          # a range of `object` (homed here) that lives elsewhere
+    object @0 :ObjectId;
+    offset @1 :UInt64;
+    length @2 :UInt64;
+    server @3 :UInt32;
+    fragment @4 :UInt64;
   }
 
   struct ReadResult {
