@@ -1,7 +1,10 @@
 // Logging: spdlog, set up once per process by init_logging(). Daemons log to
-// stderr (which pvfs-cluster points at a file); the level comes from -v/-d.
+// stderr: a file under pvfs-cluster, the journal under systemd (then lines
+// carry the syslog priority and no timestamp of their own). The level comes
+// from -v (debug) and changes at run time with `pvfs-ctl loglevel`.
 // Code logs with spdlog::info/warn/error directly; log an error once, where
-// it is handled, with what the operator needs to act.
+// it is handled, with what the operator needs to act. Lines about one
+// request name its request id (shared/rpc/request_log.h).
 #pragma once
 
 #include <string_view>
