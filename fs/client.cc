@@ -26,7 +26,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
 }
 
 mp::Request::Builder Client::Impl::begin_mds(rpc::OutMessage& out, const Credentials& who) {
-  out.envelope().setJobId(who.job_id);
+  rpc::stamp(out.envelope(), origin_of(who));
   auto req = out.init_body<mp::Request>();
   rpc::to_wire(who.caller, req.initCaller());
   req.getCaller().setPid(who.pid);
@@ -226,7 +226,7 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
     if (!S_ISREG(current->mode)) co_return Status(Errc::invalid_argument);
     auto state = impl_->open_state(ino);
     if (change.size < current->size && current->layout.valid()) {
-      Status st = co_await impl_->truncate_objects(ino, current->layout, change.size, who.job_id);
+      Status st = co_await impl_->truncate_objects(ino, current->layout, change.size, origin_of(who));
       if (!st.ok()) co_return st;
     }
     if (state) {

@@ -32,12 +32,12 @@ uint32_t access_mask(int flags) {
 // from their servers in parallel. A fragment may vanish between the answer
 // and the fetch (a maintainer pulled it home): then home is asked again.
 asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
-                                   uint64_t offset, std::span<std::byte> out_bytes, std::string job) {
+                                   uint64_t offset, std::span<std::byte> out_bytes, rpc::Origin origin) {
   constexpr int kAttempts = 5;
   Status last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     rpc::OutMessage out;
-    out.envelope().setJobId(job);
+    rpc::stamp(out.envelope(), origin);
     auto r = out.init_body<sp::Request>().initRead();
     set_object(r.initObject(), ino, index);
     r.setOffset(offset);
@@ -62,9 +62,9 @@ asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId 
         co_return Status(Errc::io, fmt::format("server {} answered a read with a bad redirect", server.value));
       fetches.push_back([](Client::Impl& impl, ServerId holder, InodeId ino, uint32_t index,
                            uint64_t fragment, uint64_t fragment_offset,
-                           std::span<std::byte> dest, std::string job) -> asio::awaitable<Status> {
+                           std::span<std::byte> dest, rpc::Origin origin) -> asio::awaitable<Status> {
         rpc::OutMessage out;
-        out.envelope().setJobId(job);
+        rpc::stamp(out.envelope(), origin);
         auto f = out.init_body<sp::Request>().initReadFragment();
         set_object(f.initObject(), ino, index);
         f.setFragment(fragment);
@@ -79,7 +79,7 @@ asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId 
         std::memcpy(dest.data(), bytes.data(), dest.size());
         co_return Status{};
       }(impl, ServerId(part.getServer()), ino, index, part.getFragment(), part.getFragmentOffset(),
-        out_bytes.subspan(at - offset, length), job));
+        out_bytes.subspan(at - offset, length), origin));
     }
     last = co_await rpc::run_all(std::move(fetches));
     if (last.code() != Errc::not_found) co_return last;
@@ -88,9 +88,9 @@ asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId 
 }
 
 asio::awaitable<Status> object_request(Client::Impl& impl, ServerId server, InodeId ino,
-                                       uint32_t index, bool fsync, uint64_t size, std::string job) {
+                                       uint32_t index, bool fsync, uint64_t size, rpc::Origin origin) {
   rpc::OutMessage out;
-  out.envelope().setJobId(job);
+  rpc::stamp(out.envelope(), origin);
   auto req = out.init_body<sp::Request>();
   if (fsync) {
     set_object(req.initFsync(), ino, index);
@@ -106,11 +106,11 @@ asio::awaitable<Status> object_request(Client::Impl& impl, ServerId server, Inod
 }  // namespace
 
 asio::awaitable<Status> Client::Impl::truncate_objects(InodeId ino, const Layout& layout,
-                                                       uint64_t size, const std::string& job) {
+                                                       uint64_t size, const rpc::Origin& origin) {
   std::vector<asio::awaitable<Status>> tasks;
   for (uint32_t i = 0; i < layout.stripe_count(); ++i)
     tasks.push_back(object_request(*this, layout.servers[i], ino, i, false,
-                                   object_size_for_file_size(layout, i, size), job));
+                                   object_size_for_file_size(layout, i, size), origin));
   co_return co_await rpc::run_all(std::move(tasks));
 }
 
@@ -195,7 +195,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   std::vector<asio::awaitable<Status>> tasks;
   for (const Piece& p : split_range(state.layout, offset, data.size()))
     tasks.push_back(impl_->write_piece(state, p.object_index, p.object_offset,
-                                       data.subspan(p.buffer_offset, p.length), sync, who.job_id));
+                                       data.subspan(p.buffer_offset, p.length), sync, origin_of(who)));
   Status st = co_await rpc::run_all(std::move(tasks));
   if (!st.ok()) co_return st;
   state.size = std::max(state.size, offset + data.size());
@@ -218,7 +218,7 @@ asio::awaitable<Result<size_t>> Client::read(const Credentials& who, OpenFile& f
   for (const Piece& p : split_range(state.layout, offset, length))
     tasks.push_back(read_piece(*impl_, state.layout.servers[p.object_index], state.ino,
                                p.object_index, p.object_offset,
-                               out.subspan(p.buffer_offset, p.length), who.job_id));
+                               out.subspan(p.buffer_offset, p.length), origin_of(who)));
   Status st = co_await rpc::run_all(std::move(tasks));
   if (!st.ok()) co_return st;
   co_return static_cast<size_t>(length);
@@ -245,12 +245,12 @@ asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
   const auto& layout = file.inode->layout;
   std::vector<asio::awaitable<Status>> tasks;
   for (uint32_t i = 0; i < layout.stripe_count(); ++i)
-    tasks.push_back(object_request(*impl_, layout.servers[i], file.inode->ino, i, true, 0, who.job_id));
+    tasks.push_back(object_request(*impl_, layout.servers[i], file.inode->ino, i, true, 0, origin_of(who)));
   // Redirected writes live in fragments on other servers until pulled home.
   auto fragment_servers = std::move(file.inode->fragment_servers);
   file.inode->fragment_servers.clear();
   for (const auto& [index, server] : fragment_servers)
-    tasks.push_back(object_request(*impl_, ServerId(server), file.inode->ino, index, true, 0, who.job_id));
+    tasks.push_back(object_request(*impl_, ServerId(server), file.inode->ino, index, true, 0, origin_of(who)));
   Status st2 = co_await rpc::run_all(std::move(tasks));
   if (!st2.ok()) file.inode->fragment_servers.insert(fragment_servers.begin(), fragment_servers.end());
   co_return st2;

@@ -153,9 +153,9 @@ namespace {
 asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
                                    uint64_t offset, uint64_t fragment, std::span<const std::byte> data,
                                    bool sync, const Client::Impl::Placement* placement, bool fallback,
-                                   const std::string& job, milliseconds timeout) {
+                                   const rpc::Origin& origin, milliseconds timeout) {
   rpc::OutMessage out;
-  out.envelope().setJobId(job);
+  rpc::stamp(out.envelope(), origin);
   auto w = out.init_body<sp::Request>().initWrite();
   set_object(w.initObject(), ino, index);
   w.setOffset(offset);
@@ -178,9 +178,9 @@ asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId 
 
 asio::awaitable<Status> send_redirect(Client::Impl& impl, ServerId home, InodeId ino, uint32_t index,
                                       uint64_t offset, uint64_t length, ServerId holder,
-                                      uint64_t fragment, bool sync, const std::string& job) {
+                                      uint64_t fragment, bool sync, const rpc::Origin& origin) {
   rpc::OutMessage out;
-  out.envelope().setJobId(job);
+  rpc::stamp(out.envelope(), origin);
   auto r = out.init_body<sp::Request>().initRedirect();
   set_object(r.initObject(), ino, index);
   r.setOffset(offset);
@@ -196,17 +196,17 @@ asio::awaitable<Status> send_redirect(Client::Impl& impl, ServerId home, InodeId
 
 asio::awaitable<Status> Client::Impl::write_piece(InodeState& state, uint32_t index, uint64_t offset,
                                                   std::span<const std::byte> data, bool sync,
-                                                  std::string job) {
+                                                  rpc::Origin origin) {
   const ServerId home = state.layout.servers[index];
   const InodeId ino = state.ino;
   if (dispatch.policy == sched::Policy::fixed || data.size() < dispatch.min_bytes) {
     ++stats.pieces_home;
-    co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, nullptr, false, job, timeout);
+    co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, nullptr, false, origin, timeout);
   }
   const Placement placement = co_await place(sched::Piece{home, data.size()});
   if (placement.server == home) {
     ++stats.pieces_home;
-    co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, &placement, false, job,
+    co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, &placement, false, origin,
                                   timeout);
   }
   // Away from home: the fragment first, then the entry that points to it;
@@ -217,10 +217,10 @@ asio::awaitable<Status> Client::Impl::write_piece(InodeState& state, uint32_t in
   // A fragment holder that does not answer soon is given up for home.
   const milliseconds away_timeout = std::max(milliseconds(2000), timeout / 5);
   Status st = co_await send_write(*this, holder, ino, index, offset, fragment, data, sync, &placement,
-                                  false, job, away_timeout);
+                                  false, origin, away_timeout);
   if (st.ok()) {
     state.fragment_servers.insert({index, holder.value});
-    st = co_await send_redirect(*this, home, ino, index, offset, data.size(), holder, fragment, sync, job);
+    st = co_await send_redirect(*this, home, ino, index, offset, data.size(), holder, fragment, sync, origin);
     if (st.ok()) {
       ++stats.pieces_redirected;
       co_return st;
@@ -229,7 +229,7 @@ asio::awaitable<Status> Client::Impl::write_piece(InodeState& state, uint32_t in
   spdlog::debug("redirect of {:x}.{} [{}, +{}) to server {} failed ({}); writing home", ino.value, index,
                 offset, data.size(), holder.value, st.to_string());
   ++stats.fallbacks;
-  co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, nullptr, true, job, timeout);
+  co_return co_await send_write(*this, home, ino, index, offset, 0, data, sync, nullptr, true, origin, timeout);
 }
 
 }  // namespace pvfs

@@ -13,16 +13,20 @@
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/message.h"
+#include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
 
 namespace pvfs {
+
+// Job and request id of the operation `who` is doing, for the envelopes it sends.
+inline rpc::Origin origin_of(const Credentials& who) { return {who.job_id, who.request_id}; }
 
 using std::chrono::milliseconds;
 
 struct Client::Impl {
   Impl(asio::io_context& io, const Config& config, const Secret& key);
 
-  // Starts an MDS request with the caller and job id filled in.
+  // Starts an MDS request with the caller, job and request id filled in.
   proto::mds::Request::Builder begin_mds(rpc::OutMessage& out, const Credentials& who);
   // Sends an MDS request. Idempotent requests are retried while the MDS is
   // unreachable, up to the RPC timeout; others are retried only when they
@@ -46,7 +50,7 @@ struct Client::Impl {
 
   // Sets every object of `layout` to the length `size` implies.
   asio::awaitable<Status> truncate_objects(InodeId ino, const Layout& layout, uint64_t size,
-                                           const std::string& job);
+                                           const rpc::Origin& origin);
 
   asio::io_context& io;
   const Config& config;
@@ -87,7 +91,7 @@ struct Client::Impl {
   // dispatcher decides, as a fragment elsewhere plus a redirect entry at
   // home (falling back to home when either fails).
   asio::awaitable<Status> write_piece(InodeState& state, uint32_t index, uint64_t offset,
-                                      std::span<const std::byte> data, bool sync, std::string job);
+                                      std::span<const std::byte> data, bool sync, rpc::Origin origin);
 
   sched::Options dispatch;
   std::mt19937_64 rng{std::random_device{}()};

@@ -9,6 +9,7 @@
 #include <sys/xattr.h>
 
 #include <algorithm>
+#include <random>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ void Bridge::on_exception(fuse_req_t req, const char* op, std::exception_ptr e) 
   fuse_reply_err(req, EIO);
 }
 
+Bridge::Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
+    : client_(client), jobs_(jobs), params_(params),
+      next_request_id_((std::random_device{}() & uint64_t{0xffffff}) << 40) {}
+
 Credentials Bridge::credentials(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   Credentials who;
@@ -99,12 +104,14 @@ Credentials Bridge::credentials(fuse_req_t req) {
     who.caller.groups.assign(groups.begin(), groups.end());
   }
   who.job_id = jobs_.job_id(who.pid, who.caller.uid);
+  who.request_id = ++next_request_id_;
   return who;
 }
 
 Credentials Bridge::credentials(fuse_req_t req, const FileHandle& handle) {
   Credentials who = handle.opener;
   if (pid_t pid = fuse_req_ctx(req)->pid; pid != 0) who.pid = static_cast<uint32_t>(pid);
+  who.request_id = ++next_request_id_;
   return who;
 }
 

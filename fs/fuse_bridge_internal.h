@@ -5,6 +5,8 @@
 // header: only the bridge's own .cc files include it (it pulls in libfuse).
 #pragma once
 
+#include <atomic>
+
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
@@ -86,18 +88,18 @@ asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaita
 // (set_session) except through the thread-safe JobIdCache, so any worker may use it.
 class Bridge {
  public:
-  Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
-      : client_(client), jobs_(jobs), params_(params) {}
+  Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params);
 
   Client& client() { return client_; }
   const MountOptions& options() const { return params_.options; }
   double attr_timeout_s() const { return params_.attr_timeout_s; }
 
   // Identity of the process behind `req`: uid, gid, pid, supplementary
-  // groups (from /proc, empty if unreadable) and job id. Worker threads only.
+  // groups (from /proc, empty if unreadable), job id and a new request id.
+  // Worker threads only.
   Credentials credentials(fuse_req_t req);
   // For a request on an open file: the opener's identity with this
-  // request's pid (when the kernel gives one).
+  // request's pid (when the kernel gives one) and a new request id.
   Credentials credentials(fuse_req_t req, const FileHandle& handle);
 
   // A lookup reply for `attr` with the mount's timeouts.
@@ -133,6 +135,9 @@ class Bridge {
   JobIdCache& jobs_;
   const FuseMountParams params_;
   fuse_session* session_ = nullptr;
+  // Request ids: a random tag of this mount in the top 24 bits, so ids
+  // from different clients differ in the daemons' logs, then a count.
+  std::atomic<uint64_t> next_request_id_;
 };
 
 inline Bridge& bridge(fuse_req_t req) { return *static_cast<Bridge*>(fuse_req_userdata(req)); }

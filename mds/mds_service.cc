@@ -14,6 +14,7 @@
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
+#include "shared/rpc/request_log.h"
 
 namespace pvfs::mds {
 
@@ -147,6 +148,7 @@ Result<Layout> MdsService::layout_for_new_file(InodeId parent) {
 asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                          std::unique_ptr<rpc::InMessage> msg) {
   const uint64_t id = msg->id();
+  const auto started = std::chrono::steady_clock::now();
   auto req = msg->body<mp::Request>();
   jobs_.count(text(msg->envelope().getJobId()), 0, 0);
   const Caller caller = rpc::from_wire(req.getCaller());
@@ -434,6 +436,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       failure = Status(Errc::not_supported, "unknown metadata request");
       break;
   }
+  rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
   if (!failure.ok()) co_return co_await conn->reply_error(id, failure);
   co_await conn->reply(id, out);
 }

@@ -89,12 +89,16 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
   // Only the parts this entry still answers for: newer entries (local
   // writes, later redirects) keep theirs.
   uint64_t copied = 0;
+  // One id for the whole pull-back, so the holder's log lines of its reads
+  // can be matched with this server's.
+  const rpc::Origin origin{{}, request_ids_()};
   for (const redirect::Segment& s : table.query(object, e.begin, e.end)) {
     if (!(s.where == e.where)) continue;
     for (uint64_t at = s.begin; at < s.end; at += kPullChunk) {
       if (!service_.idle() || stopped_) co_return false;  // client traffic first
       const uint64_t n = std::min(kPullChunk, s.end - at);
       rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
       auto r = out.init_body<sp::Request>().initReadFragment();
       rpc::to_wire(object, r.initObject());
       r.setFragment(e.where.fragment);
@@ -103,8 +107,9 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
       r.setBackground(true);
       auto reply = co_await call(e.where.server, out);
       if (!reply) {
-        spdlog::warn("pull-back of {:x}.{} [{}, {}) from server {}: {}", object.ino.value, object.index,
-                     e.begin, e.end, e.where.server.value, reply.status().to_string());
+        spdlog::warn("req {:016x} pull-back of {:x}.{} [{}, {}) from server {}: {}", origin.request_id,
+                     object.ino.value, object.index, e.begin, e.end, e.where.server.value,
+                     reply.status().to_string());
         co_return false;
       }
       const Buffer& data = (*reply)->data();
@@ -128,6 +133,8 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
     co_return false;
   }
   service_.count_pull(copied);
+  spdlog::debug("req {:016x} pulled {:x}.{} [{}, {}) home from server {} ({} bytes)", origin.request_id,
+                object.ino.value, object.index, e.begin, e.end, e.where.server.value, copied);
   co_return true;
 }
 

@@ -13,12 +13,14 @@
 
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 
 #include <asio.hpp>
 
 #include "server/storage_service.h"
 #include "shared/config.h"
+#include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
 
 namespace pvfs {
@@ -48,6 +50,7 @@ class Maintainer {
   StorageService& service_;
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> peers_;
   std::set<std::pair<ObjectId, uint64_t>> in_progress_;  // (object, entry seq)
+  std::mt19937_64 request_ids_{std::random_device{}()};  // of pull-backs, for the logs
   bool stopped_ = false;
 };
 

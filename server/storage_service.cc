@@ -9,6 +9,7 @@
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/frame.h"
+#include "shared/rpc/request_log.h"
 
 namespace pvfs {
 
@@ -112,6 +113,7 @@ Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id,
 asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> conn,
                                              std::unique_ptr<rpc::InMessage> msg) {
   const uint64_t id = msg->id();
+  const auto started = std::chrono::steady_clock::now();
   auto req = msg->body<sp::Request>();
   const std::string job = msg->envelope().getJobId();
   rpc::OutMessage out;
@@ -156,6 +158,7 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
     st = Status(Errc::invalid_argument, fmt::format("malformed request: {}", e.getDescription().cStr()));
   }
   if (is_data) co_await straggler_.leave(ticket, msg->receive_time());
+  rpc::log_request(*msg, capnp::toDynamic(req), st, std::chrono::steady_clock::now() - started);
   if (!st.ok()) co_return co_await conn->reply_error(id, st);
   co_await conn->reply(id, out, reply_data.span());
 }
