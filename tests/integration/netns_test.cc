@@ -9,6 +9,8 @@
 // is written and read back; `pvfs-ctl ping` from the client names all five
 // daemons, and names a storage server killed with SIGKILL. Everything is
 // torn down (unmount, processes, namespaces) even when a check fails.
+// A second test runs one host whose config names an IPv6 literal and a host
+// name, which the daemons must bind and recognise as their own.
 // Needs root, iproute2 and /dev/fuse; with CI=true a missing one fails.
 #include <fcntl.h>
 #include <sched.h>
@@ -202,6 +204,19 @@ uint64_t bytes_under(const fs::path& dir) {
   return total;
 }
 
+// Starts daemon `program` (without --id) in namespace `ns`, owned by
+// `hosts`, and waits until it serves; logs in root/logs/LABEL.log.
+pid_t start_daemon(Hosts& hosts, const std::string& ns, const std::string& program,
+                   const fs::path& config, const fs::path& root, const std::string& label) {
+  const fs::path ready = root / (label + ".ready"), log = root / "logs" / (label + ".log");
+  const pid_t pid = spawn_in(ns, {program, "--config", config.string(), "--ready-file", ready.string()},
+                             log, log);
+  hosts.own(pid);
+  const std::string problem = wait_ready(pid, ready, log);
+  if (!problem.empty()) FAIL(label, " ", problem);
+  return pid;
+}
+
 // Whether this run may make namespaces; otherwise skips or (CI) fails.
 bool can_run() {
   std::string missing;
@@ -265,26 +280,12 @@ TEST_CASE("six hosts in network namespaces: genconfig, daemons without --id, a s
 
   // Every daemon in its own host, finding its entry by its address.
   auto start = [&](const std::string& host, const std::string& program, const std::string& label) {
-    const fs::path ready = root / (label + ".ready"), log = logs / (label + ".log");
-    const pid_t pid = spawn_in(hosts.name(host),
-                               {program, "--config", config.string(), "--ready-file", ready.string()},
-                               log, log);
-    hosts.own(pid);
-    const std::string problem = wait_ready(pid, ready, log);
-    if (!problem.empty()) FAIL(label, " ", problem);
-    return pid;
+    return start_daemon(hosts, hosts.name(host), program, config, root, label);
   };
   start("mds", mds, "mds0");
   std::vector<pid_t> servers;
   for (int i = 0; i < kServers; ++i)
     servers.push_back(start("s" + std::to_string(i), server, "server" + std::to_string(i)));
-  for (int i = 0; i < kServers; ++i) {
-    // Each one took the entry of its own address, not another one.
-    const std::string log = slurp(logs / ("server" + std::to_string(i) + ".log"));
-    CAPTURE(log);
-    CHECK(log.find("pvfs-server[" + std::to_string(i) + "]") != std::string::npos);
-    CHECK(log.find("on " + addr(11 + i, kServerPort)) != std::string::npos);
-  }
 
   // The MDS knows all four, at their configured addresses, alive.
   Outcome known;
@@ -302,6 +303,12 @@ TEST_CASE("six hosts in network namespaces: genconfig, daemons without --id, a s
     const std::string row = line_of(known.out, std::to_string(i));
     CHECK(row.find(addr(11 + i, kServerPort)) != std::string::npos);
     CHECK(row.find("alive") != std::string::npos);
+    // Each one took the entry of its own address (its log line "serving"
+    // follows the ready file, so it is only looked for now).
+    const std::string log = slurp(logs / ("server" + std::to_string(i) + ".log"));
+    CAPTURE(log);
+    CHECK(log.find("pvfs-server[" + std::to_string(i) + "]") != std::string::npos);
+    CHECK(log.find("on " + addr(11 + i, kServerPort)) != std::string::npos);
   }
 
   // The client mounts from its own host; the mount shows up here.
@@ -373,6 +380,47 @@ TEST_CASE("six hosts in network namespaces: genconfig, daemons without --id, a s
   // Unmount before the teardown kills the daemons, as an administrator would.
   CHECK(::umount2(mnt.c_str(), 0) == 0);
   hosts.mounted({});
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("an IPv6 literal and a host name in the config: daemons bind there and find their entries") {
+  if (!can_run()) return;
+  pvfs::test::TempDir dir("pvfs-netns6");
+  const fs::path root = dir.path(), config = root / "pvfs.toml";
+  fs::create_directories(root / "logs");
+  const std::string ctl = built("utils/pvfs-ctl");
+  Hosts hosts;  // one host: the bridge namespace alone, with only its loopback
+  const std::string made = hosts.create("pvfs" + std::to_string(::getpid()) + "x", {},
+                                        root / "logs" / "netns.log");
+  if (!made.empty()) FAIL(made);
+  const std::string host = hosts.bridge();
+  Outcome gen = run_in(host,
+                       {ctl, "genconfig", "--mds", "[::1]:7000", "--servers", "localhost:7100",
+                        "--data-dir", (root / "data").string(), "--out", config.string()},
+                       root);
+  CAPTURE(gen);
+  REQUIRE(gen.status == 0);
+  start_daemon(hosts, host, built("mds/pvfs-mds"), config, root, "mds0");
+  start_daemon(hosts, host, built("server/pvfs-server"), config, root, "server0");
+
+  Outcome known;
+  for (auto deadline = Clock::now() + std::chrono::seconds(10); Clock::now() < deadline;) {
+    known = run_in(host, {ctl, "servers", "-c", config.string()}, root);
+    if (known.status == 0 && known.out.find("alive") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CAPTURE(known);
+  CHECK(line_of(known.out, "0").find("localhost:7100") != std::string::npos);
+  CHECK(line_of(known.out, "0").find("alive") != std::string::npos);
+  const Outcome ping = run_in(host, {ctl, "ping", "-c", config.string()}, root);
+  CAPTURE(ping);
+  CHECK(ping.status == 0);
+  CHECK(line_of(ping.out, "mds0").find("[::1]:7000") != std::string::npos);
+  CHECK(line_of(ping.out, "mds0").find(" ok ") != std::string::npos);
+  CHECK(line_of(ping.out, "server0").find(" ok ") != std::string::npos);
 }
 
 }  // namespace
