@@ -13,6 +13,7 @@
 #include "shared/log.h"
 #include "shared/ready_file.h"
 #include "shared/rpc/rpc_server.h"
+#include "shared/self_id.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-mds: a pvfs metadata server (the namespace in LMDB).\n"
@@ -21,8 +22,9 @@ int main(int argc, char** argv) {
   uint32_t id = 0;
   bool verbose = false;
   app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
-  app.add_option("-i,--id", id, "this server's id: its [[mds]] entry in the config")
-      ->capture_default_str();
+  auto* id_option = app.add_option(
+      "-i,--id", id,
+      "this server's id: its [[mds]] entry in the config [the one entry on this machine]");
   app.add_option("--ready-file", ready_file, "write the bound port here once serving");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
   CLI11_PARSE(app, argc, argv);
@@ -31,6 +33,14 @@ int main(int argc, char** argv) {
   if (!config) {
     std::fprintf(stderr, "pvfs-mds: %s\n", config.status().to_string().c_str());
     return 1;
+  }
+  if (!id_option->count()) {
+    auto found = pvfs::find_self_id("mds", config->mds);
+    if (!found) {
+      std::fprintf(stderr, "pvfs-mds: %s\n", found.status().detail().c_str());
+      return 1;
+    }
+    id = *found;
   }
   const pvfs::DaemonEntry* self = config->find_mds(id);
   if (!self) {

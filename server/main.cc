@@ -16,6 +16,7 @@
 #include "shared/log.h"
 #include "shared/ready_file.h"
 #include "shared/rpc/rpc_server.h"
+#include "shared/self_id.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-server: a pvfs storage server (objects on local disk).\n"
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
   double delay_factor = 1.0;
   uint32_t delay_for_s = 0;
   app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
-  app.add_option("-i,--id", id, "this server's id: its [[server]] entry in the config")->required();
+  auto* id_option = app.add_option(
+      "-i,--id", id,
+      "this server's id: its [[server]] entry in the config [the one entry on this machine]");
   app.add_option("--ready-file", ready_file, "write the bound port here once serving");
   app.add_option("--disk-threads", disk_threads, "threads doing disk I/O")
       ->capture_default_str()->check(CLI::Range(1, 256));
@@ -46,6 +49,14 @@ int main(int argc, char** argv) {
   if (!config) {
     std::fprintf(stderr, "pvfs-server: %s\n", config.status().to_string().c_str());
     return 1;
+  }
+  if (!id_option->count()) {
+    auto found = pvfs::find_self_id("server", config->servers);
+    if (!found) {
+      std::fprintf(stderr, "pvfs-server: %s\n", found.status().detail().c_str());
+      return 1;
+    }
+    id = *found;
   }
   const pvfs::DaemonEntry* self = config->find_server(id);
   if (!self) {

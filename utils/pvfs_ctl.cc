@@ -10,6 +10,7 @@
 
 #include "utils/ctl_commands.h"
 #include "utils/ctl_format.h"
+#include "utils/genconfig.h"
 
 namespace {
 
@@ -132,6 +133,29 @@ int main(int argc, char** argv) {
   elevator->add_flag("--json", elevator_json,
                      "a JSON array of objects with the raw numbers instead of the table");
 
+  pvfs::ctl::GenconfigOptions gen;
+  auto* genconfig = app.add_subcommand(
+      "genconfig",
+      "write the config of a cluster on several hosts (pvfs.toml) and a fresh secret key");
+  genconfig->add_option("--mds", gen.mds, "metadata servers: host:port[,host:port...] or ID=host:port")
+      ->required();
+  genconfig->add_option("--servers", gen.servers,
+                        "storage servers: host:port[,host:port...] or ID=host:port; ids from 0 "
+                        "in order unless given")
+      ->required();
+  genconfig->add_option("--data-dir", gen.data_dir,
+                        "absolute folder on each host; daemons use DIR/mdsN and DIR/serverN")
+      ->required();
+  genconfig->add_option("-o,--out", gen.out, "config file to write")->capture_default_str();
+  genconfig->add_option("--key", gen.key, "secret key file to write [secret.key beside --out]");
+  genconfig->add_option("-S,--stripe-size", gen.stripe_size,
+                        "default bytes per stripe, a multiple of 4K; K, M, G suffixes [1M]")
+      ->transform(size_transform());
+  genconfig->add_option("-C,--stripe-count", gen.stripe_count,
+                        "default servers per file; 0 = all")
+      ->capture_default_str();
+  genconfig->add_flag("-f,--force", gen.force, "overwrite the config and key files if they exist");
+
   // CLI11 would report a mistyped command as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
@@ -149,6 +173,7 @@ int main(int argc, char** argv) {
   daemon.timeout = std::chrono::milliseconds(timeout_ms);
   if (const char* env = std::getenv("PVFS_CONFIG"); daemon.config_path.empty() && env)
     daemon.config_path = env;
+  if (*genconfig) return pvfs::ctl::genconfig(gen);
   if (*get) return pvfs::ctl::getstripe(get_paths);
   if (*setc) {
     if (size_opt->count()) set.stripe_size = stripe_size;

@@ -12,7 +12,9 @@ Result<std::unique_ptr<RpcServer>> RpcServer::listen(asio::io_context& io, const
                                                      const Secret& key, Connection::Handler handler,
                                                      milliseconds handshake_timeout) {
   auto ep = resolve(at);
-  if (!ep) return ep.status();
+  if (!ep)
+    return Status(ep.status().code(),
+                  fmt::format("cannot listen on {}: {}", at.to_string(), ep.status().detail()));
   tcp::acceptor acceptor(io);
   asio::error_code ec;
   acceptor.open(ep->protocol(), ec);
