@@ -119,6 +119,12 @@ class StorageService {
   void fill_load(proto::storage::ServerLoad::Builder b);
   void sched_status(Reply reply);
   load::Nanos now() const;
+  // fsck (storage_fsck.cc): pages of what is stored here, and forgetting
+  // the redirect entries that name one fragment.
+  asio::awaitable<Status> scan_objects(proto::storage::Request::Scan::Reader s, Reply reply);
+  asio::awaitable<Status> scan_fragments(proto::storage::Request::Scan::Reader s, Reply reply);
+  void scan_redirects(proto::storage::Request::Scan::Reader s, Reply reply);
+  asio::awaitable<Status> drop_redirect(proto::storage::FragmentRef::Reader f, Reply reply);
 
   uint32_t id_;
   const Config& config_;
