@@ -22,6 +22,8 @@ namespace {
 
 // Items per page when the caller asks for 0 or more than this.
 constexpr uint32_t kMaxScanPage = 4096;
+// How long the object listing of a walk serves its later pages.
+constexpr auto kListingLife = std::chrono::seconds(60);
 
 uint32_t page_size(sp::Request::Scan::Reader s) {
   const uint32_t max = s.getMax();
@@ -45,12 +47,20 @@ asio::awaitable<Status> StorageService::scan_objects(sp::Request::Scan::Reader s
     std::vector<std::pair<ObjectId, uint64_t>> objects;
     bool eof = true;
   };
+  // Listing the store costs a walk of every directory: one per fsck walk,
+  // not one per page.
+  const auto t = std::chrono::steady_clock::now();
+  const bool fresh = after.ino.value == 0 || !fsck_listing_ || t - fsck_listed_at_ > kListingLife;
+  std::shared_ptr<const std::vector<ObjectId>> listing = fresh ? nullptr : fsck_listing_;
   auto page = co_await rpc::run_blocking(disk_pool_, [&]() -> Result<Page> {
-    auto all = store_.list();
-    if (!all) return all.status();
-    std::sort(all->begin(), all->end());
+    if (!listing) {
+      auto all = store_.list();
+      if (!all) return all.status();
+      std::sort(all->begin(), all->end());
+      listing = std::make_shared<const std::vector<ObjectId>>(std::move(*all));
+    }
     Page p;
-    for (auto it = std::upper_bound(all->begin(), all->end(), after); it != all->end(); ++it) {
+    for (auto it = std::upper_bound(listing->begin(), listing->end(), after); it != listing->end(); ++it) {
       if (p.objects.size() == max) {
         p.eof = false;
         break;
@@ -62,6 +72,10 @@ asio::awaitable<Status> StorageService::scan_objects(sp::Request::Scan::Reader s
     return p;
   });
   if (!page) co_return page.status();
+  if (fresh) {
+    fsck_listing_ = listing;
+    fsck_listed_at_ = t;
+  }
   auto list = reply.initObjects();
   list.setEof(page->eof);
   auto items = list.initObjects(static_cast<unsigned>(page->objects.size()));

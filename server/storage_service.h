@@ -155,6 +155,10 @@ class StorageService {
   std::map<redirect::Garbage, std::chrono::steady_clock::time_point> garbage_;
 
   uint64_t pulled_bytes_ = 0, pulls_ = 0, redirects_recorded_ = 0, fallbacks_ = 0, probes_ = 0;
+  // scanObjects: the sorted listing the pages of one walk are cut from
+  // (listed again when a walk starts or the listing is old).
+  std::shared_ptr<const std::vector<ObjectId>> fsck_listing_;
+  std::chrono::steady_clock::time_point fsck_listed_at_{};
 };
 
 }  // namespace pvfs
