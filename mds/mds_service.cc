@@ -432,6 +432,25 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     case mp::Request::RELEASE_ORPHAN:
       none_or(store_.release_orphan(InodeId(req.getReleaseOrphan().getIno())));
       break;
+    case mp::Request::SCAN_FILES: {  // for pvfs-ctl fsck
+      auto r = req.getScanFiles();
+      const uint32_t max = r.getMax() == 0 || r.getMax() > 4096 ? 4096 : r.getMax();
+      auto page = store_.scan_files(InodeId(r.getAfter()), max);
+      if (!page) {
+        failure = page.status();
+        break;
+      }
+      auto list = reply.initFiles();
+      list.setEof(page->eof);
+      auto files = list.initFiles(static_cast<unsigned>(page->files.size()));
+      for (unsigned i = 0; i < page->files.size(); ++i) {
+        files[i].setIno(page->files[i].ino.value);
+        files[i].setSize(page->files[i].size);
+        rpc::to_wire(page->files[i].layout, files[i].initLayout());
+        files[i].setOrphan(page->files[i].orphan);
+      }
+      break;
+    }
     default:
       failure = Status(Errc::not_supported, "unknown metadata request");
       break;

@@ -163,6 +163,11 @@ class NamespaceStore {
   // Errors: not_found when not an orphan; busy while held.
   Status purge(InodeId ino);
 
+  // Up to `max` regular files with inode numbers above `after`, in inode
+  // order, orphans included and marked (for fsck; namespace_scan.cc).
+  // Errors: invalid_argument when `max` is 0.
+  Result<FileScan> scan_files(InodeId after, uint32_t max);
+
   // Number of inodes, orphans included (statfs).
   Result<uint64_t> inode_count();
   // Remembers storage server `server`, replacing the record with its id.

@@ -69,6 +69,21 @@ struct Orphan {
   Layout layout;
 };
 
+// A regular file as fsck sees it (NamespaceStore::scan_files): linked, or
+// an orphan (unlinked, objects not yet deleted).
+struct FileInfo {
+  InodeId ino;
+  uint64_t size = 0;
+  Layout layout;
+  bool orphan = false;
+};
+
+// A page of regular files; `eof` when no file follows the last one.
+struct FileScan {
+  std::vector<FileInfo> files;
+  bool eof = false;
+};
+
 // A storage server as the MDS remembers it across restarts.
 struct StoredServer {
   uint32_t id = 0;

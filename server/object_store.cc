@@ -74,7 +74,13 @@ Status fsync_dir(const std::string& path) {
   return s;
 }
 
+// A file's modification time in ns since the epoch.
+int64_t mtime_ns(const struct ::stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 // Parses "<16 hex>.<decimal index>" into an ObjectId.
+
 std::optional<ObjectId> parse_object_name(std::string_view name) {
   if (name.size() < 18 || name[16] != '.') return std::nullopt;
   uint64_t ino = 0;
@@ -433,10 +439,17 @@ Result<ObjectStat> ObjectStore::stat(ObjectId id) {
   const std::string path = object_path(id).string();
   struct ::stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return ObjectStat{};
-    return Status::from_errno(errno, fmt::format("stat {} ({})", object_name(id), path));
+    if (errno != ENOENT) return Status::from_errno(errno, fmt::format("stat {} ({})", object_name(id), path));
+    // Checked again under the lock: acquire() creates and caches under it.
+    std::lock_guard lock(mu_);
+    if (::stat(path.c_str(), &st) == 0) return ObjectStat{true, static_cast<uint64_t>(st.st_size), mtime_ns(st)};
+    if (auto it = cache_.find(id); it != cache_.end()) {
+      lru_.erase(it->second.lru_pos);
+      cache_.erase(it);
+    }
+    return ObjectStat{};
   }
-  return ObjectStat{true, static_cast<uint64_t>(st.st_size)};
+  return ObjectStat{true, static_cast<uint64_t>(st.st_size), mtime_ns(st)};
 }
 
 Result<StoreSpace> ObjectStore::space() {

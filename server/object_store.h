@@ -25,7 +25,8 @@ namespace pvfs {
 
 struct ObjectStat {
   bool exists = false;
-  uint64_t size = 0;  // bytes, holes included; 0 when !exists
+  uint64_t size = 0;      // bytes, holes included; 0 when !exists
+  int64_t mtime_ns = 0;   // last data change, ns since the Unix epoch; 0 when !exists
 };
 
 struct StoreSpace {
@@ -90,7 +91,10 @@ class ObjectStore {
   // object is not an error.
   Status fsync(ObjectId id);
 
-  // Whether the object exists and its size.
+  // Whether the object's file exists and its size, from the file system.
+  // When the file is gone the store also forgets any descriptor it cached
+  // for it, so a file deleted behind its back (fsck finds those) is not
+  // read, written or truncated through a stale descriptor afterwards.
   Result<ObjectStat> stat(ObjectId id);
 
   // Capacity and free space of the file system holding data_dir (statvfs).

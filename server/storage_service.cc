@@ -247,6 +247,10 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       co_return Status{};
     }
     case sp::Request::SCHED_STATUS: sched_status(reply); co_return Status{};
+    case sp::Request::SCAN_OBJECTS: co_return co_await scan_objects(req.getScanObjects(), reply);
+    case sp::Request::SCAN_FRAGMENTS: co_return co_await scan_fragments(req.getScanFragments(), reply);
+    case sp::Request::SCAN_REDIRECTS: scan_redirects(req.getScanRedirects(), reply); co_return Status{};
+    case sp::Request::DROP_REDIRECT: co_return co_await drop_redirect(req.getDropRedirect(), reply);
     case sp::Request::ELEVATOR: {
       Status st;
       elevator_status(req.getElevator(), reply, st);

@@ -119,6 +119,12 @@ class StorageService {
   void fill_load(proto::storage::ServerLoad::Builder b);
   void sched_status(Reply reply);
   load::Nanos now() const;
+  // fsck (storage_fsck.cc): pages of what is stored here, and forgetting
+  // the redirect entries that name one fragment.
+  asio::awaitable<Status> scan_objects(proto::storage::Request::Scan::Reader s, Reply reply);
+  asio::awaitable<Status> scan_fragments(proto::storage::Request::Scan::Reader s, Reply reply);
+  void scan_redirects(proto::storage::Request::Scan::Reader s, Reply reply);
+  asio::awaitable<Status> drop_redirect(proto::storage::FragmentRef::Reader f, Reply reply);
 
   uint32_t id_;
   const Config& config_;
@@ -149,6 +155,10 @@ class StorageService {
   std::map<redirect::Garbage, std::chrono::steady_clock::time_point> garbage_;
 
   uint64_t pulled_bytes_ = 0, pulls_ = 0, redirects_recorded_ = 0, fallbacks_ = 0, probes_ = 0;
+  // scanObjects: the sorted listing the pages of one walk are cut from
+  // (listed again when a walk starts or the listing is old).
+  std::shared_ptr<const std::vector<ObjectId>> fsck_listing_;
+  std::chrono::steady_clock::time_point fsck_listed_at_{};
 };
 
 }  // namespace pvfs

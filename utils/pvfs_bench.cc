@@ -14,12 +14,14 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "utils/bench_report.h"
+#include "utils/progress.h"
 
 namespace {
 
@@ -192,49 +195,56 @@ void run_phase(const Options& o, Phase phase, uint32_t rank, std::byte* buf, Pha
 
 // ---- The parent ----
 
-// Shows how far a phase is on standard error: on a terminal one line
-// rewritten in place (from 1 s into the phase), elsewhere a plain line
-// every 10 s. Does nothing unless enabled.
+// Shows how far a phase is on standard error (utils/progress.h): on a
+// terminal one line with a bar, rate and ETA rewritten in place (from 1 s
+// into the phase), elsewhere a plain line every 10 s and at each quarter.
+// Does nothing unless enabled. Times are now_ns() values (CLOCK_MONOTONIC,
+// steady_clock's clock on Linux).
 class Progress {
  public:
   Progress(bool enabled, bool terminal) : enabled_(enabled), terminal_(terminal) {}
 
   void start(const char* phase, uint64_t total_bytes, int64_t start_ns) {
-    phase_ = phase;
-    total_ = total_bytes;
-    start_ns_ = start_ns;
-    last_ns_ = start_ns;
-    shown_ = false;
+    pvfs::ProgressOptions o;
+    o.label = fmt::format("pvfs-bench: {}", phase);
+    o.unit = pvfs::ProgressUnit::bytes;
+    o.terminal = terminal_;
+    o.redraw = std::chrono::milliseconds(500);
+    o.show_after = std::chrono::milliseconds(terminal_ ? 1000 : 0);
+    meter_.emplace(std::move(o));
+    meter_->start(total_bytes, at(start_ns));
+    done_ = 0;
   }
 
   void tick(uint64_t done_bytes, int64_t now) {
-    if (!enabled_) return;
-    const int64_t interval = terminal_ ? 500'000'000 : 10'000'000'000;
-    if (now - start_ns_ < (terminal_ ? 1'000'000'000 : interval) || now - last_ns_ < interval) return;
-    last_ns_ = now;
-    const double elapsed = static_cast<double>(now - start_ns_) / 1e9;
-    const double rate = static_cast<double>(done_bytes) / elapsed;
-    const double percent = total_ ? 100.0 * static_cast<double>(done_bytes) / static_cast<double>(total_) : 100;
-    std::string eta = rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(total_ - done_bytes) / rate) : "?";
-    std::string line = fmt::format("pvfs-bench: {} {:5.1f}%  {:.1f} MiB/s  ETA {}", phase_, percent,
-                                   rate / (1024.0 * 1024.0), eta);
-    std::fprintf(stderr, terminal_ ? "\r\033[K%s" : "%s\n", line.c_str());
-    std::fflush(stderr);
-    shown_ = true;
+    done_ = done_bytes;
+    if (enabled_ && meter_) show(meter_->update(done_bytes, at(now)));
   }
 
-  // Clears the terminal line, so the report starts on a clean line.
+  // Wipes the terminal line (or prints the final plain line), so the
+  // report starts on a clean line.
   void finish() {
-    if (enabled_ && terminal_ && shown_) std::fprintf(stderr, "\r\033[K");
-    shown_ = false;
+    if (!enabled_ || !meter_) return;
+    const bool shown = meter_->shown();
+    show(meter_->finish(done_, at(now_ns())));
+    if (terminal_ && shown) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    meter_.reset();
   }
 
  private:
+  static pvfs::ProgressClock::time_point at(int64_t ns) {
+    return pvfs::ProgressClock::time_point(std::chrono::nanoseconds(ns));
+  }
+  void show(const std::optional<std::string>& line) {
+    if (!line) return;
+    std::fprintf(stderr, terminal_ ? "\r\033[K%s" : "%s\n", line->c_str());
+    std::fflush(stderr);
+  }
+
   bool enabled_, terminal_;
-  const char* phase_ = "";
-  uint64_t total_ = 0;
-  int64_t start_ns_ = 0, last_ns_ = 0;
-  bool shown_ = false;
+  std::optional<pvfs::ProgressMeter> meter_;
+  uint64_t done_ = 0;
 };
 
 // The forked ranks, and the ones that exited before the run told them to.

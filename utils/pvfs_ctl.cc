@@ -11,6 +11,7 @@
 #include "utils/ctl_commands.h"
 #include "utils/ctl_format.h"
 #include "utils/genconfig.h"
+#include "utils/ctl_fsck.h"
 
 namespace {
 
@@ -155,6 +156,19 @@ int main(int argc, char** argv) {
                         "default servers per file; 0 = all")
       ->capture_default_str();
   genconfig->add_flag("-f,--force", gen.force, "overwrite the config and key files if they exist");
+  pvfs::ctl::FsckOptions fsck_options;
+  uint32_t fsck_grace_s = 60;
+  auto* fsck = app.add_subcommand(
+      "fsck",
+      "check that the namespace and the storage servers agree: objects without a file, missing "
+      "objects, stale redirects, orphan fragments, sizes below the data (exit 1 while problems "
+      "remain); run it on a quiet cluster");
+  add_daemon_options(fsck);
+  fsck->add_flag("--repair", fsck_options.repair, "fix what is safe to fix, saying what was done");
+  fsck->add_option("--grace", fsck_grace_s,
+                   "seconds a fragment without a redirect entry may be a write in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 86400u));
 
   // CLI11 would report a mistyped command as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
@@ -185,6 +199,10 @@ int main(int argc, char** argv) {
   if (*servers) return pvfs::ctl::servers(daemon);
   if (*sched) return pvfs::ctl::sched(daemon, sched_ids, sched_json);
   if (*inject) return pvfs::ctl::inject(daemon, inject_id, delay_factor, delay_seconds);
+  if (*fsck) {
+    fsck_options.grace = std::chrono::seconds(fsck_grace_s);
+    return pvfs::ctl::fsck(daemon, fsck_options);
+  }
   if (*elevator) {
     std::vector<uint32_t> ids;
     if (elevator_id_opt->count()) ids.push_back(elevator_id);

@@ -172,7 +172,8 @@ struct Reply {
     entries @0 :List(RedirectEntry);
     eof @1 :Bool;
   }
-  struct RedirectEntry {          # a range of `object` (homed here) that lives elsewhere
+  struct RedirectEntry {          # a range of `object` (homed here) that lives elsewhere;
+                                  # length 0: no range, the fragment waits to be dropped (gc)
     object @0 :ObjectId;
     offset @1 :UInt64;
     length @2 :UInt64;

@@ -495,6 +495,32 @@ TEST_CASE_FIXTURE(Fixture, "orphans survive reopening, held ones still held") {
   CHECK(store->list_orphans(1)->size() == 1);
 }
 
+TEST_CASE_FIXTURE(Fixture, "scan_files pages through regular files in inode order, orphans marked") {
+  Attr a = file(kRoot, root, "a");
+  dir_(kRoot, root, "d");
+  Attr b = file(kRoot, root, "b");
+  Attr c = file(kRoot, root, "c");
+  REQUIRE(store->update_size(b.ino, 12345, true, tick()).ok());
+  REQUIRE(store->unlink(kRoot, root, "c", true, tick()).ok());
+  auto first = store->scan_files(InodeId(0), 2);
+  REQUIRE(first.ok());
+  REQUIRE(first->files.size() == 2);
+  CHECK_FALSE(first->eof);
+  CHECK(first->files[0].ino == a.ino);
+  CHECK(first->files[1].ino == b.ino);
+  CHECK(first->files[1].size == 12345);
+  CHECK(first->files[1].layout == test_layout());
+  CHECK_FALSE(first->files[1].orphan);
+  auto rest = store->scan_files(b.ino, 2);
+  REQUIRE(rest.ok());
+  REQUIRE(rest->files.size() == 1);
+  CHECK(rest->eof);
+  CHECK(rest->files[0].ino == c.ino);
+  CHECK(rest->files[0].orphan);
+  CHECK(store->scan_files(c.ino, 2)->files.empty());
+  CHECK(store->scan_files(InodeId(0), 0).code() == Errc::invalid_argument);
+}
+
 TEST_CASE_FIXTURE(Fixture, "removing needs write permission on the directory") {
   InodeId d = dir_(kAlice, open_dir("o"), "d", 0755).ino;
   file(kAlice, d, "f");

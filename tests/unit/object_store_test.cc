@@ -124,6 +124,26 @@ TEST_CASE("a missing object reads zero bytes and is not created by the read") {
   CHECK_FALSE(store->stat(oid(99, 2))->exists);
 }
 
+TEST_CASE("an object file deleted behind the store's back is recreated, not served, once stat saw it gone") {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  const auto data = pattern(8192, 3);
+  REQUIRE(store->write(oid(31, 1), 0, data, false).ok());
+  std::vector<std::byte> back(8192);
+  REQUIRE(store->read(oid(31, 1), 0, back).ok());  // its descriptor is cached now
+  REQUIRE(std::filesystem::remove(store->object_path(oid(31, 1))));
+  auto st = store->stat(oid(31, 1));
+  REQUIRE(st.ok());
+  CHECK_FALSE(st->exists);
+  // Through the cached descriptor the deleted file would still read 8192 bytes.
+  auto r = store->read(oid(31, 1), 0, back);
+  REQUIRE(r.ok());
+  CHECK(*r == 0);
+  REQUIRE(store->truncate(oid(31, 1), 4096).ok());
+  CHECK(std::filesystem::file_size(store->object_path(oid(31, 1))) == 4096);
+  CHECK(store->stat(oid(31, 1))->mtime_ns > 0);
+}
+
 TEST_CASE("a hole left by a sparse write reads as zeros") {
   TempDir dir;
   auto store = open_store(dir.path());

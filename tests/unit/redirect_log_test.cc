@@ -3,6 +3,7 @@
 // scenarios, the Min/Max bounds, and a randomized comparison against a
 // brute-force "newest covering entry wins" model. Pure; a seeded generator.
 #include "server/redirect/redirect_log.h"
+#include "server/redirect/redirect_table.h"
 
 #include <doctest/doctest.h>
 
@@ -444,6 +445,27 @@ TEST_CASE("random redirects and back-dated pull-backs match the newest-entry-win
       }
     }
   }
+}
+
+TEST_CASE("forgetting a lost fragment: a local entry after each entry naming it reads home there, nothing else") {
+  // What fsck --repair's dropRedirect does (server/storage_fsck.cc).
+  RedirectTable table;
+  const ObjectId object{InodeId(9), 2};
+  const Entry a = remote(2, 0, 100, 1, 7);
+  const Entry b = remote(4, 50, 150, 2, 8);
+  const Entry c = remote(6, 160, 170, 2, 8);
+  const Entry newer = remote(8, 140, 145, 3, 9);
+  for (const Entry& e : {a, b, c, newer}) table.append(object, e);
+  std::vector<Garbage> garbage;
+  for (const Entry& e : table.find(object)->remote_entries()) {
+    if (e.where.fragment != 8) continue;
+    Change change = table.append(object, local(RedirectTable::pulled_seq(e.seq), e.begin, e.end));
+    garbage.insert(garbage.end(), change.garbage.begin(), change.garbage.end());
+  }
+  CHECK(table.query(object, 0, 200) == std::vector<Segment>{at(a, 0, 50), at_home(50, 140), at(newer, 140, 145),
+                                                            at_home(145, 200)});
+  CHECK_FALSE(table.find(object)->references(ServerId(2), 8));
+  CHECK(garbage == std::vector<Garbage>{Garbage{ServerId(2), object, 8}});
 }
 
 }  // namespace pvfs::redirect
