@@ -213,7 +213,12 @@ asio::awaitable<Result<Attr>> Client::lookup(const Credentials& who, InodeId par
 asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId ino) {
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
-  co_return co_await attr_reply(*impl_, out, true);
+  auto attr = co_await attr_reply(*impl_, out, true);
+  // An inode that no longer exists is a stale handle (as NFS says): the
+  // kernel then looks the name up again instead of reporting ENOENT for a
+  // name that now leads elsewhere (another client's rename, a file set made).
+  if (attr.code() == Errc::not_found) co_return Status(Errc::stale_map, "inode no longer exists");
+  co_return attr;
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
@@ -414,10 +419,25 @@ asio::awaitable<Status> Client::access(const Credentials& who, InodeId ino, uint
 
 // --- extended attributes (user.pvfs.layout is virtual) ------------------------
 
+void Client::on_entry_replaced(EntryReplaced callback) { impl_->entry_replaced = std::move(callback); }
+
+asio::awaitable<Status> Client::make_fileset(const Credentials& who, InodeId dir, std::string_view how) {
+  if (how != "create" && how != "create\n")
+    co_return Status(Errc::invalid_argument, "user.pvfs.fileset can only be set to \"create\"");
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).initMakeFileSet().setIno(dir.value);
+  auto reply = co_await impl_->call_mds(out, false);
+  if (!reply) co_return reply.status();
+  auto made = (*reply)->body<mp::Reply>().getFileSet();
+  if (impl_->entry_replaced) impl_->entry_replaced(InodeId(made.getParent()), made.getName().cStr());
+  co_return Status{};
+}
+
 asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, std::string name,
                                          std::string value, uint32_t flags) {
   if (name == kDispatchStatsXattr && ino == kRootInode)
     co_return Status(Errc::not_permitted, "user.pvfs.dispatch_stats is read-only");
+  if (name == kFileSetXattr) co_return co_await make_fileset(who, ino, value);
   rpc::OutMessage out;
   auto req = impl_->begin_mds(out, who);
   if (name == kLayoutXattr) {
@@ -447,6 +467,14 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
         sched::policy_name(impl_->dispatch.policy), d.rounds, d.probes,
         d.rounds ? static_cast<double>(d.probe_ns) / d.rounds / 1000.0 : 0.0, d.pieces_home,
         d.pieces_redirected, d.fallbacks);
+  }
+  if (name == kFileSetXattr) {
+    // Asked of the MDS, so a stale handle to a directory that became a file
+    // set fails (ESTALE, and the kernel looks it up again) instead of naming
+    // the old set.
+    auto attr = co_await getattr(who, ino);
+    if (!attr) co_return attr.status();
+    co_return std::to_string(ino.fileset().value);
   }
   if (name == kLayoutXattr) {
     auto attr = co_await getattr(who, ino);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -95,6 +96,11 @@ inline constexpr const char* kLayoutXattr = "user.pvfs.layout";
 // this client's write dispatch counters (DispatchStats) as one line of
 // key=value pairs. Not listed by listxattr.
 inline constexpr const char* kDispatchStatsXattr = "user.pvfs.dispatch_stats";
+// A virtual extended attribute of every inode: the id of the file set it is
+// in ("0" for the first). Setting it to "create" on an empty directory
+// (root only) makes that directory the root of a new file set, with a new
+// inode number (pvfs-ctl fileset create). Not listed by listxattr.
+inline constexpr const char* kFileSetXattr = "user.pvfs.fileset";
 
 class Client {
  public:
@@ -183,6 +189,12 @@ class Client {
   const sched::Options& dispatch_options() const;
   const DispatchStats& dispatch_stats() const;
 
+  // Called on the io thread when an entry of a directory names another
+  // inode than before (a directory became a file set's root), so a mount
+  // can make the kernel forget what it cached of the old one.
+  using EntryReplaced = std::function<void(InodeId parent, const std::string& name)>;
+  void on_entry_replaced(EntryReplaced callback);
+
   const Config& config() const { return config_; }
   asio::io_context& io() { return io_; }
 
@@ -192,6 +204,8 @@ class Client {
   struct Impl;
 
  private:
+  // setxattr of kFileSetXattr: `how` must be "create".
+  asio::awaitable<Status> make_fileset(const Credentials& who, InodeId dir, std::string_view how);
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<Impl> impl_;

@@ -110,6 +110,7 @@ struct Client::Impl {
   };
   std::map<uint32_t, Heard> heard;
   DispatchStats stats;
+  Client::EntryReplaced entry_replaced;
   // A server with this many bytes outstanding (as last heard, within the
   // load TTL) is overloaded: reads from it are flagged urgent, since a
   // process is blocked on each of them.

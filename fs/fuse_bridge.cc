@@ -86,6 +86,14 @@ Bridge::Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
     : client_(client), jobs_(jobs), params_(params),
       next_request_id_((std::random_device{}() & uint64_t{0xffffff}) << 40) {}
 
+void Bridge::set_session(fuse_session* session) {
+  session_ = session;
+  invalidator_.start(session);
+  client_.on_entry_replaced([this](InodeId parent, const std::string& name) {
+    invalidator_.post(parent.value, name);
+  });
+}
+
 Credentials Bridge::credentials(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   Credentials who;
@@ -187,6 +195,7 @@ FuseMount::FuseMount(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 FuseMount::~FuseMount() {
   if (!state_ || !state_->session) return;
+  state_->bridge->stop_notifications();
   if (state_->signals_set) fuse_remove_signal_handlers(state_->session);
   if (state_->mounted) fuse_session_unmount(state_->session);
   fuse_session_destroy(state_->session);

@@ -20,6 +20,7 @@
 
 #include "fs/client.h"
 #include "fs/fuse_bridge.h"
+#include "fs/fuse_invalidator.h"
 #include "fs/job_id.h"
 
 namespace pvfs::fuse {
@@ -113,8 +114,11 @@ class Bridge {
   void forget_cached_attributes(fuse_ino_t ino) {
     if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
   }
-  // Set once after fuse_session_new, before any request arrives.
-  void set_session(fuse_session* session) { session_ = session; }
+  // Set once after fuse_session_new, before any request arrives. Starts
+  // forgetting the entries the client reports replaced (file sets made).
+  void set_session(fuse_session* session);
+  // Stops sending notifications: before the session is destroyed.
+  void stop_notifications() { invalidator_.stop(); }
 
   // Runs `work` on the client's io thread; its end sends the reply.
   template <typename T, typename Reply>
@@ -135,6 +139,7 @@ class Bridge {
   JobIdCache& jobs_;
   const FuseMountParams params_;
   fuse_session* session_ = nullptr;
+  EntryInvalidator invalidator_;
   // Request ids: a random tag of this mount in the top 24 bits, so ids
   // from different clients differ in the daemons' logs, then a count.
   std::atomic<uint64_t> next_request_id_;

@@ -57,24 +57,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pvfs-mds: %s\n", key.status().to_string().c_str());
     return 1;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(self->data_dir, ec);
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  // One LMDB environment per file set; for now the root file set only.
-  auto store = pvfs::mds::NamespaceStore::open(
-      self->data_dir / "fileset-0", pvfs::FileSetId(0),
-      pvfs::Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
-  if (!store) {
+  // One LMDB environment per file set, in data_dir/fileset-<id>.
+  auto filesets = pvfs::mds::FileSetCatalog::open(
+      self->data_dir, pvfs::Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
+  if (!filesets) {
     std::fprintf(stderr, "pvfs-mds: cannot open namespace in %s: %s\n", self->data_dir.c_str(),
-                 store.status().to_string().c_str());
+                 filesets.status().to_string().c_str());
     return 1;
   }
 
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   asio::thread_pool sync_pool(1);
-  pvfs::mds::MdsService service(io, *config, *key, id, **store, sync_pool);
+  pvfs::mds::MdsService service(io, *config, *key, id, **filesets, sync_pool);
   auto server = pvfs::rpc::RpcServer::listen(
       io, self->address, *key,
       [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
@@ -99,9 +96,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  spdlog::info("serving namespace {} on port {}", self->data_dir.string(), (*server)->port());
+  spdlog::info("serving namespace {} ({} file sets) on port {}", self->data_dir.string(),
+               (*filesets)->size(), (*server)->port());
   io.run();
   sync_pool.join();
-  if (auto st = (*store)->sync(); !st.ok()) spdlog::error("final sync failed: {}", st.to_string());
+  for (const auto& store : (*filesets)->stores())
+    if (auto st = store->sync(); !st.ok()) spdlog::error("final sync failed: {}", st.to_string());
   return 0;
 }

@@ -37,12 +37,12 @@ constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int
 }  // namespace
 
 MdsService::MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-                       NamespaceStore& store, asio::thread_pool& sync_pool)
+                       FileSetCatalog& filesets, asio::thread_pool& sync_pool)
     : io_(io),
       config_(config),
       key_(key),
       id_(id),
-      store_(store),
+      filesets_(filesets),
       sync_pool_(sync_pool),
       registry_(milliseconds(config.heartbeat_timeout_ms)),
       sync_timer_(io),
@@ -51,7 +51,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
 void MdsService::start() {
   // Servers we knew before a restart count as alive until their heartbeat
   // is overdue, so files can be created right away.
-  if (auto known = store_.load_servers()) {
+  if (auto known = filesets_.root().load_servers()) {
     auto now = std::chrono::steady_clock::now();
     for (const auto& s : *known)
       registry_.heard_from({ServerId(s.id), s.address, s.capacity_bytes, s.free_bytes, {}}, now);
@@ -73,7 +73,15 @@ asio::awaitable<void> MdsService::sync_loop() {
     asio::error_code ec;
     co_await sync_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     // mdb_env_sync only flushes the file; it may run beside the writer thread.
-    Status st = co_await rpc::run_blocking(sync_pool_, [this] { return store_.sync(); });
+    // Each store is held by this copy of the list while it syncs, even if
+    // its file set is deleted meanwhile.
+    auto stores = filesets_.stores();
+    Status st = co_await rpc::run_blocking(sync_pool_, [&stores] {
+      Status first;
+      for (const auto& s : stores)
+        if (Status one = s->sync(); !one.ok() && first.ok()) first = one;
+      return first;
+    });
     if (!st.ok()) spdlog::error("metadata sync failed: {}", st.to_string());
   }
 }
@@ -84,15 +92,21 @@ asio::awaitable<void> MdsService::orphan_loop() {
     asio::error_code ec;
     co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (stopped_) break;
-    auto orphans = store_.list_orphans(64);
-    if (!orphans) {
-      spdlog::error("listing unlinked files failed: {}", orphans.status().to_string());
-      continue;
-    }
-    for (const auto& orphan : *orphans) {
-      if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
-      if (Status st = store_.purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
-        spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
+    for (const auto& store : filesets_.stores()) {
+      auto orphans = store->list_orphans(64);
+      if (!orphans) {
+        spdlog::error("listing unlinked files of file set {} failed: {}", store->fileset().value,
+                      orphans.status().to_string());
+        continue;
+      }
+      for (const auto& orphan : *orphans) {
+        if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
+        if (stopped_) co_return;
+        // The store is held by `store` even if its file set went meanwhile.
+        if (Status st = store->purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
+          spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
+      }
+      drop_if_detached(*store);
     }
   }
 }
@@ -135,8 +149,8 @@ asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
   co_return st.ok();
 }
 
-Result<Layout> MdsService::layout_for_new_file(InodeId parent) {
-  auto policy = store_.get_layout_policy(parent);
+Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId parent) {
+  auto policy = store.get_layout_policy(parent);
   if (!policy) return policy.status();
   LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
   Layout layout =
@@ -165,15 +179,23 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     if (st.ok()) reply.setNone();
     else failure = st;
   };
+  // The store of the file set `ino` is in; nullptr (and the failure set)
+  // when this server holds no such file set.
+  auto at = [&](uint64_t ino) -> NamespaceStore* {
+    NamespaceStore* s = filesets_.find(InodeId(ino));
+    if (!s) failure = Status(Errc::not_found, fmt::format("no file set {} here", InodeId(ino).fileset().value));
+    return s;
+  };
 
   switch (req.which()) {
     case mp::Request::LOOKUP: {
       auto r = req.getLookup();
-      attr_or(store_.lookup(caller, InodeId(r.getParent()), text(r.getName())));
+      if (auto* s = at(r.getParent()))
+        attr_or(with_root_attr(s->fileset(), s->lookup(caller, InodeId(r.getParent()), text(r.getName()))));
       break;
     }
     case mp::Request::GETATTR:
-      attr_or(store_.getattr(InodeId(req.getGetattr().getIno())));
+      if (auto* s = at(req.getGetattr().getIno())) attr_or(s->getattr(InodeId(req.getGetattr().getIno())));
       break;
     case mp::Request::SETATTR: {
       auto r = req.getSetattr();
@@ -189,32 +211,39 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::too_big, fmt::format("size {} is past the largest file size", change.size));
         break;
       }
-      attr_or(store_.setattr(caller, InodeId(r.getIno()), change, now));
+      if (auto* s = at(r.getIno())) attr_or(s->setattr(caller, InodeId(r.getIno()), change, now));
       break;
     }
     case mp::Request::MKNOD: {
       auto r = req.getMknod();
+      auto* s = at(r.getParent());
+      if (!s) break;
       Layout layout;
       if (S_ISREG(r.getMode())) {
-        auto chosen = layout_for_new_file(InodeId(r.getParent()));
+        auto chosen = layout_for_new_file(*s, InodeId(r.getParent()));
         if (!chosen) {
           failure = chosen.status();
           break;
         }
         layout = std::move(*chosen);
       }
-      attr_or(store_.mknod(caller, InodeId(r.getParent()), text(r.getName()), r.getMode(),
+      attr_or(s->mknod(caller, InodeId(r.getParent()), text(r.getName()), r.getMode(),
                            r.getRdev(), layout, now));
       break;
     }
     case mp::Request::MKDIR: {
       auto r = req.getMkdir();
-      attr_or(store_.mkdir(caller, InodeId(r.getParent()), text(r.getName()), r.getMode(), now));
+      if (r.getParent() == kRootInode.value && config_.fileset_per_top_directory)
+        attr_or(mkdir_fileset(caller, text(r.getName()), r.getMode(), now));
+      else if (auto* s = at(r.getParent()))
+        attr_or(s->mkdir(caller, InodeId(r.getParent()), text(r.getName()), r.getMode(), now));
       break;
     }
     case mp::Request::UNLINK: {
       auto r = req.getUnlink();
-      auto result = store_.unlink(caller, InodeId(r.getParent()), text(r.getName()),
+      auto* s = at(r.getParent());
+      if (!s) break;
+      auto result = s->unlink(caller, InodeId(r.getParent()), text(r.getName()),
                                   r.getKeepOpen(), now);
       if (!result) {
         failure = result.status();
@@ -227,24 +256,34 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     }
     case mp::Request::RMDIR: {
       auto r = req.getRmdir();
-      none_or(store_.rmdir(caller, InodeId(r.getParent()), text(r.getName()), now));
+      if (auto* s = at(r.getParent())) none_or(rmdir(*s, caller, InodeId(r.getParent()), text(r.getName()), now));
       break;
     }
     case mp::Request::SYMLINK: {
       auto r = req.getSymlink();
-      attr_or(store_.symlink(caller, InodeId(r.getParent()), text(r.getName()),
+      if (auto* s = at(r.getParent()))
+        attr_or(s->symlink(caller, InodeId(r.getParent()), text(r.getName()),
                              text(r.getTarget()), now));
       break;
     }
     case mp::Request::READLINK: {
-      auto target = store_.readlink(InodeId(req.getReadlink().getIno()));
+      auto* s = at(req.getReadlink().getIno());
+      if (!s) break;
+      auto target = s->readlink(InodeId(req.getReadlink().getIno()));
       if (target) reply.setReadlink(*target);
       else failure = target.status();
       break;
     }
     case mp::Request::RENAME: {
       auto r = req.getRename();
-      auto result = store_.rename(caller, InodeId(r.getParent()), text(r.getName()),
+      // Between file sets as between file systems: mv copies.
+      if (InodeId(r.getParent()).fileset() != InodeId(r.getNewParent()).fileset()) {
+        failure = Status(Errc::cross_device, "another file set");
+        break;
+      }
+      auto* s = at(r.getParent());
+      if (!s) break;
+      auto result = s->rename(caller, InodeId(r.getParent()), text(r.getName()),
                                   InodeId(r.getNewParent()), text(r.getNewName()), r.getFlags(), now,
                                   r.getKeepOpen());
       none_or(result.status());
@@ -252,18 +291,26 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     }
     case mp::Request::LINK: {
       auto r = req.getLink();
-      attr_or(store_.link(caller, InodeId(r.getIno()), InodeId(r.getNewParent()),
+      if (InodeId(r.getIno()).fileset() != InodeId(r.getNewParent()).fileset()) {
+        failure = Status(Errc::cross_device, "another file set");
+        break;
+      }
+      if (auto* s = at(r.getIno()))
+        attr_or(s->link(caller, InodeId(r.getIno()), InodeId(r.getNewParent()),
                           text(r.getNewName()), now));
       break;
     }
     case mp::Request::READDIR: {
       auto r = req.getReaddir();
       uint32_t max = std::min<uint32_t>(r.getMaxEntries(), 4096);
-      auto page = store_.readdir(caller, InodeId(r.getIno()), r.getCookie(), max, r.getPlus());
+      auto* s = at(r.getIno());
+      if (!s) break;
+      auto page = s->readdir(caller, InodeId(r.getIno()), r.getCookie(), max, r.getPlus());
       if (!page) {
         failure = page.status();
         break;
       }
+      if (r.getPlus()) add_root_attrs(*page);
       auto d = reply.initReaddir();
       d.setEof(page->eof);
       auto list = d.initEntries(static_cast<unsigned>(page->entries.size()));
@@ -280,7 +327,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     case mp::Request::SETXATTR: {
       auto r = req.getSetxattr();
       auto value = r.getValue();
-      none_or(store_.setxattr(caller, InodeId(r.getIno()), text(r.getName()),
+      if (auto* s = at(r.getIno()))
+        none_or(s->setxattr(caller, InodeId(r.getIno()), text(r.getName()),
                               std::string_view(reinterpret_cast<const char*>(value.begin()),
                                                value.size()),
                               r.getFlags()));
@@ -288,7 +336,9 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     }
     case mp::Request::GETXATTR: {
       auto r = req.getGetxattr();
-      auto value = store_.getxattr(caller, InodeId(r.getIno()), text(r.getName()));
+      auto* s = at(r.getIno());
+      if (!s) break;
+      auto value = s->getxattr(caller, InodeId(r.getIno()), text(r.getName()));
       if (value)
         reply.setXattr(kj::arrayPtr(reinterpret_cast<const kj::byte*>(value->data()), value->size()));
       else
@@ -296,7 +346,9 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       break;
     }
     case mp::Request::LISTXATTR: {
-      auto names = store_.listxattr(caller, InodeId(req.getListxattr().getIno()));
+      auto* s = at(req.getListxattr().getIno());
+      if (!s) break;
+      auto names = s->listxattr(caller, InodeId(req.getListxattr().getIno()));
       if (!names) {
         failure = names.status();
         break;
@@ -307,7 +359,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     }
     case mp::Request::REMOVEXATTR: {
       auto r = req.getRemovexattr();
-      none_or(store_.removexattr(caller, InodeId(r.getIno()), text(r.getName())));
+      if (auto* s = at(r.getIno())) none_or(s->removexattr(caller, InodeId(r.getIno()), text(r.getName())));
       break;
     }
     case mp::Request::STATFS: {
@@ -319,25 +371,26 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         total += e.capacity_bytes;
         free += e.free_bytes;
       }
-      auto inodes = store_.inode_count();
+      uint64_t inodes = 0;
+      for (const auto& set : filesets_.stores())
+        if (auto n = set->inode_count()) inodes += *n;
       const uint64_t kInodeBudget = uint64_t{1} << 32;  // inode numbers are not the limit
       s.setTotalBytes(total);
       s.setFreeBytes(free);
       s.setTotalInodes(kInodeBudget);
-      s.setFreeInodes(kInodeBudget - std::min(kInodeBudget, inodes ? *inodes : 0));
+      s.setFreeInodes(kInodeBudget - std::min(kInodeBudget, inodes));
       s.setBlockSize(4096);
       s.setNameMax(255);
       break;
     }
     case mp::Request::ACCESS: {
       auto r = req.getAccess();
-      auto result = store_.access(caller, InodeId(r.getIno()), r.getMask());
-      none_or(result.status());
+      if (auto* s = at(r.getIno())) none_or(s->access(caller, InodeId(r.getIno()), r.getMask()).status());
       break;
     }
     case mp::Request::OPEN: {
       auto r = req.getOpen();
-      attr_or(store_.check_open(caller, InodeId(r.getIno()), r.getMask()));
+      if (auto* s = at(r.getIno())) attr_or(s->check_open(caller, InodeId(r.getIno()), r.getMask()));
       break;
     }
     case mp::Request::UPDATE_SIZE: {
@@ -346,7 +399,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::too_big, fmt::format("size {} is past the largest file size", r.getSize()));
         break;
       }
-      attr_or(store_.update_size(InodeId(r.getIno()), r.getSize(), r.getTouchMtime(), now));
+      if (auto* s = at(r.getIno()))
+        attr_or(s->update_size(InodeId(r.getIno()), r.getSize(), r.getTouchMtime(), now));
       break;
     }
     case mp::Request::GET_SERVERS: {
@@ -374,7 +428,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                   r.getCapacityBytes(), r.getFreeBytes(), {}};
       if (registry_.heard_from(entry, std::chrono::steady_clock::now())) {
         spdlog::info("storage server {} registered at {}", r.getId(), entry.address);
-        none_or(store_.save_server(StoredServer{r.getId(), entry.address, entry.capacity_bytes,
+        none_or(filesets_.root().save_server(StoredServer{r.getId(), entry.address, entry.capacity_bytes,
                                                 entry.free_bytes}));
       } else {
         reply.setNone();
@@ -402,13 +456,15 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                      policy.stripe_size, rpc::kMaxDataBytes));
         break;
       }
-      auto attr = store_.getattr(ino);
+      auto* s = at(ino.value);
+      if (!s) break;
+      auto attr = s->getattr(ino);
       if (!attr) {
         failure = attr.status();
         break;
       }
       if (S_ISDIR(attr->mode)) {
-        attr_or(store_.set_layout_policy(caller, ino, policy));
+        attr_or(s->set_layout_policy(caller, ino, policy));
       } else if (S_ISREG(attr->mode)) {
         LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
         Layout layout = choose_layout(policy, defaults,
@@ -417,38 +473,72 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
           failure = Status(Errc::invalid_argument, "no live storage server matches that layout");
           break;
         }
-        attr_or(store_.set_file_layout(caller, ino, layout));
+        attr_or(s->set_file_layout(caller, ino, layout));
       } else {
         failure = Status(Errc::invalid_argument, "only files and directories have layouts");
       }
       break;
     }
     case mp::Request::GET_LAYOUT_POLICY: {
-      auto policy = store_.get_layout_policy(InodeId(req.getGetLayoutPolicy().getIno()));
+      auto* s = at(req.getGetLayoutPolicy().getIno());
+      if (!s) break;
+      auto policy = s->get_layout_policy(InodeId(req.getGetLayoutPolicy().getIno()));
       if (policy) rpc::to_wire(*policy, reply.initLayoutPolicy());
       else failure = policy.status();
       break;
     }
     case mp::Request::RELEASE_ORPHAN:
-      none_or(store_.release_orphan(InodeId(req.getReleaseOrphan().getIno())));
+      if (auto* s = at(req.getReleaseOrphan().getIno()))
+        none_or(s->release_orphan(InodeId(req.getReleaseOrphan().getIno())));
       break;
     case mp::Request::SCAN_FILES: {  // for pvfs-ctl fsck
       auto r = req.getScanFiles();
       const uint32_t max = r.getMax() == 0 || r.getMax() > 4096 ? 4096 : r.getMax();
-      auto page = store_.scan_files(InodeId(r.getAfter()), max);
-      if (!page) {
-        failure = page.status();
+      const InodeId after(r.getAfter());
+      // File set by file set: inode numbers order by their set first.
+      FileScan page;
+      bool complete = true;
+      for (const auto& store : filesets_.stores()) {
+        if (store->fileset() < after.fileset()) continue;
+        if (page.files.size() == max) {
+          complete = false;
+          break;
+        }
+        const InodeId from = store->fileset() == after.fileset() ? after : InodeId::make(store->fileset(), 0);
+        auto part = store->scan_files(from, max - static_cast<uint32_t>(page.files.size()));
+        if (!part) {
+          failure = part.status();
+          break;
+        }
+        page.files.insert(page.files.end(), part->files.begin(), part->files.end());
+        if (!part->eof) {
+          complete = false;
+          break;
+        }
+      }
+      if (!failure.ok()) break;
+      page.eof = complete;
+      auto list = reply.initFiles();
+      list.setEof(page.eof);
+      auto files = list.initFiles(static_cast<unsigned>(page.files.size()));
+      for (unsigned i = 0; i < page.files.size(); ++i) {
+        files[i].setIno(page.files[i].ino.value);
+        files[i].setSize(page.files[i].size);
+        rpc::to_wire(page.files[i].layout, files[i].initLayout());
+        files[i].setOrphan(page.files[i].orphan);
+      }
+      break;
+    }
+    case mp::Request::MAKE_FILE_SET: {
+      auto made = make_fileset(caller, InodeId(req.getMakeFileSet().getIno()), now);
+      if (!made) {
+        failure = made.status();
         break;
       }
-      auto list = reply.initFiles();
-      list.setEof(page->eof);
-      auto files = list.initFiles(static_cast<unsigned>(page->files.size()));
-      for (unsigned i = 0; i < page->files.size(); ++i) {
-        files[i].setIno(page->files[i].ino.value);
-        files[i].setSize(page->files[i].size);
-        rpc::to_wire(page->files[i].layout, files[i].initLayout());
-        files[i].setOrphan(page->files[i].orphan);
-      }
+      auto f = reply.initFileSet();
+      f.setParent(made->parent.value);
+      f.setName(made->name);
+      rpc::to_wire(made->root, f.initRoot());
       break;
     }
     default:

@@ -11,10 +11,12 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
+#include <string>
 
 #include <asio.hpp>
 
-#include "mds/namespace_store.h"
+#include "mds/fileset_catalog.h"
 #include "mds/server_registry.h"
 #include "shared/config.h"
 #include "shared/rpc/connection.h"
@@ -25,9 +27,9 @@ namespace pvfs::mds {
 
 class MdsService {
  public:
-  // `store` and `sync_pool` must outlive the service.
+  // `filesets` and `sync_pool` must outlive the service.
   MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-             NamespaceStore& store, asio::thread_pool& sync_pool);
+             FileSetCatalog& filesets, asio::thread_pool& sync_pool);
 
   // Loads the remembered storage servers and starts the background loops
   // (LMDB sync, orphan collection). Returns at once.
@@ -44,13 +46,35 @@ class MdsService {
   // Deletes the objects of one orphan; true when all are gone.
   asio::awaitable<bool> delete_objects(const Orphan& orphan);
   rpc::Peer* storage_peer(ServerId id);
-  Result<Layout> layout_for_new_file(InodeId parent);
+  Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
+
+  // ---- file sets (mds/mds_filesets.cc) ----
+  struct MadeFileSet {
+    InodeId parent;
+    std::string name;
+    Attr root;
+  };
+  // pvfs-ctl fileset create: empty directory `dir` becomes a new file set's root.
+  Result<MadeFileSet> make_fileset(const Caller& caller, InodeId dir, Timespec now);
+  // mkdir in the root directory with fileset_per_top_directory.
+  Result<Attr> mkdir_fileset(const Caller& caller, std::string_view name, uint32_t mode, Timespec now);
+  // rmdir, which also removes an empty file set whose root `name` is.
+  Status rmdir(NamespaceStore& store, const Caller& caller, InodeId parent, std::string_view name,
+               Timespec now);
+  // A lookup's answer, with the attributes of another file set's root filled in.
+  Result<Attr> with_root_attr(FileSetId parent_set, Result<Attr> found);
+  // Deletes `store`'s file set once removed from the namespace and its
+  // unlinked files' objects are gone.
+  void drop_if_detached(NamespaceStore& store);
+  // Fills in the attributes of the entries that are other file sets' roots.
+  void add_root_attrs(ReaddirResult& page);
 
   asio::io_context& io_;
   const Config& config_;
   Secret key_;
   uint32_t id_;
-  NamespaceStore& store_;
+  FileSetCatalog& filesets_;
+  std::set<uint16_t> detached_;  // file sets removed from the namespace, not yet deleted
   asio::thread_pool& sync_pool_;
   ServerRegistry registry_;
   std::map<ServerId, std::unique_ptr<rpc::Peer>> storage_peers_;

@@ -60,13 +60,16 @@ Status finish_create(NsTxn& tx, InodeRecord& dir, std::string_view name, const I
   return tx.put_inode(dir);
 }
 
-// The entry `name` of `dir` and the inode it names. Errors: not_found.
+// The entry `name` of `dir` and the inode it names. Errors: not_found;
+// busy when it is the root of another file set (see add_fileset_root()).
 Result<std::pair<DentryRecord, InodeRecord>> named_inode(NsTxn& tx, InodeId dir,
                                                          std::string_view name) {
   if (Status s = detail::check_name(name); !s.ok()) return s;
   auto entry = tx.entry(dir, name);
   if (!entry) return entry.status();
   if (!entry->has_value()) return Status(Errc::not_found, "no such entry");
+  if ((*entry)->ino.fileset() != dir.fileset())
+    return Status(Errc::busy, "the root of another file set");
   auto victim = tx.inode((*entry)->ino);
   if (!victim) return victim.status();
   return std::pair{**entry, std::move(*victim)};
@@ -133,9 +136,19 @@ Result<Attr> NamespaceStore::lookup(const Caller& caller, InodeId parent, std::s
   return with_read(*t_, [&](NsTxn& tx) -> Result<Attr> {
     auto dir = tx.dir_for_lookup(caller, parent);
     if (!dir) return dir.status();
-    auto found = named_inode(tx, parent, name);
-    if (!found) return found.status();
-    return found->second.attr;
+    if (Status s = detail::check_name(name); !s.ok()) return s;
+    auto entry = tx.entry(parent, name);
+    if (!entry) return entry.status();
+    if (!entry->has_value()) return Status(Errc::not_found, "no such entry");
+    if ((*entry)->ino.fileset() != t_->set) {
+      Attr root;  // another file set's root: its store has the rest
+      root.ino = (*entry)->ino;
+      root.mode = S_IFDIR;
+      return root;
+    }
+    auto r = tx.inode((*entry)->ino);
+    if (!r) return r.status();
+    return r->attr;
   });
 }
 
@@ -204,6 +217,7 @@ Result<UnlinkResult> NamespaceStore::unlink(const Caller& caller, InodeId parent
     auto dir = tx.dir_for_lookup(caller, parent);
     if (!dir) return dir.status();
     auto found = named_inode(tx, parent, name);
+    if (found.code() == Errc::busy) return Errc::is_dir;  // a file set root
     if (!found) return found.status();
     auto& [entry, victim] = *found;
     if (Status s = check_delete(caller, dir->attr, victim.attr, false); !s.ok()) return s;

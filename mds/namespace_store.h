@@ -168,6 +168,40 @@ class NamespaceStore {
   // Errors: invalid_argument when `max` is 0.
   Result<FileScan> scan_files(InodeId after, uint32_t max);
 
+  // ---- file set roots (mds/namespace_fileset.cc) ---------------------
+  // A directory entry may name the root of another file set. lookup()
+  // returns only such a root's ino and S_IFDIR (its own store has the
+  // rest); readdir lists it without attributes; unlink fails with is_dir,
+  // rmdir with busy (the service removes it with remove_fileset_root()),
+  // rename and link with cross_device.
+
+  // The file set this store holds.
+  FileSetId fileset() const;
+  // The root of another file set that `name` in `parent` names, or nullopt
+  // when `name` is absent or names an inode of this set. Errors: as lookup.
+  Result<std::optional<InodeId>> fileset_root_at(const Caller& caller, InodeId parent,
+                                                 std::string_view name);
+  // Adds `name` in `parent` naming `root`, the root directory of another
+  // file set, as mkdir would add a directory. Errors: as mkdir.
+  Status add_fileset_root(const Caller& caller, InodeId parent, std::string_view name, InodeId root,
+                          Timespec now);
+  // Makes the entry of empty directory `dir` name `root` instead (same name,
+  // same readdir cookie) and deletes `dir`. Returns the parent and the name.
+  // Errors: not_permitted unless the caller is root (uid 0); not_dir;
+  // not_empty; busy for this file set's root; not_found.
+  Result<std::pair<InodeId, std::string>> replace_with_fileset_root(const Caller& caller, InodeId dir,
+                                                                    InodeId root, Timespec now);
+  // Removes `name` in `parent`, which names file set root `root` with
+  // attributes `root_attr` (the caller checked the set is empty).
+  // Errors: not_found when `name` does not name `root`; as rmdir.
+  Status remove_fileset_root(const Caller& caller, InodeId parent, std::string_view name,
+                             const Attr& root_attr, Timespec now);
+  // Gives this set's root directory the mode, owner, times and `policy`
+  // of a directory it replaces or is created as.
+  Status init_root(const Attr& like, const LayoutPolicy& policy);
+  // Whether directory `dir` has no entries. Errors: not_dir.
+  Result<bool> dir_empty(InodeId dir);
+
   // Number of inodes, orphans included (statfs).
   Result<uint64_t> inode_count();
   // Remembers storage server `server`, replacing the record with its id.

@@ -76,6 +76,15 @@ Status read_double(const toml::table& t, std::string_view section, std::string_v
   return {};
 }
 
+Status read_bool(const toml::table& t, std::string_view section, std::string_view key, bool& out) {
+  const toml::node* node = t.get(key);
+  if (!node) return {};
+  auto v = node->value_exact<bool>();
+  if (!v) return key_error(fmt::format("{}.{}", section, key), "must be true or false");
+  out = *v;
+  return {};
+}
+
 // Reads an optional string key; a present key of another type is an error
 // rather than being taken as absent (`data_dir = 5` used to be ignored).
 Result<std::optional<std::string>> read_string(const toml::table& t, std::string_view key,
@@ -175,6 +184,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   }
   if (auto* t = root.get_as<toml::table>("mds_tuning")) {
     if (Status s = read_uint(*t, "mds_tuning", "sync_interval_ms", c.mds_sync_interval_ms); !s.ok()) return s;
+    if (Status s = read_bool(*t, "mds_tuning", "fileset_per_top_directory", c.fileset_per_top_directory);
+        !s.ok())
+      return s;
   }
   if (auto* t = root.get_as<toml::table>("scheduling")) {
     const char* sec = "scheduling";
@@ -261,7 +273,9 @@ std::string Config::render() const {
       << "heartbeat_interval_ms = " << heartbeat_interval_ms << "\n"
       << "heartbeat_timeout_ms = " << heartbeat_timeout_ms << "\n\n"
       << "[mds_tuning]\n"
-      << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n\n"
+      << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n"
+      << "fileset_per_top_directory = " << (fileset_per_top_directory ? "true" : "false")
+      << "    # mkdir in / makes a new file set\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
       << "redirect_margin_bytes = " << redirect_margin_bytes

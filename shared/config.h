@@ -49,6 +49,7 @@ struct Config {
 
   // [mds]
   uint32_t mds_sync_interval_ms = 1000;  // LMDB fsync period (process crashes lose nothing)
+  bool fileset_per_top_directory = false;  // mkdir in the root directory makes a new file set
 
   // [scheduling]: two-choice write dispatch, redirects and pull-back.
   uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
@@ -33,6 +34,8 @@ using std::chrono::milliseconds;
 // The name pvfsmount serves layouts under (fs/client.h's kLayoutXattr; the
 // client library's header is not included for one constant).
 constexpr const char* kLayoutXattr = "user.pvfs.layout";
+// And the file set of an inode (fs/client.h's kFileSetXattr).
+constexpr const char* kFileSetXattr = "user.pvfs.fileset";
 // Daemons probed at once; each probe is one thread with its own io_context.
 constexpr size_t kMaxParallelProbes = 32;
 
@@ -410,6 +413,87 @@ int elevator(const DaemonOptions& options, const std::vector<uint32_t>& ids,
   }
   if (json) std::fputs(render_elevator_json(answered).c_str(), stdout);
   else if (!answered.empty()) std::fputs(render_elevator(answered).c_str(), stdout);
+  return status;
+}
+
+namespace {
+
+// The file set `path` is in, or nullopt with the error printed.
+std::optional<std::string> fileset_of(const char* command, const std::string& path) {
+  char value[32];
+  ssize_t n = ::getxattr(path.c_str(), kFileSetXattr, value, sizeof value - 1);
+  if (n < 0) {
+    error("{} {}: {}", command, path, std::strerror(errno));
+    return std::nullopt;
+  }
+  return std::string(value, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+int fileset_create(const std::vector<std::string>& dirs) {
+  int status = 0;
+  for (const auto& dir : dirs) {
+    // Like `lfs mkdir`: a missing directory is made first.
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      error("fileset create {}: {}", dir, std::strerror(errno));
+      status = 1;
+      continue;
+    }
+    if (!on_pvfs(dir)) {
+      error("fileset create {}: not on a pvfs file system", dir);
+      status = 1;
+      continue;
+    }
+    const auto before = fileset_of("fileset create", dir);
+    if (!before) {
+      status = 1;
+      continue;
+    }
+    static constexpr char kCreate[] = "create";
+    if (::setxattr(dir.c_str(), kFileSetXattr, kCreate, sizeof kCreate - 1, 0) != 0) {
+      const int err = errno;
+      const char* why = err == ENOTEMPTY ? "the directory is not empty"
+                        : err == EPERM   ? "only root makes file sets"
+                        : err == EBUSY   ? "it is already the root of a file set"
+                                         : std::strerror(err);
+      error("fileset create {}: {}", dir, why);
+      status = 1;
+      continue;
+    }
+    // The mount makes the kernel forget the old directory just after the
+    // call returns; wait for that (well under the attribute timeout), so
+    // what follows this command sees the file set.
+    std::optional<std::string> id;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      id = fileset_of("fileset create", dir);
+      if (!id || *id != before) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!id) {
+      status = 1;
+      continue;
+    }
+    std::printf("%s: file set %s\n", dir.c_str(), id->c_str());
+  }
+  return status;
+}
+
+int fileset_show(const std::vector<std::string>& paths) {
+  int status = 0;
+  for (const auto& path : paths) {
+    if (!on_pvfs(path)) {
+      error("fileset {}: not on a pvfs file system", path);
+      status = 1;
+      continue;
+    }
+    auto id = fileset_of("fileset", path);
+    if (!id) {
+      status = 1;
+      continue;
+    }
+    std::printf("%s: file set %s\n", path.c_str(), id->c_str());
+  }
   return status;
 }
 

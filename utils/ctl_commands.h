@@ -37,6 +37,12 @@ struct SetstripeOptions {
 // creates `path` as an empty file with that layout when it does not exist.
 int setstripe(const SetstripeOptions& options);
 
+// Makes each of `dirs` (created when missing; it must be empty) the root of
+// a new file set and prints its id. Root only. Exit 1 when any fails.
+int fileset_create(const std::vector<std::string>& dirs);
+// Prints the file set each of `paths` is in. Exit 1 when any fails.
+int fileset_show(const std::vector<std::string>& paths);
+
 // Per-job counters from every daemon, summed per job (or, with
 // `per_daemon`, one table per daemon). Exit 1 when a daemon did not answer
 // (the table then holds the others).

@@ -153,6 +153,7 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     c.stripe_size = options.stripe_size;
     c.maintainer_threads = options.maintainer_threads;
+    c.fileset_per_top_directory = options.fileset_per_top_directory;
     c.maintainer_interval_ms = options.maintainer_interval_ms;
     std::ofstream out(config_file);
     out << c.render();

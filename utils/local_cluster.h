@@ -30,6 +30,7 @@ struct ClusterOptions {
   uint64_t stripe_size = uint64_t{1} << 20;
   uint32_t maintainer_threads = 2;       // [scheduling]; 0 keeps redirects until restarted with more
   uint32_t maintainer_interval_ms = 100;
+  bool fileset_per_top_directory = false;  // [mds_tuning]
   std::chrono::milliseconds start_timeout{15000};
 };
 

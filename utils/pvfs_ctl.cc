@@ -83,6 +83,15 @@ int main(int argc, char** argv) {
       ->excludes(servers_opt);
   setc->add_option("path", set.path, "directory or file")->required();
 
+  std::vector<std::string> fileset_paths;
+  auto* fileset = app.add_subcommand(
+      "fileset", "the file sets of a mounted pvfs: show which one paths are in, or make new ones");
+  fileset->add_option("path", fileset_paths, "files or directories to show");
+  std::vector<std::string> fileset_new;
+  auto* fileset_create = fileset->add_subcommand(
+      "create", "make empty (or new) directories the roots of new file sets (root only)");
+  fileset_create->add_option("dir", fileset_new, "directories")->required();
+
   bool per_daemon = false;
   auto* jobs = app.add_subcommand("jobs", "per-job operations and bytes, summed over all daemons");
   add_daemon_options(jobs);
@@ -193,6 +202,14 @@ int main(int argc, char** argv) {
     if (size_opt->count()) set.stripe_size = stripe_size;
     if (count_opt->count()) set.stripe_count = stripe_count;
     return pvfs::ctl::setstripe(set);
+  }
+  if (*fileset_create) return pvfs::ctl::fileset_create(fileset_new);
+  if (*fileset) {
+    if (fileset_paths.empty()) {
+      std::fprintf(stderr, "pvfs-ctl: fileset needs paths, or the command create (see pvfs-ctl --help)\n");
+      return 2;
+    }
+    return pvfs::ctl::fileset_show(fileset_paths);
   }
   if (*jobs) return pvfs::ctl::jobs(daemon, per_daemon);
   if (*ping) return pvfs::ctl::ping(daemon);

@@ -87,6 +87,8 @@ struct Request {
     metrics @28 :Void;            # reply: metrics
     setLogLevel @29 :Text;        # reply: none; "trace", "debug", "info", "warn", "error", "off"
     scanFiles @30 :ScanFiles;     # fsck; reply: files
+    makeFileSet @31 :Getattr;     # root only: the empty directory `ino` becomes the root of a
+                                  # new file set (a new inode number); reply: fileSet
   }
 
   struct ScanFiles {              # one page of the regular files, in inode order
@@ -157,6 +159,13 @@ struct Reply {
     layoutPolicy @10 :LayoutPolicy;
     metrics @11 :List(Common.MetricFamily);
     files @12 :FileList;
+    fileSet @13 :FileSetMade;
+  }
+
+  struct FileSetMade {            # makeFileSet: the directory's entry now names `root`
+    parent @0 :UInt64;
+    name @1 :Text;
+    root @2 :Attr;
   }
 
   struct FileList {               # scanFiles; eof: no file after the last one

@@ -1,0 +1,91 @@
+#include "mds/fileset_catalog.h"
+
+#include <charconv>
+#include <string>
+
+namespace pvfs::mds {
+
+namespace {
+
+constexpr std::string_view kPrefix = "fileset-";
+
+// The id in a directory name "fileset-<id>", or nullopt for other names.
+std::optional<uint16_t> parse_dir_name(const std::string& name) {
+  if (name.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+  unsigned value = 0;
+  const char* first = name.data() + kPrefix.size();
+  const char* last = name.data() + name.size();
+  auto [end, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || end != last || first == last || value > 0xffff) return std::nullopt;
+  return static_cast<uint16_t>(value);
+}
+
+}  // namespace
+
+std::filesystem::path FileSetCatalog::dir_of(FileSetId set) const {
+  return data_dir_ / (std::string(kPrefix) + std::to_string(set.value));
+}
+
+Result<std::unique_ptr<FileSetCatalog>> FileSetCatalog::open(const std::filesystem::path& data_dir,
+                                                             Timespec now) {
+  std::unique_ptr<FileSetCatalog> catalog(new FileSetCatalog(data_dir));
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) return Status(Errc::io, "cannot create " + data_dir.string() + ": " + ec.message());
+  std::vector<uint16_t> ids{0};
+  for (const auto& item : std::filesystem::directory_iterator(data_dir, ec)) {
+    auto id = parse_dir_name(item.path().filename().string());
+    if (id && *id != 0 && item.is_directory()) ids.push_back(*id);
+  }
+  if (ec) return Status(Errc::io, "cannot list " + data_dir.string() + ": " + ec.message());
+  for (uint16_t id : ids) {
+    auto store = NamespaceStore::open(catalog->dir_of(FileSetId(id)), FileSetId(id), now);
+    if (!store)
+      return Status(store.code(), catalog->dir_of(FileSetId(id)).string() + ": " + store.status().detail());
+    catalog->sets_[id] = std::move(*store);
+  }
+  return catalog;
+}
+
+NamespaceStore* FileSetCatalog::find(InodeId ino) const {
+  auto it = sets_.find(ino.fileset().value);
+  return it == sets_.end() ? nullptr : it->second.get();
+}
+
+Result<NamespaceStore*> FileSetCatalog::create(uint64_t seed, Timespec now) {
+  // Ids 1..65535; file set 0 is the namespace root.
+  for (uint32_t i = 0; i < 0xffff; ++i) {
+    const auto id = static_cast<uint16_t>(1 + (seed + i) % 0xffff);
+    if (sets_.count(id)) continue;
+    const auto dir = dir_of(FileSetId(id));
+    // A directory left by a crash between making a set and linking it in
+    // holds nothing reachable: start it afresh.
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    auto store = NamespaceStore::open(dir, FileSetId(id), now);
+    if (!store) return store.status();
+    NamespaceStore* raw = store->get();
+    sets_[id] = std::move(*store);
+    return raw;
+  }
+  return Status(Errc::no_space, "every file set id is taken");
+}
+
+Status FileSetCatalog::destroy(FileSetId set) {
+  if (set.value == 0) return Status(Errc::invalid_argument, "file set 0 holds the namespace root");
+  auto it = sets_.find(set.value);
+  if (it == sets_.end()) return Status(Errc::not_found, "no such file set");
+  sets_.erase(it);  // a sync in flight keeps its own reference until it returns
+  std::error_code ec;
+  std::filesystem::remove_all(dir_of(set), ec);
+  if (ec) return Status(Errc::io, "cannot delete " + dir_of(set).string() + ": " + ec.message());
+  return {};
+}
+
+std::vector<std::shared_ptr<NamespaceStore>> FileSetCatalog::stores() const {
+  std::vector<std::shared_ptr<NamespaceStore>> out;
+  for (const auto& [id, store] : sets_) out.push_back(store);
+  return out;
+}
+
+}  // namespace pvfs::mds

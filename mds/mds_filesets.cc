@@ -1,0 +1,125 @@
+// MdsService: making, finding and removing file sets (see
+// mds/fileset_catalog.h). A file set's root is named by an entry of a
+// directory in another file set; operations reach the right store by the
+// file set id in each inode number.
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "mds/mds_service.h"
+#include "mds/permissions.h"
+#include "shared/log.h"
+
+namespace pvfs::mds {
+
+Result<Attr> MdsService::with_root_attr(FileSetId parent_set, Result<Attr> found) {
+  // Only roots of other file sets come back partial (ino and type).
+  if (!found || found->ino.fileset() == parent_set) return found;
+  NamespaceStore* store = filesets_.find(found->ino);
+  if (!store) return Status(Errc::io, fmt::format("file set {} is missing", found->ino.fileset().value));
+  return store->getattr(found->ino);
+}
+
+void MdsService::add_root_attrs(ReaddirResult& page) {
+  for (DirEntry& e : page.entries) {
+    if (e.attr) continue;
+    NamespaceStore* store = filesets_.find(e.ino);
+    if (!store) continue;  // listed without attributes: the client looks it up
+    if (auto attr = store->getattr(e.ino)) e.attr = *attr;
+  }
+}
+
+Result<MdsService::MadeFileSet> MdsService::make_fileset(const Caller& caller, InodeId dir,
+                                                         Timespec now) {
+  NamespaceStore* parent_store = filesets_.find(dir);
+  if (!parent_store) return Status(Errc::not_found, "no such directory");
+  if (caller.uid != 0) return Status(Errc::not_permitted, "only root makes file sets");
+  auto attr = parent_store->getattr(dir);
+  if (!attr) return attr.status();
+  if (!S_ISDIR(attr->mode)) return Errc::not_dir;
+  if (dir == parent_store->root()) return Status(Errc::busy, "already the root of a file set");
+  auto empty = parent_store->dir_empty(dir);
+  if (!empty) return empty.status();
+  if (!*empty) return Status(Errc::not_empty, "only an empty directory becomes a file set");
+  auto policy = parent_store->get_layout_policy(dir);
+  if (!policy) return policy.status();
+  // The new set first: a crash before the entry is repointed leaves only an
+  // unreachable, empty file set (made afresh when its id is drawn again).
+  auto made = filesets_.create(rng_(), now);
+  if (!made) return made.status();
+  NamespaceStore& child = **made;
+  auto undo = [&](Status why) -> Status {
+    (void)filesets_.destroy(child.fileset());
+    return why;
+  };
+  if (Status s = child.init_root(*attr, *policy); !s.ok()) return undo(s);
+  auto moved = parent_store->replace_with_fileset_root(caller, dir, child.root(), now);
+  if (!moved) return undo(moved.status());
+  auto root = child.getattr(child.root());
+  if (!root) return root.status();
+  spdlog::info("directory {:#x} ('{}' in {:#x}) is now file set {}", dir.value, moved->second,
+               moved->first.value, child.fileset().value);
+  return MadeFileSet{moved->first, moved->second, *root};
+}
+
+Result<Attr> MdsService::mkdir_fileset(const Caller& caller, std::string_view name, uint32_t mode,
+                                       Timespec now) {
+  NamespaceStore& parent = filesets_.root();
+  // Checked before a file set is made for nothing.
+  auto existing = parent.fileset_root_at(caller, kRootInode, name);
+  if (!existing) return existing.status();
+  if (existing->has_value()) return Errc::exists;
+  auto parent_attr = parent.getattr(kRootInode);
+  if (!parent_attr) return parent_attr.status();
+  auto policy = parent.get_layout_policy(kRootInode);
+  if (!policy) return policy.status();
+  auto made = filesets_.create(rng_(), now);
+  if (!made) return made.status();
+  NamespaceStore& child = **made;
+  const NewOwner owner = new_owner(caller, *parent_attr, S_IFDIR | (mode & (0777 | S_ISVTX)));
+  Attr like;
+  like.mode = owner.mode;
+  like.uid = owner.uid;
+  like.gid = owner.gid;
+  like.atime = like.mtime = like.ctime = now;
+  Status st = child.init_root(like, *policy);
+  if (st.ok()) st = parent.add_fileset_root(caller, kRootInode, name, child.root(), now);
+  if (!st.ok()) {
+    (void)filesets_.destroy(child.fileset());
+    return st;
+  }
+  spdlog::info("'{}' in / is new file set {}", name, child.fileset().value);
+  return child.getattr(child.root());
+}
+
+Status MdsService::rmdir(NamespaceStore& store, const Caller& caller, InodeId parent,
+                         std::string_view name, Timespec now) {
+  auto root = store.fileset_root_at(caller, parent, name);
+  if (!root) return root.status();
+  if (!root->has_value()) return store.rmdir(caller, parent, name, now);
+  NamespaceStore* child = filesets_.find(**root);
+  if (!child) return Status(Errc::io, fmt::format("file set {} is missing", (*root)->fileset().value));
+  auto empty = child->dir_empty(**root);
+  if (!empty) return empty.status();
+  if (!*empty) return Errc::not_empty;
+  auto attr = child->getattr(**root);
+  if (!attr) return attr.status();
+  if (Status s = store.remove_fileset_root(caller, parent, name, *attr, now); !s.ok()) return s;
+  const FileSetId gone = (*root)->fileset();
+  spdlog::info("file set {} ('{}' in {:#x}) removed", gone.value, name, parent.value);
+  // Its unlinked files' objects are deleted first (orphan_loop), then the set.
+  detached_.insert(gone.value);
+  return {};
+}
+
+void MdsService::drop_if_detached(NamespaceStore& store) {
+  const FileSetId set = store.fileset();
+  if (!detached_.count(set.value)) return;
+  auto orphans = store.list_orphans(1);
+  if (!orphans || !orphans->empty()) return;
+  detached_.erase(set.value);
+  if (Status s = filesets_.destroy(set); !s.ok())
+    spdlog::warn("deleting file set {}: {}", set.value, s.to_string());
+}
+
+}  // namespace pvfs::mds
