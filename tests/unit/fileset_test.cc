@@ -3,7 +3,6 @@
 // deleting) and the namespace entries that name another file set's root
 // (what lookup, readdir, unlink, rmdir, rename and link do with them).
 #include <doctest/doctest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "mds/fileset_catalog.h"
 #include "mds/namespace_store.h"
+#include "tests/support/temp_dir.h"
 
 namespace pvfs {
 std::ostream& operator<<(std::ostream& os, Errc code) { return os << errc_name(code); }
@@ -24,25 +24,15 @@ namespace {
 const Caller kRoot{0, 0, {}};
 const Caller kAlice{1000, 1000, {}};
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/pvfs-fileset-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
 Timespec at(int64_t sec) { return Timespec{sec, 0}; }
 
 struct Catalog {
-  TempDir dir;
+  pvfs::test::TempDir dir{"pvfs-fileset"};
   std::unique_ptr<FileSetCatalog> sets;
   Catalog() { reopen(); }
   void reopen() {
     sets.reset();
-    auto opened = FileSetCatalog::open(dir.path, at(1));
+    auto opened = FileSetCatalog::open(dir.path(), at(1));
     REQUIRE(opened.ok());
     sets = std::move(*opened);
   }
@@ -94,10 +84,10 @@ TEST_CASE("file sets and what they hold are found again after reopening") {
 TEST_CASE("a deleted file set is gone from the catalog and the disk; set 0 cannot be deleted") {
   Catalog c;
   const FileSetId id = c.create(5).fileset();
-  CHECK(std::filesystem::exists(c.dir.path / "fileset-6"));
+  CHECK(std::filesystem::exists(c.dir.path() / "fileset-6"));
   REQUIRE(c.sets->destroy(id).ok());
   CHECK(c.sets->find(InodeId::make(id, 1)) == nullptr);
-  CHECK_FALSE(std::filesystem::exists(c.dir.path / "fileset-6"));
+  CHECK_FALSE(std::filesystem::exists(c.dir.path() / "fileset-6"));
   CHECK(c.sets->destroy(id).code() == Errc::not_found);
   CHECK(c.sets->destroy(FileSetId(0)).code() == Errc::invalid_argument);
   c.reopen();
