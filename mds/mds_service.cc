@@ -8,12 +8,14 @@
 #include <fmt/format.h>
 
 #include "shared/log.h"
+#include "shared/log_level.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
+#include "shared/rpc/metrics_wire.h"
 
 namespace pvfs::mds {
 
@@ -44,6 +46,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       store_(store),
       sync_pool_(sync_pool),
       registry_(milliseconds(config.heartbeat_timeout_ms)),
+      requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
       orphan_timer_(io) {}
 
@@ -147,6 +150,7 @@ Result<Layout> MdsService::layout_for_new_file(InodeId parent) {
 asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                          std::unique_ptr<rpc::InMessage> msg) {
   const uint64_t id = msg->id();
+  const auto arrived = std::chrono::steady_clock::now();
   auto req = msg->body<mp::Request>();
   jobs_.count(text(msg->envelope().getJobId()), 0, 0);
   const Caller caller = rpc::from_wire(req.getCaller());
@@ -427,6 +431,14 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       else failure = policy.status();
       break;
     }
+    case mp::Request::METRICS: {
+      const auto families = metrics();
+      rpc::to_wire(families, reply.initMetrics(static_cast<unsigned>(families.size())));
+      break;
+    }
+    case mp::Request::SET_LOG_LEVEL:
+      none_or(set_log_level(text(req.getSetLogLevel())));
+      break;
     case mp::Request::RELEASE_ORPHAN:
       none_or(store_.release_orphan(InodeId(req.getReleaseOrphan().getIno())));
       break;
@@ -434,6 +446,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       failure = Status(Errc::not_supported, "unknown metadata request");
       break;
   }
+  requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,
+                   std::chrono::steady_clock::now() - arrived);
   if (!failure.ok()) co_return co_await conn->reply_error(id, failure);
   co_await conn->reply(id, out);
 }
