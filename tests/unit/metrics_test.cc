@@ -1,6 +1,7 @@
 // Unit tests of shared/metrics: the Prometheus text renderer and reader,
-// RequestStats' percentiles and families, and setting the log level by
-// name (shared/log_level).
+// RequestStats' percentiles and families, setting the log level by name
+// (shared/log_level), and the /metrics HTTP responder's answers
+// (shared/rpc/metrics_http, without sockets).
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -12,6 +13,7 @@
 #include "shared/metrics/metrics.h"
 #include "shared/metrics/prometheus.h"
 #include "shared/metrics/request_stats.h"
+#include "shared/rpc/metrics_http.h"
 
 namespace pvfs::metrics {
 namespace {
@@ -158,6 +160,34 @@ TEST_CASE("the log level is set by name, and an unknown name lists the valid one
   CHECK(bad.detail() == "unknown log level 'loud': use one of trace, debug, info, warn, error, off");
   CHECK(logger->level() == spdlog::level::err);
   logger->set_level(old);
+}
+
+TEST_CASE("the HTTP responder serves GET /metrics and refuses everything else without building metrics") {
+  int built = 0;
+  const rpc::MetricsHttpServer::Source source = [&] {
+    ++built;
+    Families f;
+    add_single(f, "pvfs_up", "Up.", Type::gauge, 1);
+    return f;
+  };
+  const auto ok = rpc::respond("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", true, source);
+  CHECK(ok.status == 200);
+  CHECK(ok.content_type == kPrometheusContentType);
+  CHECK(ok.body == "# HELP pvfs_up Up.\n# TYPE pvfs_up gauge\npvfs_up 1\n");
+  CHECK(ok.to_text() ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+        "Content-Length: 50\r\nConnection: close\r\n\r\n# HELP pvfs_up Up.\n# TYPE pvfs_up gauge\npvfs_up 1\n");
+  CHECK(built == 1);
+  CHECK(rpc::respond("GET /metrics?debug=1 HTTP/1.0\r\n\r\n", true, source).status == 200);
+  CHECK(built == 2);
+  CHECK(rpc::respond("GET / HTTP/1.1\r\n\r\n", true, source).status == 404);
+  CHECK(rpc::respond("POST /metrics HTTP/1.1\r\n\r\n", true, source).status == 404);
+  CHECK(rpc::respond("GET /metrics/x HTTP/1.1\r\n\r\n", true, source).status == 404);
+  CHECK(rpc::respond("GET /metrics\r\n\r\n", true, source).status == 400);
+  CHECK(rpc::respond("GET /metrics SPDY/3\r\n\r\n", true, source).status == 400);
+  CHECK(rpc::respond("GET /metrics HTTP/1.1\r\nX: aaaa", false, source).status == 400);
+  CHECK(rpc::respond("", false, source).status == 400);
+  CHECK(built == 2);
 }
 
 }  // namespace pvfs::metrics
