@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -195,7 +196,7 @@ TEST_CASE("stats and every server's /metrics count the MiB written through the m
                        "number or all)\n");
 }
 
-TEST_CASE("top shows every server with data flowing in while a writer runs, and down daemons") {
+TEST_CASE("top shows every server with data flowing in while a writer runs, down daemons, and stops on Ctrl-C") {
   if (skip_without_fuse()) return;
   TestCluster cluster(three_servers(), true);
   const std::string config = cluster.cluster().config_path().string();
@@ -231,6 +232,20 @@ TEST_CASE("top shows every server with data flowing in while a writer runs, and 
   CAPTURE(down);
   CHECK(down.status == 0);
   CHECK(down.out.find("\nserver2  down\n") != std::string::npos);
+  // Ctrl-C ends it cleanly, between frames.
+  const fs::path interrupted = cluster.dir() / "top-interrupted.out";
+  const std::string command = "timeout --preserve-status -s INT 1.3 " +
+                              pvfs::test::shell_quote(pvfs::test::tool_path("PVFS_CTL")) + " top -n 0.5 -c " +
+                              pvfs::test::shell_quote(config) + " >" +
+                              pvfs::test::shell_quote(interrupted.string()) + " 2>&1";
+  const int raw = std::system(command.c_str());
+  CHECK(WIFEXITED(raw));
+  CHECK(WEXITSTATUS(raw) == 0);
+  const std::string shown = pvfs::test::slurp(interrupted);
+  CAPTURE(shown);
+  CHECK(shown.rfind("pvfs top: ", 0) == 0);
+  CHECK(shown.find("\nserver2  down\n") != std::string::npos);
+
   auto stats = ctl(cluster.dir(), {"stats", "-c", config});
   CHECK(stats.status == 1);
   CHECK(stats.err.rfind("pvfs-ctl: stats: server2 (", 0) == 0);
