@@ -12,6 +12,7 @@
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/ready_file.h"
+#include "shared/rpc/metrics_http.h"
 #include "shared/rpc/rpc_server.h"
 #include "shared/self_id.h"
 
@@ -82,11 +83,24 @@ int main(int argc, char** argv) {
   }
   service.start();
   (*server)->start();
+  std::unique_ptr<pvfs::rpc::MetricsHttpServer> metrics_http;
+  if (self->metrics) {
+    auto http = pvfs::rpc::MetricsHttpServer::listen(io, *self->metrics, [&service] { return service.metrics(); });
+    if (!http) {
+      std::fprintf(stderr, "pvfs-mds: %s\n", http.status().to_string().c_str());
+      return 1;
+    }
+    metrics_http = std::move(*http);
+    metrics_http->start();
+    spdlog::info("serving Prometheus metrics on http://{}/metrics",
+                 pvfs::Endpoint{self->metrics->host, metrics_http->port()}.to_string());
+  }
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code&, int sig) {
     spdlog::info("signal {}: shutting down", sig);
     service.stop();
+    if (metrics_http) metrics_http->stop();
     (*server)->stop();
     io.stop();
   });

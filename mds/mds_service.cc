@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "shared/log.h"
+#include "shared/log_level.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/blocking.h"
@@ -15,6 +16,7 @@
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/request_log.h"
+#include "shared/rpc/metrics_wire.h"
 
 namespace pvfs::mds {
 
@@ -45,6 +47,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       filesets_(filesets),
       sync_pool_(sync_pool),
       registry_(milliseconds(config.heartbeat_timeout_ms)),
+      requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
       orphan_timer_(io) {}
 
@@ -487,6 +490,14 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       else failure = policy.status();
       break;
     }
+    case mp::Request::METRICS: {
+      const auto families = metrics();
+      rpc::to_wire(families, reply.initMetrics(static_cast<unsigned>(families.size())));
+      break;
+    }
+    case mp::Request::SET_LOG_LEVEL:
+      none_or(set_log_level(text(req.getSetLogLevel())));
+      break;
     case mp::Request::RELEASE_ORPHAN:
       if (auto* s = at(req.getReleaseOrphan().getIno()))
         none_or(s->release_orphan(InodeId(req.getReleaseOrphan().getIno())));
@@ -546,6 +557,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       break;
   }
   rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
+  requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,
+                   std::chrono::steady_clock::now() - started);
   if (!failure.ok()) co_return co_await conn->reply_error(id, failure);
   co_await conn->reply(id, out);
 }

@@ -19,6 +19,7 @@
 #include "mds/fileset_catalog.h"
 #include "mds/server_registry.h"
 #include "shared/config.h"
+#include "shared/metrics/request_stats.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"
 #include "shared/rpc/peer.h"
@@ -39,6 +40,10 @@ class MdsService {
   // The RpcServer handler: one request in, exactly one reply out.
   asio::awaitable<void> handle(std::shared_ptr<rpc::Connection> conn,
                                std::unique_ptr<rpc::InMessage> msg);
+
+  // The MDS's counters and gauges as metric families (pvfs-ctl stats and
+  // top, /metrics; names in docs/metrics.md). In mds/mds_metrics.cc.
+  metrics::Families metrics();
 
  private:
   asio::awaitable<void> sync_loop();
@@ -79,6 +84,7 @@ class MdsService {
   ServerRegistry registry_;
   std::map<ServerId, std::unique_ptr<rpc::Peer>> storage_peers_;
   rpc::JobCounters jobs_;
+  metrics::RequestStats requests_;  // by Request union member
   std::mt19937_64 rng_{std::random_device{}()};
   asio::steady_timer sync_timer_;
   asio::steady_timer orphan_timer_;

@@ -6,10 +6,12 @@
 
 #include "server/calibration.h"
 #include "shared/log.h"
+#include "shared/log_level.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/request_log.h"
+#include "shared/rpc/metrics_wire.h"
 
 namespace pvfs {
 
@@ -45,7 +47,7 @@ StorageService::StorageService(uint32_t server_id, const Config& config, ObjectS
                                IoQueueOptions io_options, elevator::BandwidthTable bandwidth)
     : id_(server_id), config_(config), store_(store), fragments_(std::move(fragments)),
       db_(std::move(db)), disk_pool_(disk_pool), io_(ex, disk_pool, std::move(io_options), std::move(bandwidth)),
-      straggler_(ex), gates_(ex) {}
+      requests_(rpc::union_names(capnp::Schema::from<sp::Request>())), straggler_(ex), gates_(ex) {}
 
 namespace {
 
@@ -116,6 +118,7 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
   const auto started = std::chrono::steady_clock::now();
   auto req = msg->body<sp::Request>();
   const std::string job = msg->envelope().getJobId();
+  const uint64_t bytes_in = msg->data().size();
   rpc::OutMessage out;
   auto reply = out.init_body<sp::Reply>();
   Buffer reply_data;
@@ -159,6 +162,8 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
   }
   if (is_data) co_await straggler_.leave(ticket, msg->receive_time());
   rpc::log_request(*msg, capnp::toDynamic(req), st, std::chrono::steady_clock::now() - started);
+  requests_.record(static_cast<size_t>(req.which()), !st.ok(), bytes_in, st.ok() ? reply_data.size() : 0,
+                   std::chrono::steady_clock::now() - started);
   if (!st.ok()) co_return co_await conn->reply_error(id, st);
   co_await conn->reply(id, out, reply_data.span());
 }
@@ -251,6 +256,17 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
     case sp::Request::SCAN_FRAGMENTS: co_return co_await scan_fragments(req.getScanFragments(), reply);
     case sp::Request::SCAN_REDIRECTS: scan_redirects(req.getScanRedirects(), reply); co_return Status{};
     case sp::Request::DROP_REDIRECT: co_return co_await drop_redirect(req.getDropRedirect(), reply);
+    case sp::Request::METRICS: {
+      const auto families = metrics();
+      rpc::to_wire(families, reply.initMetrics(static_cast<unsigned>(families.size())));
+      co_return Status{};
+    }
+    case sp::Request::SET_LOG_LEVEL: {
+      const auto level = req.getSetLogLevel();
+      Status st = set_log_level(std::string_view(level.begin(), level.size()));
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
     case sp::Request::ELEVATOR: {
       Status st;
       elevator_status(req.getElevator(), reply, st);

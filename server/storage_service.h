@@ -25,6 +25,7 @@
 #include "server/sched_db.h"
 #include "server/straggler.h"
 #include "shared/config.h"
+#include "shared/metrics/request_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"
@@ -52,6 +53,10 @@ class StorageService {
                                std::unique_ptr<rpc::InMessage> msg);
 
   Straggler& straggler() { return straggler_; }
+
+  // The server's counters and gauges as metric families (pvfs-ctl stats and
+  // top, /metrics; names in docs/metrics.md). In server/storage_metrics.cc.
+  metrics::Families metrics();
 
   // --- for the maintainer (same thread) ---
   redirect::RedirectTable& table() { return table_; }
@@ -134,6 +139,7 @@ class StorageService {
   asio::thread_pool& disk_pool_;
   IoQueue io_;
   rpc::JobCounters jobs_;
+  metrics::RequestStats requests_;  // by Request union member
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 
   load::LoadDetector load_;

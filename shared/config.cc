@@ -124,6 +124,13 @@ Result<std::vector<DaemonEntry>> read_daemons(const toml::table& root, std::stri
       std::filesystem::path p(**dir);
       e.data_dir = p.is_absolute() ? p : base / p;
     }
+    auto metrics = read_string(*t, "metrics", where + ".metrics");
+    if (!metrics) return metrics.status();
+    if (*metrics) {
+      auto mep = parse_endpoint(**metrics);
+      if (!mep) return key_error(where + ".metrics", mep.status().detail());
+      e.metrics = *mep;
+    }
     out.push_back(std::move(e));
   }
   return out;
@@ -257,6 +264,9 @@ std::string Config::render() const {
           << "address = " << toml::value<std::string>(e.address.to_string()) << "\n";
       if (!e.data_dir.empty())
         out << "data_dir = " << toml::value<std::string>(e.data_dir.string()) << "\n";
+      if (e.metrics)
+        out << "metrics = " << toml::value<std::string>(e.metrics->to_string())
+            << "    # Prometheus /metrics, unauthenticated\n";
       out << "\n";
     }
   };

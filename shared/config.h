@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct DaemonEntry {
   uint32_t id = 0;
   Endpoint address;
   std::filesystem::path data_dir;
+  // Where the daemon serves Prometheus /metrics (the optional `metrics` key;
+  // unset: not served). Unauthenticated: meant for a management network.
+  std::optional<Endpoint> metrics = std::nullopt;
 };
 
 struct Config {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -139,15 +140,30 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.secret_file = dir / "secret.key";
     if (!fs::exists(c.secret_file))
       if (Status st = generate_secret(c.secret_file); !st.ok()) return st;
+    // Each port free now and not handed out before: the kernel may offer a
+    // port again once its probe socket is closed.
+    std::set<uint16_t> taken;
+    auto unused_port = [&]() -> Result<uint16_t> {
+      for (;;) {
+        auto port = free_port();
+        if (!port || taken.insert(*port).second) return port;
+      }
+    };
     for (uint32_t i = 0; i < options.mds; ++i) {
-      auto port = free_port();
+      auto port = unused_port();
       if (!port) return port.status();
-      c.mds.push_back({i, {"127.0.0.1", *port}, dir / fmt::format("mds{}", i)});
+      auto metrics_port = unused_port();
+      if (!metrics_port) return metrics_port.status();
+      c.mds.push_back({i, {"127.0.0.1", *port}, dir / fmt::format("mds{}", i),
+                       Endpoint{"127.0.0.1", *metrics_port}});
     }
     for (uint32_t i = 0; i < options.servers; ++i) {
-      auto port = free_port();
+      auto port = unused_port();
       if (!port) return port.status();
-      c.servers.push_back({i, {"127.0.0.1", *port}, dir / fmt::format("server{}", i)});
+      auto metrics_port = unused_port();
+      if (!metrics_port) return metrics_port.status();
+      c.servers.push_back({i, {"127.0.0.1", *port}, dir / fmt::format("server{}", i),
+                           Endpoint{"127.0.0.1", *metrics_port}});
     }
     c.rpc_timeout_ms = options.rpc_timeout_ms;
     c.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
@@ -295,17 +311,18 @@ Status LocalCluster::down() {
 
 std::vector<DaemonState> LocalCluster::daemons() const {
   std::vector<DaemonState> out;
-  auto add = [&](const std::string& name, const Endpoint& address) {
+  auto add = [&](const std::string& name, const DaemonEntry& entry) {
     DaemonState d;
     d.name = name;
     d.pid = read_pid(dir_ / "run" / (name + ".pid"));
     d.running = process_alive(d.pid);
-    d.address = address.to_string();
+    d.address = entry.address.to_string();
+    if (entry.metrics) d.metrics = entry.metrics->to_string();
     d.log = dir_ / "logs" / (name + ".log");
     out.push_back(d);
   };
-  for (const auto& m : config_.mds) add(fmt::format("mds{}", m.id), m.address);
-  for (const auto& s : config_.servers) add(fmt::format("server{}", s.id), s.address);
+  for (const auto& m : config_.mds) add(fmt::format("mds{}", m.id), m);
+  for (const auto& s : config_.servers) add(fmt::format("server{}", s.id), s);
   return out;
 }
 

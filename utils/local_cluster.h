@@ -1,5 +1,6 @@
 // A whole pvfs cluster on this machine: config, key, data directories and
-// daemon processes under one folder, on free loopback ports. Drives
+// daemon processes under one folder, on free loopback ports (each daemon
+// also serves Prometheus /metrics on a loopback port of its own). Drives
 // `pvfs-cluster` and the integration tests (which kill and restart real
 // daemons through it). State lives in the folder (pvfs.toml, secret.key,
 // run/*.pid, logs/*.log), so `status` and `down` work from another process.
@@ -39,6 +40,7 @@ struct DaemonState {
   int pid = 0;
   bool running = false;
   std::string address;
+  std::string metrics;  // where it serves /metrics ("127.0.0.1:9100"); empty: nowhere
   std::filesystem::path log;
 };
 

@@ -23,7 +23,7 @@ int status(const std::string& dir) {
   auto key = pvfs::load_secret(cluster->config().secret_file);
   if (!key) return fail(key.status());
   int bad = 0;
-  std::printf("%-10s %-8s %-22s %-9s %s\n", "DAEMON", "PID", "ADDRESS", "STATE", "DETAIL");
+  std::printf("%-10s %-8s %-22s %-22s %-9s %s\n", "DAEMON", "PID", "ADDRESS", "METRICS", "STATE", "DETAIL");
   for (const auto& d : cluster->daemons()) {
     std::string state = "stopped", detail;
     if (d.running) {
@@ -39,8 +39,9 @@ int status(const std::string& dir) {
       }
     }
     if (state != "answers") ++bad;
-    std::printf("%-10s %-8d %-22s %-9s %s\n", d.name.c_str(), d.running ? d.pid : 0,
-                d.address.c_str(), state.c_str(), detail.c_str());
+    std::printf("%-10s %-8d %-22s %-22s %-9s %s\n", d.name.c_str(), d.running ? d.pid : 0,
+                d.address.c_str(), d.metrics.empty() ? "-" : d.metrics.c_str(), state.c_str(),
+                detail.c_str());
   }
   std::ifstream mount_file(cluster->dir() / "run" / "mountpoint");
   std::string mnt;

@@ -12,6 +12,7 @@
 #include "utils/ctl_format.h"
 #include "utils/genconfig.h"
 #include "utils/ctl_fsck.h"
+#include "utils/ctl_metrics.h"
 
 namespace {
 
@@ -179,6 +180,38 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0u, 86400u));
 
+  std::vector<std::string> stats_names;
+  bool stats_json = false, stats_prometheus = false;
+  auto* stats = app.add_subcommand(
+      "stats",
+      "per-daemon counters: requests and bytes by type with p50/p99 latency, queue depths, "
+      "scheduling counters, jobs (exit 1 naming daemons that do not answer)");
+  add_daemon_options(stats);
+  stats->add_option("daemon", stats_names, "mds0, server2, a storage server number, or all [all]");
+  auto* stats_json_opt = stats->add_flag("--json", stats_json, "a JSON array: one object of raw samples per daemon");
+  stats->add_flag("--prometheus", stats_prometheus,
+                  "the Prometheus text format, each sample labelled daemon=\"...\"")
+      ->excludes(stats_json_opt);
+
+  double top_interval = 1.0;
+  uint32_t top_iterations = 0;
+  auto* top = app.add_subcommand(
+      "top", "live view, redrawn every interval: servers (load, queue, MiB/s in/out, redirects "
+             "held), metadata servers (ops/s, latency, file sets, inodes), busiest jobs");
+  add_daemon_options(top);
+  top->add_option("-n,--interval", top_interval, "seconds between frames")
+      ->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+  top->add_option("-i,--iterations", top_iterations, "stop after this many frames (0: until Ctrl-C)")
+      ->capture_default_str();
+
+  std::string loglevel_daemon, loglevel_level;
+  auto* loglevel = app.add_subcommand(
+      "loglevel", "change a daemon's log level while it runs (trace, debug, info, warn, error, off)");
+  add_daemon_options(loglevel);
+  loglevel->add_option("daemon", loglevel_daemon, "mds0, server2, a storage server number, or all")
+      ->required();
+  loglevel->add_option("level", loglevel_level, "trace, debug, info, warn, error or off")->required();
+
   // CLI11 would report a mistyped command as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
@@ -225,5 +258,12 @@ int main(int argc, char** argv) {
     if (elevator_id_opt->count()) ids.push_back(elevator_id);
     return pvfs::ctl::elevator(daemon, ids, elevator_policy, elevator_json);
   }
+  if (*stats)
+    return pvfs::ctl::stats(daemon, stats_names,
+                            stats_json         ? pvfs::ctl::StatsFormat::json
+                            : stats_prometheus ? pvfs::ctl::StatsFormat::prometheus
+                                               : pvfs::ctl::StatsFormat::text);
+  if (*top) return pvfs::ctl::top(daemon, top_interval, top_iterations);
+  if (*loglevel) return pvfs::ctl::loglevel(daemon, loglevel_daemon, loglevel_level);
   return 2;
 }

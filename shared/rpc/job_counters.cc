@@ -23,18 +23,24 @@ void JobCounters::count(std::string_view job, uint64_t bytes_read, uint64_t byte
   it->second.bytes_written += bytes_written;
 }
 
-void JobCounters::fill(proto::DaemonStatus::Builder status, size_t max) const {
-  std::vector<const std::pair<const std::string, Counts>*> order;
-  for (const auto& entry : jobs_) order.push_back(&entry);
-  std::sort(order.begin(), order.end(),
-            [](auto* a, auto* b) { return a->second.ops > b->second.ops; });
+std::vector<JobCounters::Job> JobCounters::busiest(size_t max) const {
+  std::vector<Job> order;
+  order.reserve(jobs_.size());
+  for (const auto& [id, c] : jobs_) order.push_back(Job{id, c.ops, c.bytes_read, c.bytes_written});
+  // Stable over the map's id order: equal counts stay in id order.
+  std::stable_sort(order.begin(), order.end(), [](const Job& a, const Job& b) { return a.ops > b.ops; });
   if (order.size() > max) order.resize(max);
+  return order;
+}
+
+void JobCounters::fill(proto::DaemonStatus::Builder status, size_t max) const {
+  const auto order = busiest(max);
   auto list = status.initJobs(static_cast<unsigned>(order.size()));
   for (size_t i = 0; i < order.size(); ++i) {
-    list[i].setJobId(order[i]->first);
-    list[i].setOps(order[i]->second.ops);
-    list[i].setBytesRead(order[i]->second.bytes_read);
-    list[i].setBytesWritten(order[i]->second.bytes_written);
+    list[i].setJobId(order[i].id);
+    list[i].setOps(order[i].ops);
+    list[i].setBytesRead(order[i].bytes_read);
+    list[i].setBytesWritten(order[i].bytes_written);
   }
   status.setRequests(total_);
 }

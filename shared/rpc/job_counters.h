@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "shared/proto/common.capnp.h"
 
@@ -18,6 +19,13 @@ class JobCounters {
   // Fills a DaemonStatus's job list, busiest (by ops) first, at most `max`.
   void fill(proto::DaemonStatus::Builder status, size_t max) const;
   uint64_t total_requests() const { return total_; }
+
+  struct Job {
+    std::string id;
+    uint64_t ops = 0, bytes_read = 0, bytes_written = 0;
+  };
+  // The `max` busiest jobs (by ops; ties by id), busiest first.
+  std::vector<Job> busiest(size_t max) const;
 
  private:
   struct Counts {

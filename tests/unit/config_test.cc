@@ -48,6 +48,7 @@ void check_same_daemons(const std::vector<DaemonEntry>& a, const std::vector<Dae
     CHECK(a[i].id == b[i].id);
     CHECK(a[i].address == b[i].address);
     CHECK(a[i].data_dir == b[i].data_dir);
+    CHECK(a[i].metrics == b[i].metrics);
   }
 }
 
@@ -58,7 +59,7 @@ TEST_CASE("a full config round-trips through render and load") {
   Config c;
   c.secret_file = dir.path() / "keys" / "cluster.key";
   c.mds = {{0, {"10.0.0.1", 7000}, dir.path() / "mds0"}, {5, {"::1", 7001}, dir.path() / "mds5"}};
-  c.servers = {{1, {"node-a", 7100}, dir.path() / "s1"},
+  c.servers = {{1, {"node-a", 7100}, dir.path() / "s1", Endpoint{"10.9.0.1", 9101}},
                {2, {"node-b.example.org", 0}, dir.path() / "s 2"},
                {9, {"fe80::2", 65535}, {}}};
   c.stripe_size = 4 << 20;
@@ -319,4 +320,11 @@ TEST_CASE("parse_endpoint rejects garbage") {
   }
 }
 
+TEST_CASE("a bad metrics address is an error naming the entry's metrics key") {
+  expect_error_naming(std::string(kMinimal) + "[[server]]\naddress = \"h:1\"\nmetrics = \"nope\"\n",
+                      "server[0].metrics");
+  expect_error_naming(std::string(kMinimal) + "metrics = 9100\n", "mds[0].metrics");
+}
+
 }  // namespace pvfs
+

@@ -1,0 +1,54 @@
+// The metadata server's metric families: what pvfs-ctl stats and top show
+// and /metrics serves, built on request from the counters the service keeps
+// (requests by type, inodes, storage servers, jobs). Names and meanings:
+// docs/metrics.md. Runs on the network thread.
+#include "mds/mds_service.h"
+
+namespace pvfs::mds {
+
+namespace {
+
+using metrics::Type;
+
+constexpr size_t kMaxJobs = 100;  // busiest jobs exported, to bound the series
+
+}  // namespace
+
+metrics::Families MdsService::metrics() {
+  metrics::Families out;
+  requests_.append_to(out, "pvfs_mds");
+  const auto now = std::chrono::steady_clock::now();
+  metrics::add_single(out, "pvfs_mds_uptime_seconds", "Seconds since the metadata server started.",
+                      Type::gauge, std::chrono::duration<double>(now - started_).count());
+  // A failed count (LMDB trouble) leaves the gauge out rather than report
+  // a part as the whole.
+  uint64_t inodes = 0;
+  bool counted = true;
+  for (const auto& store : filesets_.stores()) {
+    auto n = store->inode_count();
+    if (!n) {
+      counted = false;
+      break;
+    }
+    inodes += *n;
+  }
+  if (counted)
+    metrics::add_single(out, "pvfs_mds_inodes", "Inodes in the namespace (files, directories, links).",
+                        Type::gauge, static_cast<double>(inodes));
+  metrics::add_single(out, "pvfs_mds_storage_servers", "Storage servers registered with this MDS.",
+                      Type::gauge, static_cast<double>(registry_.all().size()));
+  metrics::add_single(out, "pvfs_mds_storage_servers_alive",
+                      "Storage servers whose heartbeat arrived within the configured window.", Type::gauge,
+                      static_cast<double>(registry_.live(now).size()));
+  metrics::add_single(out, "pvfs_mds_filesets", "File sets this MDS serves.", Type::gauge,
+                      static_cast<double>(filesets_.size()));
+
+  auto job_ops = metrics::make_family("pvfs_mds_job_requests_total", "Requests by job (the busiest 100).",
+                                      Type::counter);
+  for (const auto& j : jobs_.busiest(kMaxJobs))
+    job_ops.samples.push_back({{{"job", j.id}}, static_cast<double>(j.ops), {}});
+  out.push_back(std::move(job_ops));
+  return out;
+}
+
+}  // namespace pvfs::mds
