@@ -22,6 +22,7 @@
 #include "fs/layout_xattr.h"
 #include "shared/config.h"
 #include "shared/secret.h"
+#include "utils/ctl_cluster.h"
 #include "utils/ctl_format.h"
 #include "utils/daemon_probe.h"
 
@@ -36,13 +37,6 @@ using std::chrono::milliseconds;
 constexpr const char* kLayoutXattr = "user.pvfs.layout";
 // And the file set of an inode (fs/client.h's kFileSetXattr).
 constexpr const char* kFileSetXattr = "user.pvfs.fileset";
-// Daemons probed at once; each probe is one thread with its own io_context.
-constexpr size_t kMaxParallelProbes = 32;
-
-template <typename... Args>
-void error(fmt::format_string<Args...> format, Args&&... args) {
-  std::fprintf(stderr, "pvfs-ctl: %s\n", fmt::format(format, std::forward<Args>(args)...).c_str());
-}
 
 // Whether `path` (which must exist) is on a pvfs mount, by the mount table:
 // the layout xattr alone would not tell, since other file systems store
@@ -121,49 +115,6 @@ std::string setstripe_hint(const std::string& path, int err) {
                               : " (only files and directories have a layout)";
     default: return "";
   }
-}
-
-struct Cluster {
-  Config config;
-  Secret key{};
-  milliseconds timeout{0};
-};
-
-// Loads the config and its key; prints the error and returns nullopt on failure.
-std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* command) {
-  if (options.config_path.empty()) {
-    error("{}: no cluster config: give -c FILE or set PVFS_CONFIG", command);
-    return std::nullopt;
-  }
-  auto config = Config::load(options.config_path);
-  if (!config) {
-    error("{}: {}", command, config.status().to_string());
-    return std::nullopt;
-  }
-  auto key = load_secret(config->secret_file);
-  if (!key) {
-    error("{}: {}", command, key.status().to_string());
-    return std::nullopt;
-  }
-  Cluster cluster{std::move(*config), *key, options.timeout};
-  if (cluster.timeout.count() <= 0)
-    cluster.timeout = milliseconds(std::max<uint32_t>(cluster.config.connect_timeout_ms, 1));
-  return cluster;
-}
-
-// Calls `ask(target)` for every target, a bounded number at a time, each
-// call on a thread of its own; results parallel to `targets`.
-template <typename T, typename Ask>
-std::vector<Result<T>> ask_all(const std::vector<DaemonTarget>& targets, Ask ask) {
-  std::vector<Result<T>> results(targets.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < targets.size(); i = next++) results[i] = ask(targets[i]);
-  };
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < std::min(targets.size(), kMaxParallelProbes); ++i) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  return results;
 }
 
 // Probes every target; results parallel to `targets`.

@@ -20,9 +20,28 @@ bool parse_u32(std::string_view text, uint32_t& out) {
   return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
 }
 
-// Pads every cell of `rows` (the first is the header) to its column's
-// widest cell; columns listed in `right` are right-aligned. The last column
-// is not padded, so lines carry no trailing blanks.
+
+// `text` with `prefix` before each of its lines.
+std::string indent(std::string_view text, std::string_view prefix) {
+  std::string out;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    out += fmt::format("{}{}\n", prefix, text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// A delay factor as people write it: 5, 2.5, 1000.
+std::string factor_text(double factor) { return fmt::format("{:g}", factor); }
+
+// A JSON number; JSON has no NaN or infinity.
+std::string json_number(double value) {
+  return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
+}
+
+}  // namespace
+
 std::string table(const std::vector<std::vector<std::string>>& rows, const std::set<size_t>& right) {
   std::vector<size_t> width;
   for (const auto& row : rows)
@@ -45,27 +64,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows, const std::
   }
   return out;
 }
-
-// `text` with `prefix` before each of its lines.
-std::string indent(std::string_view text, std::string_view prefix) {
-  std::string out;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = std::min(text.find('\n', start), text.size());
-    out += fmt::format("{}{}\n", prefix, text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-// A delay factor as people write it: 5, 2.5, 1000.
-std::string factor_text(double factor) { return fmt::format("{:g}", factor); }
-
-// A JSON number; JSON has no NaN or infinity.
-std::string json_number(double value) {
-  return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
-}
-
-}  // namespace
 
 Result<std::vector<ServerId>> parse_server_list(std::string_view text) {
   std::vector<ServerId> out;

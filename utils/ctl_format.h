@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,11 @@ std::vector<JobStat> merge_jobs(const std::vector<DaemonReport>& reports);
 std::string render_jobs(const std::vector<JobStat>& jobs);
 
 // One daemon of the cluster as pvfs-ctl names it: "mds0", "server3".
+// Pads every cell of `rows` (the first is the header) to its column's
+// widest cell; columns listed in `right` are right-aligned. The last column
+// is not padded, so lines carry no trailing blanks.
+std::string table(const std::vector<std::vector<std::string>>& rows, const std::set<size_t>& right);
+
 struct DaemonTarget {
   std::string name;
   DaemonKind kind = DaemonKind::server;

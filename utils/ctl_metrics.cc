@@ -14,6 +14,7 @@
 #include "shared/log_level.h"
 #include "shared/metrics/prometheus.h"
 #include "shared/secret.h"
+#include "utils/ctl_cluster.h"
 #include "utils/metrics_probe.h"
 #include "utils/metrics_view.h"
 
@@ -24,56 +25,14 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxParallelProbes = 32;
 constexpr size_t kTopJobs = 10;
 
-template <typename... Args>
-void error(fmt::format_string<Args...> format, Args&&... args) {
-  std::fprintf(stderr, "pvfs-ctl: %s\n", fmt::format(format, std::forward<Args>(args)...).c_str());
-}
-
-struct Cluster {
-  Config config;
-  Secret key{};
-  milliseconds timeout{0};
-};
-
-// Loads the config and its key; prints the error and returns nullopt on failure.
-std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* command) {
-  if (options.config_path.empty()) {
-    error("{}: no cluster config: give -c FILE or set PVFS_CONFIG", command);
-    return std::nullopt;
-  }
-  auto config = Config::load(options.config_path);
-  if (!config) {
-    error("{}: {}", command, config.status().to_string());
-    return std::nullopt;
-  }
-  auto key = load_secret(config->secret_file);
-  if (!key) {
-    error("{}: {}", command, key.status().to_string());
-    return std::nullopt;
-  }
-  Cluster cluster{std::move(*config), *key, options.timeout};
-  if (cluster.timeout.count() <= 0)
-    cluster.timeout = milliseconds(std::max<uint32_t>(cluster.config.connect_timeout_ms, 1));
-  return cluster;
-}
-
-// Asks every target for its metrics, a bounded number at a time on threads
-// of their own; results parallel to `targets`.
+// Asks every target for its metrics at once; results parallel to `targets`.
 std::vector<Result<metrics::Families>> fetch_all(const std::vector<DaemonTarget>& targets, const Cluster& cluster,
                                                  milliseconds timeout) {
-  std::vector<Result<metrics::Families>> results(targets.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < targets.size(); i = next++)
-      results[i] = fetch_metrics(targets[i].kind, targets[i].address, cluster.key, timeout);
-  };
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < std::min(targets.size(), kMaxParallelProbes); ++i) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  return results;
+  return ask_all<metrics::Families>(targets, [&](const DaemonTarget& t) {
+    return fetch_metrics(t.kind, t.address, cluster.key, timeout);
+  });
 }
 
 std::vector<DaemonSnapshot> snapshot_all(const std::vector<DaemonTarget>& targets, const Cluster& cluster,

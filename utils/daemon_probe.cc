@@ -5,23 +5,12 @@
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
 
 namespace pvfs {
 
 namespace {
 
-template <typename T>
-T run(asio::awaitable<T> task) {
-  asio::io_context io(1);
-  std::optional<T> out;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
-    if (e) out.emplace(Status(Errc::io, "internal error"));
-    else out.emplace(std::move(value));
-    io.stop();
-  });
-  io.run();
-  return std::move(*out);
-}
 
 DaemonReport from_wire(proto::DaemonStatus::Reader s) {
   DaemonReport r;
@@ -50,7 +39,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> ask(const Endpoint& at,
 
 Result<DaemonReport> probe_daemon(DaemonKind kind, const Endpoint& at, const Secret& key,
                                   std::chrono::milliseconds timeout) {
-  return run([&]() -> asio::awaitable<Result<DaemonReport>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<DaemonReport>> {
     rpc::OutMessage out;
     if (kind == DaemonKind::mds) out.init_body<proto::mds::Request>().setStatus();
     else out.init_body<proto::storage::Request>().setStatus();
@@ -64,7 +53,7 @@ Result<DaemonReport> probe_daemon(DaemonKind kind, const Endpoint& at, const Sec
 
 Result<std::vector<ServerView>> list_servers(const Endpoint& mds, const Secret& key,
                                              std::chrono::milliseconds timeout) {
-  return run([&]() -> asio::awaitable<Result<std::vector<ServerView>>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<std::vector<ServerView>>> {
     rpc::OutMessage out;
     out.init_body<proto::mds::Request>().setGetServers();
     auto reply = co_await ask(mds, key, timeout, out);
@@ -79,7 +68,7 @@ Result<std::vector<ServerView>> list_servers(const Endpoint& mds, const Secret& 
 
 Result<SchedView> sched_status(const Endpoint& at, const Secret& key,
                                std::chrono::milliseconds timeout) {
-  return run([&]() -> asio::awaitable<Result<SchedView>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<SchedView>> {
     rpc::OutMessage out;
     out.init_body<proto::storage::Request>().setSchedStatus();
     auto reply = co_await ask(at, key, timeout, out);
@@ -111,7 +100,7 @@ Result<SchedView> sched_status(const Endpoint& at, const Secret& key,
 
 Status inject(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
               double delay_factor, std::chrono::seconds duration) {
-  return run([&]() -> asio::awaitable<Status> {
+  return rpc::run_sync([&]() -> asio::awaitable<Status> {
     rpc::OutMessage out;
     auto i = out.init_body<proto::storage::Request>().initInject();
     i.setDelayFactor(delay_factor);
@@ -123,7 +112,7 @@ Status inject(const Endpoint& at, const Secret& key, std::chrono::milliseconds t
 
 Result<ElevatorView> elevator_status(const Endpoint& at, const Secret& key,
                                      std::chrono::milliseconds timeout, const std::string& policy) {
-  return run([&]() -> asio::awaitable<Result<ElevatorView>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<ElevatorView>> {
     rpc::OutMessage out;
     out.init_body<proto::storage::Request>().initElevator().setPolicy(policy);
     auto reply = co_await ask(at, key, timeout, out);

@@ -11,6 +11,7 @@
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
 #include "shared/rpc/convert.h"
 
 namespace pvfs::fsck {
@@ -23,18 +24,6 @@ namespace mp = proto::mds;
 // Items asked for per page.
 constexpr uint32_t kPage = 1024;
 
-template <typename T>
-T run(asio::awaitable<T> task) {
-  asio::io_context io(1);
-  std::optional<T> out;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
-    if (e) out.emplace(Status(Errc::io, "internal error"));
-    else out.emplace(std::move(value));
-    io.stop();
-  });
-  io.run();
-  return std::move(*out);
-}
 
 asio::awaitable<Result<std::shared_ptr<rpc::Connection>>> open(const Endpoint& at, const Secret& key,
                                                                 std::chrono::milliseconds timeout) {
@@ -92,7 +81,7 @@ const DaemonEntry* storage_entry(const Config& config, ServerId id) { return con
 
 Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std::chrono::milliseconds timeout,
                                      const std::function<void(size_t)>& on_page) {
-  return run([&]() -> asio::awaitable<Result<std::vector<File>>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<std::vector<File>>> {
     auto conn = co_await open(mds, key, timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
@@ -121,7 +110,7 @@ Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std
 }
 
 Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, std::chrono::milliseconds timeout) {
-  return run([&]() -> asio::awaitable<Result<uint64_t>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<uint64_t>> {
     auto conn = co_await open(mds, key, timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
@@ -138,7 +127,7 @@ Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, std::chrono
 
 Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& key,
                                std::chrono::milliseconds timeout) {
-  return run([&]() -> asio::awaitable<Result<ServerScan>> {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<ServerScan>> {
     auto conn = co_await open(at, key, timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
@@ -193,7 +182,7 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
   if (finding.repair == Repair::update_size) {
     Status last(Errc::unavailable, "no metadata server in the config");
     for (const auto& mds : config.mds) {
-      last = run([&]() -> asio::awaitable<Status> {
+      last = rpc::run_sync([&]() -> asio::awaitable<Status> {
         rpc::OutMessage out;
         auto u = out.init_body<mp::Request>().initUpdateSize();
         u.setIno(finding.object.ino.value);
@@ -207,7 +196,7 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
   }
   const DaemonEntry* server = storage_entry(config, finding.server);
   if (!server) return Status(Errc::not_found, fmt::format("server {} is not in the config", finding.server.value));
-  return run([&]() -> asio::awaitable<Status> {
+  return rpc::run_sync([&]() -> asio::awaitable<Status> {
     rpc::OutMessage out;
     auto req = out.init_body<sp::Request>();
     switch (finding.repair) {

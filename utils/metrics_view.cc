@@ -1,5 +1,7 @@
 #include "utils/metrics_view.h"
 
+#include "utils/ctl_format.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -17,28 +19,6 @@ namespace {
 using metrics::Families;
 using metrics::Family;
 
-// Pads every cell of `rows` (the first is the header) to its column's
-// widest; columns in `right` are right-aligned; no trailing blanks.
-std::string table(const std::vector<std::vector<std::string>>& rows, const std::set<size_t>& right) {
-  std::vector<size_t> width;
-  for (const auto& row : rows)
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], row[i].size());
-    }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (i) line += "  ";
-      if (right.contains(i)) line += fmt::format("{:>{}}", row[i], width[i]);
-      else line += fmt::format("{:<{}}", row[i], width[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
 
 std::string prefix_of(DaemonKind kind) { return kind == DaemonKind::mds ? "pvfs_mds_" : "pvfs_server_"; }
 
