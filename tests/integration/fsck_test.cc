@@ -22,13 +22,6 @@ namespace fs = std::filesystem;
 namespace sp = proto::storage;
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-bool skip_without_fuse() {
-  if (fuse_available()) return false;
-  if (fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
-  MESSAGE("skipping: /dev/fuse is not available");
-  return true;
-}
-
 Outcome fsck(TestCluster& c, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args{"fsck", "-c", c.cluster().config_path().string()};
   args.insert(args.end(), extra.begin(), extra.end());

@@ -19,6 +19,13 @@ bool fuse_required() {
   return ci && std::string(ci) == "true";
 }
 
+bool skip_without_fuse() {
+  if (fuse_available()) return false;
+  if (fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
+  MESSAGE("skipping: /dev/fuse is not available");
+  return true;
+}
+
 TestCluster::TestCluster(ClusterOptions options, bool mount, const std::string& mount_options)
     : dir_("pvfs-cluster") {
   options.dir = dir_.path() / "cluster";

@@ -18,6 +18,9 @@ namespace pvfs::test {
 // fuse_required()).
 bool fuse_available();
 bool fuse_required();
+// For a test that needs a mount: true (after saying so) when it should
+// return early because FUSE is missing here; fails the test under CI.
+bool skip_without_fuse();
 
 // A running cluster in a TempDir. Aborts the test (doctest REQUIRE) when it
 // cannot start. `mount_options` non-empty or `mount` true: mounted at

@@ -52,12 +52,7 @@ std::vector<std::string> object_servers(const std::string& getstripe_out) {
   return servers;
 }
 
-bool skip_without_fuse() {
-  if (pvfs::test::fuse_available()) return false;
-  if (pvfs::test::fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
-  MESSAGE("skipping: /dev/fuse is not available");
-  return true;
-}
+using pvfs::test::skip_without_fuse;
 
 // The objects of `pvfs-ctl sched --json` as key -> number (arrays left
 // out). Enough JSON for that output: flat objects of numbers and arrays.

@@ -37,12 +37,7 @@ Outcome ctl(const fs::path& scratch, const std::vector<std::string>& args) {
   return pvfs::test::run_tool("PVFS_CTL", scratch, args);
 }
 
-bool skip_without_fuse() {
-  if (pvfs::test::fuse_available()) return false;
-  if (pvfs::test::fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
-  MESSAGE("skipping: /dev/fuse is not available");
-  return true;
-}
+using pvfs::test::skip_without_fuse;
 
 // Sends `request` to 127.0.0.1:port, closes the sending side and returns
 // everything the peer sends back until it closes (empty when it cannot

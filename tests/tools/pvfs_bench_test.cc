@@ -76,12 +76,7 @@ int64_t first_wrong_byte(const std::string& data, uint64_t rank, uint64_t base) 
   return -1;
 }
 
-bool skip_without_fuse() {
-  if (pvfs::test::fuse_available()) return false;
-  if (pvfs::test::fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
-  MESSAGE("skipping: /dev/fuse is not available");
-  return true;
-}
+using pvfs::test::skip_without_fuse;
 
 }  // namespace
 

@@ -23,12 +23,7 @@ using pvfs::test::Outcome;
 using pvfs::test::slurp;
 using pvfs::test::TestCluster;
 
-bool skip_without_fuse() {
-  if (pvfs::test::fuse_available()) return false;
-  if (pvfs::test::fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
-  MESSAGE("skipping: /dev/fuse is not available");
-  return true;
-}
+using pvfs::test::skip_without_fuse;
 
 // The request ids of the log lines in `log` naming operation `op`.
 std::set<std::string> request_ids(const std::string& log, const std::string& op) {
