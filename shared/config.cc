@@ -195,6 +195,25 @@ Result<Config> Config::load(const std::filesystem::path& file) {
         !s.ok())
       return s;
   }
+  if (auto* t = root.get_as<toml::table>("mds_cluster")) {
+    const char* sec = "mds_cluster";
+    auto placement = read_string(*t, "placement", "mds_cluster.placement");
+    if (!placement) return placement.status();
+    if (*placement) c.mds_placement = **placement;
+    if (c.mds_placement != "anu" && c.mds_placement != "hash" && c.mds_placement != "round-robin")
+      return key_error("mds_cluster.placement", "must be anu, hash or round-robin");
+    if (Status s = read_uint(*t, sec, "tune_interval_ms", c.mds_tune_interval_ms); !s.ok()) return s;
+    if (c.mds_tune_interval_ms == 0) return key_error("mds_cluster.tune_interval_ms", "must be > 0");
+    if (Status s = read_uint(*t, sec, "dead_after_ms", c.mds_dead_after_ms); !s.ok()) return s;
+    if (Status s = read_double(*t, sec, "threshold", c.anu_threshold); !s.ok()) return s;
+    if (!(c.anu_threshold >= 0 && c.anu_threshold < 1))
+      return key_error("mds_cluster.threshold", "must be in [0, 1)");
+    if (Status s = read_bool(*t, sec, "thresholding", c.anu_thresholding); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "top_off", c.anu_top_off); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "divergent", c.anu_divergent); !s.ok()) return s;
+  }
+  if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
+    return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
   if (auto* t = root.get_as<toml::table>("scheduling")) {
     const char* sec = "scheduling";
     if (Status s = read_uint(*t, sec, "dispatch_min_bytes", c.dispatch_min_bytes); !s.ok()) return s;
@@ -286,6 +305,15 @@ std::string Config::render() const {
       << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n"
       << "fileset_per_top_directory = " << (fileset_per_top_directory ? "true" : "false")
       << "    # mkdir in / makes a new file set\n\n"
+      << "[mds_cluster]    # with several [[mds]]: file sets placed by ANU\n"
+      << "placement = " << toml::value<std::string>(mds_placement) << "    # anu, hash or round-robin\n"
+      << "tune_interval_ms = " << mds_tune_interval_ms << "    # how often the delegate rescales the map\n"
+      << "dead_after_ms = " << mds_dead_after_ms << "    # a silent member's file sets move after this\n"
+      << "threshold = " << toml_float(anu_threshold) << "    # tune only outside [(1-k)L, (1+k)L]\n"
+      << "thresholding = " << (anu_thresholding ? "true" : "false") << "\n"
+      << "top_off = " << (anu_top_off ? "true" : "false") << "    # only shrink the overloaded\n"
+      << "divergent = " << (anu_divergent ? "true" : "false")
+      << "    # only tune members moving away from the average\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
       << "redirect_margin_bytes = " << redirect_margin_bytes

@@ -55,6 +55,16 @@ struct Config {
   uint32_t mds_sync_interval_ms = 1000;  // LMDB fsync period (process crashes lose nothing)
   bool fileset_per_top_directory = false;  // mkdir in the root directory makes a new file set
 
+  // [mds_cluster]: several metadata servers sharing the namespace by file
+  // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].
+  std::string mds_placement = "anu";    // "anu", "hash" (ANU map never tuned) or "round-robin"
+  uint32_t mds_tune_interval_ms = 10000;  // the delegate tunes the map this often
+  uint32_t mds_dead_after_ms = 3000;     // a member silent this long is failed and its file sets re-hashed
+  double anu_threshold = 0.5;           // k: tune only outside [(1-k)L, (1+k)L]
+  bool anu_thresholding = true;
+  bool anu_top_off = true;              // only shrink the overloaded
+  bool anu_divergent = true;            // only tune members moving away from the average
+
   // [scheduling]: two-choice write dispatch, redirects and pull-back.
   uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed
   uint64_t redirect_margin_bytes = uint64_t{1} << 20;  // stay home unless another server is this much lighter

@@ -89,6 +89,31 @@ struct Request {
     scanFiles @30 :ScanFiles;     # fsck; reply: files
     makeFileSet @31 :Getattr;     # root only: the empty directory `ino` becomes the root of a
                                   # new file set (a new inode number); reply: fileSet
+
+    # ---- the MDS cluster (mds/cluster/): ANU placement of file sets ----
+    getMap @32 :Void;             # reply: map (any member answers with the newest map it has)
+    peerPing @33 :PeerPing;       # member to member, every heartbeat; reply: peer
+    setMap @34 :Text;             # the delegate distributes a new map (AnuMap::serialize());
+                                  # reply: none; an older or equal version is ignored
+    shipFileSet @35 :ShipChunk;   # one piece of a file set moving here; data: the bytes; reply: none
+    detachFileSet @36 :UInt16;    # the owner of a file set's root entry removes it (rmdir):
+                                  # the owner of the set checks its root is empty and stops
+                                  # taking creates in it; reply: none, or notEmpty
+    clusterStatus @37 :Void;      # pvfs-ctl mds; reply: cluster
+  }
+
+  struct PeerPing {
+    from @0 :UInt32;              # the sender's MDS id
+    map @1 :Text;                 # the newest map the sender has (the receiver adopts a newer one)
+  }
+
+  struct ShipChunk {
+    set @0 :UInt16;
+    shipId @1 :UInt64;            # random per attempt; a repeated last chunk of the same
+                                  # attempt is answered ok again (the reply may have been lost)
+    offset @2 :UInt64;
+    totalBytes @3 :UInt64;
+    last @4 :Bool;                # the receiver syncs, opens and serves the set, then replies
   }
 
   struct ScanFiles {              # one page of the regular files, in inode order
@@ -160,6 +185,65 @@ struct Reply {
     metrics @11 :List(Common.MetricFamily);
     files @12 :FileList;
     fileSet @13 :FileSetMade;
+    map @14 :Text;                # getMap: AnuMap::serialize()
+    peer @15 :PeerState;          # peerPing
+    cluster @16 :ClusterState;    # clusterStatus
+  }
+
+  struct PeerState {
+    id @0 :UInt32;
+    map @1 :Text;                 # the member's newest map
+    ready @2 :Bool;               # has joined the cluster's view (serves requests)
+    fileSets @3 :List(UInt16);    # file sets it holds and serves
+    interval @4 :Latency;         # its last complete measuring interval
+  }
+
+  struct Latency {                # one member, one tuning interval
+    server @0 :UInt32;
+    seq @1 :UInt64;               # interval number since the member started
+    latencyMs @2 :Float64;        # mean request latency (0: no requests)
+    requests @3 :UInt64;
+  }
+
+  struct ClusterState {           # as one member sees the cluster
+    self @0 :UInt32;
+    delegate @1 :UInt32;          # the live member with the lowest id
+    map @2 :Text;
+    members @3 :List(Member);
+    history @4 :List(Tuning);     # the delegate's recent tuning steps, oldest first
+    moves @5 :List(Move);         # this member's recent file set moves, oldest first
+    placement @6 :Text;           # "anu", "hash" or "round-robin"
+  }
+  struct Member {
+    id @0 :UInt32;
+    address @1 :Text;
+    alive @2 :Bool;
+    share @3 :Float64;            # of the mapped half, per the map
+    fileSets @4 :List(UInt16);    # as last reported
+    latency @5 :Latency;          # last complete interval
+    slowdown @6 :Float64;         # its --slowdown factor (1: none)
+  }
+  struct Tuning {                 # one tuning step of the delegate
+    atUnixMs @0 :Int64;
+    averageMs @1 :Float64;
+    mapVersion @2 :UInt64;        # the map it produced (or the unchanged one)
+    servers @3 :List(TunedServer);
+  }
+  struct TunedServer {
+    server @0 :UInt32;
+    latencyMs @1 :Float64;
+    decision @2 :Text;            # placement::decision_name()
+    oldShare @3 :Float64;
+    newShare @4 :Float64;
+  }
+  struct Move {
+    set @0 :UInt16;
+    from @1 :UInt32;
+    to @2 :UInt32;
+    atUnixMs @3 :Int64;
+    bytes @4 :UInt64;
+    durationMs @5 :UInt32;
+    outcome @6 :Text;             # "shipped", "taken over", or the error
   }
 
   struct FileSetMade {            # makeFileSet: the directory's entry now names `root`
