@@ -1,0 +1,29 @@
+#include "mds/placement/policy.h"
+
+namespace pvfs::placement {
+
+std::optional<Policy> parse_policy(std::string_view name) {
+  if (name == "anu") return Policy::anu;
+  if (name == "hash") return Policy::hash;
+  if (name == "round-robin") return Policy::round_robin;
+  return std::nullopt;
+}
+
+std::string_view policy_name(Policy policy) {
+  switch (policy) {
+    case Policy::anu: return "anu";
+    case Policy::hash: return "hash";
+    case Policy::round_robin: return "round-robin";
+  }
+  return "?";
+}
+
+MdsId owner_of(const AnuMap& map, Policy policy, FileSetId set) {
+  if (policy == Policy::round_robin) {
+    const auto& members = map.servers();
+    return members[set.value % members.size()];
+  }
+  return map.locate(set);
+}
+
+}  // namespace pvfs::placement
