@@ -126,8 +126,7 @@ fs::path LocalCluster::binary(const std::string& program) const {
 
 Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
   if (options.servers == 0) return Status(Errc::invalid_argument, "--servers must be at least 1");
-  if (options.mds != 1)
-    return Status(Errc::not_supported, "more than one metadata server is not supported yet");
+  if (options.mds == 0) return Status(Errc::invalid_argument, "--mds must be at least 1");
   std::error_code ec;
   fs::create_directories(options.dir / "run", ec);
   fs::create_directories(options.dir / "logs", ec);
