@@ -46,12 +46,13 @@ struct Client::Impl {
   // map. Errors: as Peer::connection() of the last member tried.
   asio::awaitable<Status> start_mds();
   // Asks `member` for its map (one attempt, within `timeout`) and adopts it
-  // if newer. True when a newer map was adopted; a member that cannot be
-  // reached or answers otherwise is skipped (false).
-  asio::awaitable<bool> fetch_map(MdsId member, milliseconds timeout);
-  // fetch_map() from every configured member but `except`, in order. True
-  // when any of them brought a newer map.
-  asio::awaitable<bool> fetch_maps(std::optional<MdsId> except, milliseconds timeout);
+  // if newer than the client's. A member that cannot be reached or answers
+  // otherwise is skipped; callers compare router.map().version() to see
+  // whether the map changed. Concurrent fetches from one member share one
+  // request.
+  asio::awaitable<void> fetch_map(MdsId member, milliseconds timeout);
+  // fetch_map() from every configured member but `except`, all at once.
+  asio::awaitable<void> fetch_maps(std::optional<MdsId> except, milliseconds timeout);
   // The connection-managing peer of a configured member; nullptr when the
   // config does not name `member`.
   rpc::Peer* mds_peer(MdsId member);
@@ -81,6 +82,8 @@ struct Client::Impl {
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
   MdsRouter router;
+  // getMap requests in flight, by member: cancelled when the reply is in.
+  std::map<uint32_t, std::shared_ptr<asio::steady_timer>> map_fetches;
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
@@ -143,6 +146,8 @@ struct Client::Impl {
 
  private:
   asio::awaitable<void> run_round();
+  // fetch_map() without the sharing.
+  asio::awaitable<void> ask_map(MdsId member, milliseconds timeout);
 };
 
 // Fills a storage ObjectId.

@@ -9,6 +9,7 @@
 
 #include "fs/client_impl.h"
 #include "shared/log.h"
+#include "shared/rpc/fan_out.h"
 #include "shared/rpc/mds_route.h"
 
 namespace pvfs {
@@ -42,7 +43,7 @@ asio::awaitable<Status> Client::Impl::start_mds() {
     if (conn) {
       // A member without the cluster protocol answers getMap with
       // not_supported; the router's guess then stands (one member: exact).
-      (void)co_await fetch_map(MdsId(m.id), timeout);
+      co_await fetch_map(MdsId(m.id), timeout);
       co_return Status{};
     }
     last = Status(conn.code(), fmt::format("cannot reach metadata server {}: {}",
@@ -52,41 +53,58 @@ asio::awaitable<Status> Client::Impl::start_mds() {
   co_return last;
 }
 
-asio::awaitable<bool> Client::Impl::fetch_map(MdsId member, milliseconds limit) {
+asio::awaitable<void> Client::Impl::fetch_map(MdsId member, milliseconds limit) {
+  // Many calls learn of a new map at once (every one in flight to a member
+  // that just lost a set): one getMap per member at a time, the others wait.
+  if (auto it = map_fetches.find(member.value); it != map_fetches.end()) {
+    auto running = it->second;
+    asio::error_code ec;
+    co_await running->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_return;
+  }
+  auto done = std::make_shared<asio::steady_timer>(io, rpc::Clock::time_point::max());
+  map_fetches[member.value] = done;
+  co_await ask_map(member, limit);
+  map_fetches.erase(member.value);
+  done->cancel();
+}
+
+asio::awaitable<void> Client::Impl::ask_map(MdsId member, milliseconds limit) {
   rpc::Peer* peer = mds_peer(member);
-  if (!peer || limit <= milliseconds(0)) co_return false;
+  if (!peer || limit <= milliseconds(0)) co_return;
   auto conn = co_await peer->connection();
-  if (!conn) co_return false;
+  if (!conn) co_return;
   rpc::OutMessage out;
   begin_mds(out, Credentials{}).setGetMap();
   auto reply = co_await (*conn)->call(out, {}, limit);
-  if (!reply) co_return false;
+  if (!reply) co_return;
   auto body = (*reply)->body<mp::Reply>();
-  if (!body.isMap()) co_return false;
+  if (!body.isMap()) co_return;
   auto map = placement::AnuMap::parse(body.getMap().cStr());
   if (!map) {
     spdlog::warn("metadata server {} sent a map that does not parse: {}", peer->address().to_string(),
                  map.status().to_string());
-    co_return false;
+    co_return;
   }
   const uint64_t was = router.map().version();
-  if (!router.adopt(std::move(*map))) co_return false;
+  if (!router.adopt(std::move(*map))) co_return;
   spdlog::debug("metadata map version {} (was {}) from mds{}: members {}, placement {}",
                 router.map().version(), was, member.value, member_ids(router.map()),
                 placement::policy_name(router.policy()));
-  co_return true;
 }
 
-asio::awaitable<bool> Client::Impl::fetch_maps(std::optional<MdsId> except, milliseconds limit) {
-  const auto deadline = rpc::Clock::now() + limit;
-  bool newer = false;
+asio::awaitable<void> Client::Impl::fetch_maps(std::optional<MdsId> except, milliseconds limit) {
+  // All at once: a member that is down costs its connect timeout once, not
+  // once per member after it.
+  std::vector<asio::awaitable<Status>> asks;
   for (const auto& m : config.mds) {
     if (except && except->value == m.id) continue;
-    const milliseconds left = left_until(deadline);
-    if (left <= milliseconds(0)) break;
-    newer = co_await fetch_map(MdsId(m.id), left) || newer;
+    asks.push_back([](Impl& impl, MdsId member, milliseconds limit) -> asio::awaitable<Status> {
+      co_await impl.fetch_map(member, limit);
+      co_return Status{};
+    }(*this, MdsId(m.id), limit));
   }
-  co_return newer;
+  (void)co_await rpc::run_all(std::move(asks));
 }
 
 asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
@@ -108,6 +126,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
       if (route) why += fmt::format(" (file set {})", route->value);
       co_return Status(Errc::timeout, fmt::format("{} did not answer in time{}", name(to), why));
     }
+    const uint64_t seen = router.map().version();  // the map this attempt is routed by
     to = router.target(route, retry.skip());
     rpc::Peer* peer = mds_peer(to);
     MdsMiss miss = MdsMiss::unreachable;
@@ -130,11 +149,16 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
       }
       last = reply.status();
     }
-    // A member that says the set is not its own has seen a newer map.
-    const bool newer = miss == MdsMiss::stale_map && co_await fetch_map(to, left_until(deadline));
-    const MdsNext next = retry.after(miss, newer);
+    // A member that says the set is not its own has seen a newer map
+    // (unless another call has fetched it meanwhile).
+    if (miss == MdsMiss::stale_map && router.map().version() == seen)
+      co_await fetch_map(to, left_until(deadline));
+    const MdsNext next = retry.after(miss, router.map().version() > seen);
     if (next.give_up) co_return Status(Errc::io, fmt::format("{}: {}", name(to), last.to_string()));
-    if (next.ask_others && co_await fetch_maps(to, left_until(deadline))) continue;
+    if (next.ask_others) {
+      co_await fetch_maps(to, left_until(deadline));
+      if (router.map().version() > seen) continue;
+    }
     const milliseconds pause_for = std::min(next.pause, left_until(deadline));
     if (pause_for > milliseconds(0)) co_await pause(pause_for);
   }

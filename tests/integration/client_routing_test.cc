@@ -19,6 +19,7 @@
 #include "mds/placement/policy.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/convert.h"
+#include "shared/rpc/fan_out.h"
 #include "shared/rpc/mds_route.h"
 #include "shared/rpc/rpc_server.h"
 #include "shared/secret.h"
@@ -214,6 +215,29 @@ TEST_CASE("a client with an old map is told so, fetches the new one and retries 
   // the client routes by the new map.
   CHECK(t.cluster->total(&FakeMember::stale) == 1);
   CHECK(t.cluster->total(&FakeMember::served) == 60);
+}
+
+TEST_CASE("calls told of a new map at the same moment share one getMap") {
+  Started t({1, 2, 3});
+  const AnuMap old_map = t.cluster->member(1).map;
+  const AnuMap new_map = must(old_map.remove_server(MdsId(3)));
+  t.cluster->set_map(new_map);
+  const int maps_before = t.cluster->total(&FakeMember::maps);
+  std::vector<asio::awaitable<Status>> calls;
+  int sets = 0;
+  for (uint16_t set = 0; sets < 30; ++set) {
+    if (old_map.locate(FileSetId(set)) != MdsId(3)) continue;
+    ++sets;
+    calls.push_back([](Client& client, InodeId dir) -> asio::awaitable<Status> {
+      auto attr = co_await client.getattr(kRoot, dir);
+      co_return attr.status();
+    }(*t.client, dir_in(set)));
+  }
+  Status st = t.run(rpc::run_all(std::move(calls)));
+  REQUIRE_MESSAGE(st.ok(), st.to_string());
+  CHECK(t.cluster->member(3).stale == 30);
+  CHECK(t.cluster->total(&FakeMember::maps) - maps_before == 1);
+  CHECK(t.cluster->total(&FakeMember::served) == 30);
 }
 
 TEST_CASE("a member whose map is behind the client's makes it pause and ask the others") {
