@@ -1,11 +1,12 @@
-// pvfs-ctl fsck: gathers the listings (files first, from the first
-// metadata server that answers; then every storage server at once), judges
-// them, prints and optionally repairs. See ctl_fsck.h.
+// pvfs-ctl fsck: gathers the listings (files first, from every metadata
+// server, each listing the file sets it holds; then every storage server at
+// once), judges them, prints and optionally repairs. See ctl_fsck.h.
 #include "utils/ctl_fsck.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -44,19 +45,31 @@ ProgressOptions progress_options(const char* label) {
   return o;
 }
 
-// The files of the first metadata server that answers; nullopt after
-// naming each that did not.
+// The files of every metadata server, merged (each member of a cluster
+// lists the file sets it holds; a set being moved may be listed by both
+// ends, once). nullopt after naming each that did not answer: without a
+// member's files, the objects of its files would look orphaned.
 std::optional<std::vector<fsck::File>> scan_files(const Config& config, const Secret& key, milliseconds timeout) {
+  std::map<InodeId, fsck::File> merged;
+  bool all = true;
   for (const auto& mds : config.mds) {
     Progress progress(progress_options("fsck: files"), true);
     auto count = fsck::inode_count(mds.address, key, timeout);
     progress.start(count ? std::optional<uint64_t>(*count) : std::nullopt);
     auto files = fsck::scan_files(mds.address, key, timeout, [&](size_t n) { progress.update(n); });
     progress.finish(files ? files->size() : 0);
-    if (files) return std::move(*files);
-    error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
+    if (!files) {
+      error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
+      all = false;
+      continue;
+    }
+    for (auto& f : *files) merged.emplace(f.ino, std::move(f));
   }
-  return std::nullopt;
+  if (!all) return std::nullopt;
+  std::vector<fsck::File> out;
+  out.reserve(merged.size());
+  for (auto& [ino, f] : merged) out.push_back(std::move(f));
+  return out;
 }
 
 // Every storage server's listing, parallel to config.servers.
@@ -110,7 +123,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
   int status = 0;
   auto files = scan_files(*config, *key, timeout);
   if (!files) {
-    error("no metadata server answered: nothing was checked");
+    error("not every metadata server answered: nothing was checked");
     return 1;
   }
   fsck::Input input;
