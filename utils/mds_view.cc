@@ -36,7 +36,9 @@ std::string latency_cell(double ms) {
 
 std::string share_cell(double share) { return fmt::format("{:.3f}", share); }
 
+// 0: not known (members report only their own); 1: not slowed.
 std::string slowdown_cell(double factor) {
+  if (factor <= 0 || !std::isfinite(factor)) return "?";
   if (!(factor > 1.0)) return "-";
   return fmt::format("{:g}x", factor);
 }
@@ -124,6 +126,12 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
     answered[a.target.id] = a.view.ok();
     configured_address[a.target.id] = a.target.address.to_string();
   }
+  // Each member knows only its own slowdown.
+  std::map<uint32_t, double> own_slowdown;
+  for (const auto& a : answers)
+    if (a.view)
+      for (const auto& m : a.view->members)
+        if (m.id == a.view->self) own_slowdown[m.id] = m.slowdown;
   std::map<uint32_t, MdsRow> rows;
   for (const auto& m : view.members) {
     MdsRow row;
@@ -131,6 +139,7 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
     row.address = m.address;
     row.in_view = true;
     row.member = m;
+    if (auto it = own_slowdown.find(m.id); it != own_slowdown.end()) row.member.slowdown = it->second;
     row.share = map ? shares[m.id] : m.share;
     if (auto it = regions.find(m.id); it != regions.end()) row.regions = it->second;
     if (auto it = answered.find(m.id); it == answered.end()) row.state = m.alive ? "up" : "down";
@@ -276,7 +285,7 @@ std::string render_mds_json(const MdsReport& report) {
       out += fmt::format(
           "\"alive\": {}, \"slowdown\": {}, \"share\": {}, \"regions\": [{}], \"file_sets\": [{}], "
           "\"interval\": {{\"seq\": {}, \"latency_ms\": {}, \"requests\": {}}}}}",
-          r.member.alive ? "true" : "false", json_number(r.member.slowdown), json_number(r.share), regions,
+          r.member.alive ? "true" : "false", r.member.slowdown > 0 ? json_number(r.member.slowdown) : "null", json_number(r.share), regions,
           id_list(r.member.file_sets, ", "), r.member.interval.seq, json_number(r.member.interval.latency_ms),
           r.member.interval.requests);
     else

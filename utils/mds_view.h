@@ -36,8 +36,8 @@ struct MdsRow {
   // the view counts it failed (or does not list it); "down": did not answer
   // (or, for a member not in the config, the view counts it failed).
   std::string state;
-  bool in_view = false;  // `member` holds the view's entry
-  MdsMemberView member;
+  bool in_view = false;  // `member` holds the view's entry, with the
+  MdsMemberView member;  // slowdown the member itself reported (0: unknown)
   double share = 0;      // of the mapped half, from the map (or the entry)
   std::vector<MdsRegion> regions;
 };
@@ -69,7 +69,8 @@ struct MdsReport {
 std::optional<size_t> pick_view(const std::vector<MdsAnswer>& answers);
 
 // Combines the answers (config order) into one report: the shown view's
-// map, members and placement; the tuning history of the answer with the
+// map, members and placement (each member's slowdown from its own answer,
+// since members report only their own); the tuning history of the answer with the
 // most recent step; the moves of all answers, merged by time, a move
 // reported by both its ends counted once.
 MdsReport build_mds_report(const std::vector<MdsAnswer>& answers);

@@ -182,6 +182,22 @@ TEST_CASE("members take their state from who answered and the view's liveness") 
   for (size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].end <= all[i].begin);
 }
 
+TEST_CASE("each member's slowdown comes from its own answer; the others' are unknown") {
+  MdsClusterView delegate = view_of(0), other = view_of(1);
+  for (auto& m : delegate.members) m.slowdown = m.id == 0 ? 1 : 0;  // as members report
+  for (auto& m : other.members) m.slowdown = m.id == 1 ? 7 : 0;
+  const MdsReport r = build_mds_report({{mds_target(0), delegate}, {mds_target(1), other},
+                                        {mds_target(2), Status(Errc::timeout, "no answer")}});
+  REQUIRE(r.rows.size() == 3);
+  CHECK(r.rows[0].member.slowdown == 1);
+  CHECK(r.rows[1].member.slowdown == 7);
+  CHECK(r.rows[2].member.slowdown == 0);
+  const std::string text = render_mds(r, false);
+  CHECK(text.find("mds1  127.0.0.1:7001  up     7x") != std::string::npos);
+  CHECK(text.find("mds2  127.0.0.1:7002  down   ?") != std::string::npos);
+  CHECK(render_mds_json(r).find("\"state\": \"down\", \"alive\": false, \"slowdown\": null,") != std::string::npos);
+}
+
 TEST_CASE("moves from every member merge by time, a move both ends report counted once") {
   MdsClusterView a = view_of(0), b = view_of(1);
   a.moves = {move(5, 0, 1, kAt + 2000), move(3, 0, 2, kAt)};
