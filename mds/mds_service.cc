@@ -113,11 +113,13 @@ asio::awaitable<void> MdsService::orphan_loop() {
       for (const auto& orphan : *orphans) {
         if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
         if (stopped_) co_return;
+        // Its file may have started moving meanwhile: the new owner purges it.
+        if (cluster_.moving(store->fileset()) || !filesets_.find(store->fileset())) break;
         // The store is held by `store` even if its file set went meanwhile.
         if (Status st = store->purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
           spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
       }
-      drop_if_detached(*store);
+      if (!cluster_.moving(store->fileset()) && filesets_.find(store->fileset())) drop_if_detached(*store);
     }
   }
 }
