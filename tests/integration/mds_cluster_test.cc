@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
