@@ -84,6 +84,13 @@ struct Client::Impl {
   MdsRouter router;
   // getMap requests in flight, by member: cancelled when the reply is in.
   std::map<uint32_t, std::shared_ptr<asio::steady_timer>> map_fetches;
+  // The version of the map each member last sent, and whether the client
+  // has warned that a member computes owners differently (once per client).
+  std::map<uint32_t, uint64_t> member_map_versions;
+  bool warned_placement = false;
+  // Warns once when `member`, holding the very map `version` the client
+  // routed by, denies owning `set`: the placement policies differ.
+  void warn_if_placement_differs(MdsId member, FileSetId set, uint64_t version);
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -294,6 +296,26 @@ TEST_CASE("when the owner is down the client waits for a map without it and goes
   REQUIRE_MESSAGE(attr.ok(), attr.status().to_string());
   CHECK(Clock::now() - started >= milliseconds(400));
   CHECK(t.cluster->member(1).served + t.cluster->member(3).served == 1);
+}
+
+TEST_CASE("a client routing by another placement policy than the members' times out and says why, once") {
+  Started t({1, 2, 3}, Policy::round_robin, [](FakeCluster& c) {
+    c.config.mds_placement = "anu";
+    c.config.rpc_timeout_ms = 300;
+  });
+  const AnuMap& map = t.cluster->member(1).map;
+  std::vector<uint16_t> disputed;
+  for (uint16_t set = 0; disputed.size() < 2; ++set)
+    if (map.locate(FileSetId(set)) != placement::owner_of(map, Policy::round_robin, FileSetId(set)))
+      disputed.push_back(set);
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  spdlog::default_logger()->sinks().push_back(sink);
+  for (uint16_t set : disputed) CHECK(t.run(t.client->getattr(kRoot, dir_in(set))).code() == Errc::timeout);
+  spdlog::default_logger()->sinks().pop_back();
+  int warnings = 0;
+  for (const auto& line : sink->last_formatted())
+    warnings += line.find("[mds_cluster] placement") != std::string::npos;
+  CHECK(warnings == 1);
 }
 
 TEST_CASE("requests without a file set go to the first member that answers") {
