@@ -1,5 +1,6 @@
 // Private to libpvfs-client: the state behind Client and the helpers its
-// two halves (client.cc: namespace, client_data.cc: file data) share.
+// parts (client.cc: namespace, client_data.cc: file data, client_mds.cc:
+// metadata calls, client_dispatch.cc: write placement) share.
 // Everything here runs on the client's single io thread.
 #pragma once
 
