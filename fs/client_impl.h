@@ -89,6 +89,9 @@ struct Client::Impl {
   // has warned that a member computes owners differently (once per client).
   std::map<uint32_t, uint64_t> member_map_versions;
   bool warned_placement = false;
+  // Whether the client has said that its one configured member is not the
+  // whole cluster (once per client).
+  bool warned_lone_member = false;
   // Warns once when `member`, holding the very map `version` the client
   // routed by, denies owning `set`: the placement policies differ.
   void warn_if_placement_differs(MdsId member, FileSetId set, uint64_t version);

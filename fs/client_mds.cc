@@ -166,6 +166,15 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
     // (unless another call has fetched it meanwhile).
     if (miss == MdsMiss::stale_map && router.map().version() == seen)
       co_await fetch_map(to, left_until(deadline));
+    if (miss == MdsMiss::stale_map && router.members().size() == 1 && router.map().servers().size() > 1) {
+      Status lone(Errc::io, fmt::format(
+          "{} does not serve file set {}, and this client knows no other of the {} metadata servers of "
+          "the cluster: mount with the cluster's configuration file, not one server's address",
+          name(to), route ? route->value : 0, router.map().servers().size()));
+      if (!warned_lone_member) spdlog::error("{}", lone.detail());
+      warned_lone_member = true;
+      co_return lone;
+    }
     if (miss == MdsMiss::stale_map && route && router.map().version() == seen)
       warn_if_placement_differs(to, *route, seen);
     const MdsNext next = retry.after(miss, router.map().version() > seen);

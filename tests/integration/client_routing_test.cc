@@ -342,6 +342,26 @@ TEST_CASE("with one member that knows nothing of maps, everything goes to it as 
   CHECK(t.cluster->member(0).stale == 0);
 }
 
+TEST_CASE("a client that knows one member of a larger cluster fails at once and says why") {
+  asio::io_context io;
+  FakeCluster cluster(io, {1, 2, 3});
+  Config one = cluster.config;
+  one.mds = {cluster.config.mds[0]};
+  one.mds[0].id = 0;  // as pvfsmount HOST:PORT makes it
+  auto client = must(Client::create(io, one));
+  REQUIRE(run_sync(io, client->start()).ok());
+  uint16_t set = 0;
+  while (cluster.member(1).map.locate(FileSetId(set)) == MdsId(1)) ++set;
+  const auto started = Clock::now();
+  auto attr = run_sync(io, client->getattr(kRoot, dir_in(set)));
+  CHECK(attr.code() == Errc::io);
+  CHECK(attr.status().detail().find("configuration file") != std::string::npos);
+  CHECK(Clock::now() - started < milliseconds(500));
+  // Its own file sets are still served.
+  while (cluster.member(1).map.locate(FileSetId(set)) != MdsId(1)) ++set;
+  CHECK(run_sync(io, client->getattr(kRoot, dir_in(set))).ok());
+}
+
 TEST_CASE("the client starts when only a later member of the config is up") {
   asio::io_context io;
   FakeCluster cluster(io, {1, 2});
