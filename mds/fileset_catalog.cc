@@ -3,14 +3,15 @@
 #include <charconv>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace pvfs::mds {
 
 namespace {
-
 constexpr std::string_view kPrefix = "fileset-";
+}  // namespace
 
-// The id in a directory name "fileset-<id>", or nullopt for other names.
-std::optional<uint16_t> parse_dir_name(const std::string& name) {
+std::optional<uint16_t> FileSetCatalog::parse_dir_name(const std::string& name) {
   if (name.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
   unsigned value = 0;
   const char* first = name.data() + kPrefix.size();
@@ -20,23 +21,27 @@ std::optional<uint16_t> parse_dir_name(const std::string& name) {
   return static_cast<uint16_t>(value);
 }
 
-}  // namespace
-
 std::filesystem::path FileSetCatalog::dir_of(FileSetId set) const {
   return data_dir_ / (std::string(kPrefix) + std::to_string(set.value));
 }
 
 Result<std::unique_ptr<FileSetCatalog>> FileSetCatalog::open(const std::filesystem::path& data_dir,
-                                                             Timespec now) {
+                                                             Timespec now, bool create_root) {
   std::unique_ptr<FileSetCatalog> catalog(new FileSetCatalog(data_dir));
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return Status(Errc::io, "cannot create " + data_dir.string() + ": " + ec.message());
-  std::vector<uint16_t> ids{0};
+  std::vector<uint16_t> ids;
+  if (create_root) ids.push_back(0);
+  std::vector<std::filesystem::path> leftovers;
   for (const auto& item : std::filesystem::directory_iterator(data_dir, ec)) {
-    auto id = parse_dir_name(item.path().filename().string());
-    if (id && *id != 0 && item.is_directory()) ids.push_back(*id);
+    const std::string name = item.path().filename().string();
+    auto id = parse_dir_name(name);
+    if (id && (*id != 0 || !create_root) && item.is_directory()) ids.push_back(*id);
+    if (name.starts_with(kPrefix) && name.find(".incoming-") != std::string::npos)
+      leftovers.push_back(item.path());
   }
+  for (const auto& dir : leftovers) std::filesystem::remove_all(dir, ec);
   if (ec) return Status(Errc::io, "cannot list " + data_dir.string() + ": " + ec.message());
   for (uint16_t id : ids) {
     auto store = NamespaceStore::open(catalog->dir_of(FileSetId(id)), FileSetId(id), now);
@@ -47,26 +52,47 @@ Result<std::unique_ptr<FileSetCatalog>> FileSetCatalog::open(const std::filesyst
   return catalog;
 }
 
-NamespaceStore* FileSetCatalog::find(InodeId ino) const {
-  auto it = sets_.find(ino.fileset().value);
+NamespaceStore* FileSetCatalog::find(InodeId ino) const { return find(ino.fileset()); }
+
+NamespaceStore* FileSetCatalog::find(FileSetId set) const {
+  auto it = sets_.find(set.value);
   return it == sets_.end() ? nullptr : it->second.get();
+}
+
+std::vector<uint16_t> FileSetCatalog::ids() const {
+  std::vector<uint16_t> out;
+  for (const auto& [id, store] : sets_) out.push_back(id);
+  return out;
+}
+
+Result<NamespaceStore*> FileSetCatalog::create(FileSetId set, Timespec now) {
+  if (sets_.count(set.value)) return Status(Errc::exists, fmt::format("file set {} exists", set.value));
+  const auto dir = dir_of(set);
+  // A directory left by a crash between making a set and linking it in
+  // holds nothing reachable: start it afresh.
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  auto store = NamespaceStore::open(dir, set, now);
+  if (!store) return store.status();
+  NamespaceStore* raw = store->get();
+  sets_[set.value] = std::move(*store);
+  return raw;
+}
+
+Result<NamespaceStore*> FileSetCatalog::adopt(FileSetId set, Timespec now) {
+  if (sets_.count(set.value)) return Status(Errc::exists, fmt::format("file set {} exists", set.value));
+  auto store = NamespaceStore::open(dir_of(set), set, now);
+  if (!store) return Status(store.code(), dir_of(set).string() + ": " + store.status().detail());
+  NamespaceStore* raw = store->get();
+  sets_[set.value] = std::move(*store);
+  return raw;
 }
 
 Result<NamespaceStore*> FileSetCatalog::create(uint64_t seed, Timespec now) {
   // Ids 1..65535; file set 0 is the namespace root.
   for (uint32_t i = 0; i < 0xffff; ++i) {
     const auto id = static_cast<uint16_t>(1 + (seed + i) % 0xffff);
-    if (sets_.count(id)) continue;
-    const auto dir = dir_of(FileSetId(id));
-    // A directory left by a crash between making a set and linking it in
-    // holds nothing reachable: start it afresh.
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    auto store = NamespaceStore::open(dir, FileSetId(id), now);
-    if (!store) return store.status();
-    NamespaceStore* raw = store->get();
-    sets_[id] = std::move(*store);
-    return raw;
+    if (!sets_.count(id)) return create(FileSetId(id), now);
   }
   return Status(Errc::no_space, "every file set id is taken");
 }

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "mds/namespace_store.h"
@@ -20,25 +22,40 @@ namespace pvfs::mds {
 class FileSetCatalog {
  public:
   // Opens every file set found in `data_dir`, creating file set 0 (the
-  // namespace root, stamped `now`) when it is missing. Errors: those of
-  // NamespaceStore::open, naming the directory.
+  // namespace root, stamped `now`) when it is missing and `create_root`
+  // (in an MDS cluster only the member that owns it makes it). Leftovers
+  // of interrupted moves (fileset-N.incoming-*) are removed. Errors: those
+  // of NamespaceStore::open, naming the directory.
   static Result<std::unique_ptr<FileSetCatalog>> open(const std::filesystem::path& data_dir,
-                                                      Timespec now);
+                                                      Timespec now, bool create_root = true);
 
   // The store of the file set `ino` belongs to, or nullptr when this
   // server holds no such file set.
   NamespaceStore* find(InodeId ino) const;
-  // File set 0: the root of the namespace, and the registry of storage servers.
-  NamespaceStore& root() const { return *sets_.begin()->second; }
+  NamespaceStore* find(FileSetId set) const;
+  bool has(FileSetId set) const { return sets_.count(set.value) != 0; }
+  // The ids held, in increasing order.
+  std::vector<uint16_t> ids() const;
 
   // Makes a new, empty file set whose id is the first free one from
   // `seed` (any number; the caller draws it at random so that ids spread
   // over the 16-bit space) and returns its store. Errors: no_space when
   // every id is taken; those of NamespaceStore::open.
   Result<NamespaceStore*> create(uint64_t seed, Timespec now);
+  // Makes the new, empty file set `set`. Errors: exists; those of NamespaceStore::open.
+  Result<NamespaceStore*> create(FileSetId set, Timespec now);
+  // Opens file set `set` from dir_of(set), placed there by a move. Errors:
+  // exists when already held; those of NamespaceStore::open.
+  Result<NamespaceStore*> adopt(FileSetId set, Timespec now);
   // Closes file set `set` and deletes its environment. Errors: invalid_argument
   // for file set 0; not_found; io.
   Status destroy(FileSetId set);
+
+  const std::filesystem::path& data_dir() const { return data_dir_; }
+  // Where file set `set` lives: data_dir/fileset-<id>.
+  std::filesystem::path dir_of(FileSetId set) const;
+  // The id in a directory name "fileset-<id>", or nullopt for other names.
+  static std::optional<uint16_t> parse_dir_name(const std::string& name);
 
   // Every store, in file set order.
   std::vector<std::shared_ptr<NamespaceStore>> stores() const;
@@ -46,7 +63,6 @@ class FileSetCatalog {
 
  private:
   explicit FileSetCatalog(std::filesystem::path data_dir) : data_dir_(std::move(data_dir)) {}
-  std::filesystem::path dir_of(FileSetId set) const;
 
   std::filesystem::path data_dir_;
   std::map<uint16_t, std::shared_ptr<NamespaceStore>> sets_;

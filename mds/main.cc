@@ -22,12 +22,21 @@ int main(int argc, char** argv) {
   std::string config_path, ready_file;
   uint32_t id = 0;
   bool verbose = false;
+  pvfs::mds::ClusterOptions cluster_options;
   app.add_option("-c,--config", config_path, "cluster config file (TOML)")->required();
   auto* id_option = app.add_option(
       "-i,--id", id,
       "this server's id: its [[mds]] entry in the config [the one entry on this machine]");
   app.add_option("--ready-file", ready_file, "write the bound port here once serving");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
+  app.add_option("--slowdown", cluster_options.slowdown,
+                 "for experiments: serve client requests one at a time, each taking F times "
+                 "--service-us, as a slower machine would (F >= 1; default: off)")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--service-us", cluster_options.service_us,
+                 "with --slowdown: the service time of one request at F = 1, in microseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
   CLI11_PARSE(app, argc, argv);
 
   auto config = pvfs::Config::load(config_path);
@@ -61,8 +70,8 @@ int main(int argc, char** argv) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   // One LMDB environment per file set, in data_dir/fileset-<id>.
-  auto filesets = pvfs::mds::FileSetCatalog::open(
-      self->data_dir, pvfs::Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
+  const pvfs::Timespec now{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
+  auto filesets = pvfs::mds::FileSetCatalog::open(self->data_dir, now, /*create_root=*/false);
   if (!filesets) {
     std::fprintf(stderr, "pvfs-mds: cannot open namespace in %s: %s\n", self->data_dir.c_str(),
                  filesets.status().to_string().c_str());
@@ -72,7 +81,21 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   asio::thread_pool sync_pool(1);
-  pvfs::mds::MdsService service(io, *config, *key, id, **filesets, sync_pool);
+  // The ANU map (saved, or the first one of the configured members) says
+  // whether this member makes the namespace root on a fresh data dir.
+  pvfs::mds::MdsCluster cluster(io, *config, *key, pvfs::MdsId(id), **filesets, sync_pool, cluster_options);
+  if (auto st = cluster.load(); !st.ok()) {
+    std::fprintf(stderr, "pvfs-mds: %s\n", st.to_string().c_str());
+    return 1;
+  }
+  if (cluster.should_create_root() && !(*filesets)->has(pvfs::FileSetId(0))) {
+    if (auto made = (*filesets)->create(pvfs::FileSetId(0), now); !made) {
+      std::fprintf(stderr, "pvfs-mds: cannot create the namespace root in %s: %s\n",
+                   self->data_dir.c_str(), made.status().to_string().c_str());
+      return 1;
+    }
+  }
+  pvfs::mds::MdsService service(io, *config, *key, id, **filesets, cluster, sync_pool);
   auto server = pvfs::rpc::RpcServer::listen(
       io, self->address, *key,
       [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
@@ -82,6 +105,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   service.start();
+  cluster.start();
   (*server)->start();
   std::unique_ptr<pvfs::rpc::MetricsHttpServer> metrics_http;
   if (self->metrics) {
@@ -100,6 +124,7 @@ int main(int argc, char** argv) {
   signals.async_wait([&](const asio::error_code&, int sig) {
     spdlog::info("signal {}: shutting down", sig);
     service.stop();
+    cluster.stop();
     if (metrics_http) metrics_http->stop();
     (*server)->stop();
     io.stop();

@@ -12,12 +12,13 @@
 
 namespace pvfs::mds {
 
-Result<Attr> MdsService::with_root_attr(FileSetId parent_set, Result<Attr> found) {
+asio::awaitable<Result<Attr>> MdsService::with_root_attr(FileSetId parent_set, Result<Attr> found,
+                                                         rpc::Origin origin) {
   // Only roots of other file sets come back partial (ino and type).
-  if (!found || found->ino.fileset() == parent_set) return found;
+  if (!found || found->ino.fileset() == parent_set) co_return found;
   NamespaceStore* store = filesets_.find(found->ino);
-  if (!store) return Status(Errc::io, fmt::format("file set {} is missing", found->ino.fileset().value));
-  return store->getattr(found->ino);
+  if (store && !cluster_.moving(found->ino.fileset())) co_return store->getattr(found->ino);
+  co_return co_await cluster_.remote_getattr(found->ino, origin);
 }
 
 void MdsService::add_root_attrs(ReaddirResult& page) {
@@ -45,7 +46,7 @@ Result<MdsService::MadeFileSet> MdsService::make_fileset(const Caller& caller, I
   if (!policy) return policy.status();
   // The new set first: a crash before the entry is repointed leaves only an
   // unreachable, empty file set (made afresh when its id is drawn again).
-  auto made = filesets_.create(rng_(), now);
+  auto made = cluster_.create_fileset(now);
   if (!made) return made.status();
   NamespaceStore& child = **made;
   auto undo = [&](Status why) -> Status {
@@ -64,7 +65,9 @@ Result<MdsService::MadeFileSet> MdsService::make_fileset(const Caller& caller, I
 
 Result<Attr> MdsService::mkdir_fileset(const Caller& caller, std::string_view name, uint32_t mode,
                                        Timespec now) {
-  NamespaceStore& parent = filesets_.root();
+  NamespaceStore* root = filesets_.find(kRootInode);
+  if (!root) return Status(Errc::again, "the root file set is not here");
+  NamespaceStore& parent = *root;
   // Checked before a file set is made for nothing.
   auto existing = parent.fileset_root_at(caller, kRootInode, name);
   if (!existing) return existing.status();
@@ -73,7 +76,7 @@ Result<Attr> MdsService::mkdir_fileset(const Caller& caller, std::string_view na
   if (!parent_attr) return parent_attr.status();
   auto policy = parent.get_layout_policy(kRootInode);
   if (!policy) return policy.status();
-  auto made = filesets_.create(rng_(), now);
+  auto made = cluster_.create_fileset(now);
   if (!made) return made.status();
   NamespaceStore& child = **made;
   const NewOwner owner = new_owner(caller, *parent_attr, S_IFDIR | (mode & (0777 | S_ISVTX)));
@@ -92,23 +95,44 @@ Result<Attr> MdsService::mkdir_fileset(const Caller& caller, std::string_view na
   return child.getattr(child.root());
 }
 
-Status MdsService::rmdir(NamespaceStore& store, const Caller& caller, InodeId parent,
-                         std::string_view name, Timespec now) {
+asio::awaitable<Status> MdsService::rmdir(NamespaceStore& store, const Caller& caller, InodeId parent,
+                                          std::string_view name, Timespec now, rpc::Origin origin) {
   auto root = store.fileset_root_at(caller, parent, name);
-  if (!root) return root.status();
-  if (!root->has_value()) return store.rmdir(caller, parent, name, now);
-  NamespaceStore* child = filesets_.find(**root);
-  if (!child) return Status(Errc::io, fmt::format("file set {} is missing", (*root)->fileset().value));
-  auto empty = child->dir_empty(**root);
+  if (!root) co_return root.status();
+  if (!root->has_value()) co_return store.rmdir(caller, parent, name, now);
+  const InodeId root_ino = **root;
+  const FileSetId gone = root_ino.fileset();
+  // The set's owner checks it is empty and marks it detached first; the
+  // entry goes after (the store may have changed while we waited).
+  Result<Attr> attr = Status(Errc::again, "");
+  if (filesets_.find(root_ino) && !cluster_.moving(gone)) {
+    if (Status s = detach(gone); !s.ok()) co_return s;
+    attr = filesets_.find(root_ino)->getattr(root_ino);
+  } else {
+    attr = co_await cluster_.remote_getattr(root_ino, origin);
+    if (!attr) co_return attr.status();
+    if (Status s = co_await cluster_.remote_detach(gone, origin); !s.ok()) co_return s;
+  }
+  if (!attr) co_return attr.status();
+  auto again = store.fileset_root_at(caller, parent, name);
+  if (!again) co_return again.status();
+  if (*again != std::optional<InodeId>(root_ino)) {
+    spdlog::error("file set {} was detached for rmdir but its entry '{}' changed meanwhile", gone.value, name);
+    co_return Status(Errc::again, "the directory changed");
+  }
+  if (Status s = store.remove_fileset_root(caller, parent, name, *attr, now); !s.ok()) co_return s;
+  spdlog::info("file set {} ('{}' in {:#x}) removed", gone.value, name, parent.value);
+  co_return Status{};
+}
+
+Status MdsService::detach(FileSetId set) {
+  NamespaceStore* child = filesets_.find(set);
+  if (!child) return Status(Errc::again, fmt::format("file set {} is not here", set.value));
+  auto empty = child->dir_empty(child->root());
   if (!empty) return empty.status();
   if (!*empty) return Errc::not_empty;
-  auto attr = child->getattr(**root);
-  if (!attr) return attr.status();
-  if (Status s = store.remove_fileset_root(caller, parent, name, *attr, now); !s.ok()) return s;
-  const FileSetId gone = (*root)->fileset();
-  spdlog::info("file set {} ('{}' in {:#x}) removed", gone.value, name, parent.value);
   // Its unlinked files' objects are deleted first (orphan_loop), then the set.
-  detached_.insert(gone.value);
+  detached_.insert(set.value);
   return {};
 }
 

@@ -43,6 +43,18 @@ metrics::Families MdsService::metrics() {
   metrics::add_single(out, "pvfs_mds_filesets", "File sets this MDS serves.", Type::gauge,
                       static_cast<double>(filesets_.size()));
 
+  const auto& map = cluster_.map();
+  metrics::add_single(out, "pvfs_mds_map_version", "Version of the ANU map this MDS holds.", Type::gauge,
+                      static_cast<double>(map.version()));
+  metrics::add_single(out, "pvfs_mds_map_share", "This MDS's share of the map's mapped half.", Type::gauge,
+                      map.share(cluster_.self()));
+  auto moves = metrics::make_family("pvfs_mds_fileset_moves_total",
+                                    "File sets moved to or from this MDS (shipped or taken over).",
+                                    Type::counter);
+  moves.samples.push_back({{{"direction", "in"}}, static_cast<double>(cluster_.moves_in()), {}});
+  moves.samples.push_back({{{"direction", "out"}}, static_cast<double>(cluster_.moves_out()), {}});
+  out.push_back(std::move(moves));
+
   auto job_ops = metrics::make_family("pvfs_mds_job_requests_total", "Requests by job (the busiest 100).",
                                       Type::counter);
   for (const auto& j : jobs_.busiest(kMaxJobs))

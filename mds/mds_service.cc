@@ -17,6 +17,8 @@
 #include "shared/rpc/frame.h"
 #include "shared/rpc/request_log.h"
 #include "shared/rpc/metrics_wire.h"
+#include "shared/rpc/mds_route.h"
+#include "shared/rpc/origin.h"
 
 namespace pvfs::mds {
 
@@ -39,12 +41,13 @@ constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int
 }  // namespace
 
 MdsService::MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-                       FileSetCatalog& filesets, asio::thread_pool& sync_pool)
+                       FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool)
     : io_(io),
       config_(config),
       key_(key),
       id_(id),
       filesets_(filesets),
+      cluster_(cluster),
       sync_pool_(sync_pool),
       registry_(milliseconds(config.heartbeat_timeout_ms)),
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
@@ -54,7 +57,11 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
 void MdsService::start() {
   // Servers we knew before a restart count as alive until their heartbeat
   // is overdue, so files can be created right away.
-  if (auto known = filesets_.root().load_servers()) {
+  cluster_.detach_local = [this](FileSetId set) { return detach(set); };
+  // The registry is kept in file set 0 by the member that holds it; the
+  // others learn the servers from their heartbeats within a second.
+  NamespaceStore* root = filesets_.find(kRootInode);
+  if (auto known = root ? root->load_servers() : Result<std::vector<StoredServer>>(std::vector<StoredServer>{})) {
     auto now = std::chrono::steady_clock::now();
     for (const auto& s : *known)
       registry_.heard_from({ServerId(s.id), s.address, s.capacity_bytes, s.free_bytes, {}}, now);
@@ -96,6 +103,7 @@ asio::awaitable<void> MdsService::orphan_loop() {
     co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (stopped_) break;
     for (const auto& store : filesets_.stores()) {
+      if (cluster_.moving(store->fileset())) continue;  // its file is being copied
       auto orphans = store->list_orphans(64);
       if (!orphans) {
         spdlog::error("listing unlinked files of file set {} failed: {}", store->fileset().value,
@@ -105,11 +113,13 @@ asio::awaitable<void> MdsService::orphan_loop() {
       for (const auto& orphan : *orphans) {
         if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
         if (stopped_) co_return;
+        // Its file may have started moving meanwhile: the new owner purges it.
+        if (cluster_.moving(store->fileset()) || !filesets_.find(store->fileset())) break;
         // The store is held by `store` even if its file set went meanwhile.
         if (Status st = store->purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
           spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
       }
-      drop_if_detached(*store);
+      if (!cluster_.moving(store->fileset()) && filesets_.find(store->fileset())) drop_if_detached(*store);
     }
   }
 }
@@ -167,6 +177,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   const uint64_t id = msg->id();
   const auto started = std::chrono::steady_clock::now();
   auto req = msg->body<mp::Request>();
+  const rpc::Origin origin = rpc::origin_of(*msg);
   jobs_.count(text(msg->envelope().getJobId()), 0, 0);
   const Caller caller = rpc::from_wire(req.getCaller());
   const Timespec now = wall_now();
@@ -190,11 +201,31 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     return s;
   };
 
+  // The file set the request concerns must be served here (the client
+  // routes by the same function); a slowed member first makes it wait.
+  const std::optional<FileSetId> route = rpc::route_of(req);
+  std::optional<MdsCluster::InFlight> in_flight;
+  if (route) {
+    co_await cluster_.emulate(started);
+    if (Status admitted = cluster_.admit(*route); !admitted.ok()) {
+      rpc::log_request(*msg, capnp::toDynamic(req), admitted, std::chrono::steady_clock::now() - started);
+      co_return co_await conn->reply_error(id, admitted);
+    }
+    if (detached_.count(route->value)) {
+      Status gone(Errc::not_found, fmt::format("file set {} was removed", route->value));
+      co_return co_await conn->reply_error(id, gone);
+    }
+    in_flight.emplace(&cluster_, route->value);
+  }
+  if (MdsCluster::is_cluster_request(req)) failure = co_await cluster_.handle(req, *msg, reply);
+
   switch (req.which()) {
     case mp::Request::LOOKUP: {
       auto r = req.getLookup();
-      if (auto* s = at(r.getParent()))
-        attr_or(with_root_attr(s->fileset(), s->lookup(caller, InodeId(r.getParent()), text(r.getName()))));
+      if (auto* s = at(r.getParent())) {
+        auto found = s->lookup(caller, InodeId(r.getParent()), text(r.getName()));
+        attr_or(co_await with_root_attr(s->fileset(), std::move(found), origin));
+      }
       break;
     }
     case mp::Request::GETATTR:
@@ -259,7 +290,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     }
     case mp::Request::RMDIR: {
       auto r = req.getRmdir();
-      if (auto* s = at(r.getParent())) none_or(rmdir(*s, caller, InodeId(r.getParent()), text(r.getName()), now));
+      if (auto* s = at(r.getParent()))
+        none_or(co_await rmdir(*s, caller, InodeId(r.getParent()), text(r.getName()), now, origin));
       break;
     }
     case mp::Request::SYMLINK: {
@@ -431,8 +463,12 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                   r.getCapacityBytes(), r.getFreeBytes(), {}};
       if (registry_.heard_from(entry, std::chrono::steady_clock::now())) {
         spdlog::info("storage server {} registered at {}", r.getId(), entry.address);
-        none_or(filesets_.root().save_server(StoredServer{r.getId(), entry.address, entry.capacity_bytes,
-                                                entry.free_bytes}));
+        NamespaceStore* root = filesets_.find(kRootInode);
+        if (root && !cluster_.moving(root->fileset()))
+          none_or(root->save_server(StoredServer{r.getId(), entry.address, entry.capacity_bytes,
+                                                 entry.free_bytes}));
+        else
+          reply.setNone();
       } else {
         reply.setNone();
       }
@@ -553,9 +589,11 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       break;
     }
     default:
-      failure = Status(Errc::not_supported, "unknown metadata request");
+      if (!MdsCluster::is_cluster_request(req)) failure = Status(Errc::not_supported, "unknown metadata request");
       break;
   }
+  in_flight.reset();
+  if (route && failure.code() != Errc::again) cluster_.record(std::chrono::steady_clock::now() - started);
   rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
   requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,
                    std::chrono::steady_clock::now() - started);

@@ -16,6 +16,7 @@
 
 #include <asio.hpp>
 
+#include "mds/cluster/mds_cluster.h"
 #include "mds/fileset_catalog.h"
 #include "mds/server_registry.h"
 #include "shared/config.h"
@@ -28,9 +29,9 @@ namespace pvfs::mds {
 
 class MdsService {
  public:
-  // `filesets` and `sync_pool` must outlive the service.
+  // `filesets`, `cluster` and `sync_pool` must outlive the service.
   MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-             FileSetCatalog& filesets, asio::thread_pool& sync_pool);
+             FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool);
 
   // Loads the remembered storage servers and starts the background loops
   // (LMDB sync, orphan collection). Returns at once.
@@ -63,11 +64,17 @@ class MdsService {
   Result<MadeFileSet> make_fileset(const Caller& caller, InodeId dir, Timespec now);
   // mkdir in the root directory with fileset_per_top_directory.
   Result<Attr> mkdir_fileset(const Caller& caller, std::string_view name, uint32_t mode, Timespec now);
-  // rmdir, which also removes an empty file set whose root `name` is.
-  Status rmdir(NamespaceStore& store, const Caller& caller, InodeId parent, std::string_view name,
-               Timespec now);
-  // A lookup's answer, with the attributes of another file set's root filled in.
-  Result<Attr> with_root_attr(FileSetId parent_set, Result<Attr> found);
+  // rmdir, which also removes an empty file set whose root `name` is
+  // (asking its owner first when that is another member).
+  asio::awaitable<Status> rmdir(NamespaceStore& store, const Caller& caller, InodeId parent,
+                                std::string_view name, Timespec now, rpc::Origin origin);
+  // detachFileSet here: the empty file set `set` is about to lose its
+  // root's entry; it is deleted once its unlinked files are gone.
+  Status detach(FileSetId set);
+  // A lookup's answer, with the attributes of another file set's root
+  // filled in (from its owner when that is another member).
+  asio::awaitable<Result<Attr>> with_root_attr(FileSetId parent_set, Result<Attr> found,
+                                               rpc::Origin origin);
   // Deletes `store`'s file set once removed from the namespace and its
   // unlinked files' objects are gone.
   void drop_if_detached(NamespaceStore& store);
@@ -79,6 +86,7 @@ class MdsService {
   Secret key_;
   uint32_t id_;
   FileSetCatalog& filesets_;
+  MdsCluster& cluster_;
   std::set<uint16_t> detached_;  // file sets removed from the namespace, not yet deleted
   asio::thread_pool& sync_pool_;
   ServerRegistry registry_;

@@ -124,10 +124,22 @@ fs::path LocalCluster::binary(const std::string& program) const {
   return program;  // rely on $PATH
 }
 
-Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
+Status validate(const ClusterOptions& options) {
   if (options.servers == 0) return Status(Errc::invalid_argument, "--servers must be at least 1");
-  if (options.mds != 1)
-    return Status(Errc::not_supported, "more than one metadata server is not supported yet");
+  if (options.mds == 0) return Status(Errc::invalid_argument, "--mds must be at least 1");
+  for (double f : options.mds_slowdown)
+    if (!(f >= 1.0 && f <= 1000.0))
+      return Status(Errc::invalid_argument, fmt::format("--mds-slowdown factor {} is not in [1, 1000]", f));
+  if (options.mds_placement != "anu" && options.mds_placement != "hash" && options.mds_placement != "round-robin")
+    return Status(Errc::invalid_argument,
+                  fmt::format("unknown MDS placement '{}': use anu, hash or round-robin", options.mds_placement));
+  if (options.mds_tune_interval_ms == 0)
+    return Status(Errc::invalid_argument, "the MDS tune interval must be at least 1 ms");
+  return {};
+}
+
+Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
+  if (Status st = validate(options); !st.ok()) return st;
   std::error_code ec;
   fs::create_directories(options.dir / "run", ec);
   fs::create_directories(options.dir / "logs", ec);
@@ -136,6 +148,10 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
   const fs::path config_file = dir / "pvfs.toml";
 
   if (!fs::exists(config_file)) {
+    if (!options.mds_slowdown.empty() && options.mds_slowdown.size() != options.mds)
+      return Status(Errc::invalid_argument,
+                    fmt::format("--mds-slowdown gives {} factor(s) for {} metadata server(s)",
+                                options.mds_slowdown.size(), options.mds));
     Config c;
     c.secret_file = dir / "secret.key";
     if (!fs::exists(c.secret_file))
@@ -171,6 +187,9 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.maintainer_threads = options.maintainer_threads;
     c.fileset_per_top_directory = options.fileset_per_top_directory;
     c.maintainer_interval_ms = options.maintainer_interval_ms;
+    c.mds_placement = options.mds_placement;
+    c.mds_tune_interval_ms = options.mds_tune_interval_ms;
+    c.mds_dead_after_ms = options.mds_dead_after_ms;
     std::ofstream out(config_file);
     out << c.render();
     if (!out) return Status(Errc::io, "cannot write " + config_file.string());
@@ -182,6 +201,24 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     if (d.running && d.name != "mount")
       return Status(Errc::busy, fmt::format("cluster in {} is already up ({} has pid {})",
                                             dir.string(), d.name, d.pid));
+  // What each MDS is started with now (and on restart): --slowdown is
+  // per position in the config, as --mds-slowdown lists them. Factor 1 is
+  // passed too: the fastest member of an experiment is emulated as well.
+  if (!options.mds_slowdown.empty() && options.mds_slowdown.size() != config->mds.size())
+    return Status(Errc::invalid_argument,
+                  fmt::format("--mds-slowdown gives {} factor(s) for {} metadata server(s)",
+                              options.mds_slowdown.size(), config->mds.size()));
+  for (size_t i = 0; i < config->mds.size(); ++i) {
+    std::vector<std::string> args;
+    if (i < options.mds_slowdown.size()) {
+      args = {"--slowdown", fmt::format("{}", options.mds_slowdown[i])};
+      if (options.mds_service_us) {
+        args.push_back("--service-us");
+        args.push_back(std::to_string(options.mds_service_us));
+      }
+    }
+    if (Status st = cluster.write_args(fmt::format("mds{}", config->mds[i].id), args); !st.ok()) return st;
+  }
   std::vector<std::string> names;
   for (const auto& m : config->mds) names.push_back(fmt::format("mds{}", m.id));
   for (const auto& s : config->servers) names.push_back(fmt::format("server{}", s.id));
@@ -218,12 +255,36 @@ Status LocalCluster::start_daemon(const std::string& name) {
   std::vector<std::string> argv = {binary(is_mds ? "pvfs-mds" : "pvfs-server").string(),
                                    "--config", config_path().string(), "--id", id,
                                    "--ready-file", ready.string()};
+  for (auto& a : read_args(name)) argv.push_back(std::move(a));
   pid_t pid = spawn(argv, log, true);
   if (pid < 0) return Status::from_errno(errno, "fork");
   {
     std::ofstream(dir_ / "run" / (name + ".pid")) << pid << "\n";
   }
   return wait_ready(name, pid, milliseconds(15000));
+}
+
+fs::path LocalCluster::args_file(const std::string& name) const { return dir_ / "run" / (name + ".args"); }
+
+Status LocalCluster::write_args(const std::string& name, const std::vector<std::string>& args) const {
+  std::error_code ec;
+  if (args.empty()) {
+    fs::remove(args_file(name), ec);
+    return {};
+  }
+  std::ofstream out(args_file(name), std::ios::trunc);
+  for (const auto& a : args) out << a << "\n";
+  out.close();
+  if (!out) return Status(Errc::io, "cannot write " + args_file(name).string());
+  return {};
+}
+
+std::vector<std::string> LocalCluster::read_args(const std::string& name) const {
+  std::vector<std::string> args;
+  std::ifstream in(args_file(name));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) args.push_back(line);
+  return args;
 }
 
 Status LocalCluster::wait_ready(const std::string& name, int pid, milliseconds timeout) {
@@ -329,6 +390,7 @@ std::vector<DaemonState> LocalCluster::daemons() const {
     d.address = entry.address.to_string();
     if (entry.metrics) d.metrics = entry.metrics->to_string();
     d.log = dir_ / "logs" / (name + ".log");
+    d.extra_args = read_args(name);
     out.push_back(d);
   };
   for (const auto& m : config_.mds) add(fmt::format("mds{}", m.id), m);

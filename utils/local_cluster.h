@@ -3,8 +3,8 @@
 // also serves Prometheus /metrics on a loopback port of its own). Drives
 // `pvfs-cluster` and the integration tests (which kill and restart real
 // daemons through it). State lives in the folder (pvfs.toml, secret.key,
-// run/*.pid, logs/*.log), so `status` and `down` work from another process.
-// Not thread-safe.
+// run/*.pid, run/*.args, logs/*.log), so `status`, `down` and restarts work
+// from another process. Not thread-safe.
 #pragma once
 
 #include <chrono>
@@ -32,8 +32,25 @@ struct ClusterOptions {
   uint32_t maintainer_threads = 2;       // [scheduling]; 0 keeps redirects until restarted with more
   uint32_t maintainer_interval_ms = 100;
   bool fileset_per_top_directory = false;  // [mds_tuning]
+  // [mds_cluster] of a new config: "anu", "hash" or "round-robin"; how often
+  // the delegate tunes the map; when a silent member counts as failed.
+  std::string mds_placement = "anu";
+  uint32_t mds_tune_interval_ms = 10000;
+  uint32_t mds_dead_after_ms = 3000;
+  // pvfs-mds --slowdown per metadata server, in config order (empty: none,
+  // nothing emulated; else one factor in [1, 1000] per MDS, each passed,
+  // 1 included) and --service-us (0: its default). Given to the daemons of
+  // this `up`, and to them again on restart_daemon.
+  std::vector<double> mds_slowdown;
+  uint32_t mds_service_us = 0;
   std::chrono::milliseconds start_timeout{15000};
 };
+
+// Checks the options before up() touches the folder: at least one storage
+// server and one MDS, slowdown factors in [1, 1000], a known placement, a
+// nonzero tune interval. invalid_argument with a one-line reason. (up()
+// also wants one slowdown factor per MDS of the config, if any.)
+Status validate(const ClusterOptions& options);
 
 struct DaemonState {
   std::string name;  // "mds0", "server2", "mount"
@@ -42,6 +59,7 @@ struct DaemonState {
   std::string address;
   std::string metrics;  // where it serves /metrics ("127.0.0.1:9100"); empty: nowhere
   std::filesystem::path log;
+  std::vector<std::string> extra_args;  // what it is started with beyond config and id
 };
 
 class LocalCluster {
@@ -64,7 +82,8 @@ class LocalCluster {
   std::vector<DaemonState> daemons() const;
   // Sends `signal` to one daemon ("mds0", "server1").
   Status kill_daemon(const std::string& name, int signal);
-  // Starts one daemon again and waits until it serves.
+  // Starts one daemon again, with the extra arguments it had (such as
+  // --slowdown), and waits until it serves.
   Status restart_daemon(const std::string& name);
 
   const Config& config() const { return config_; }
@@ -74,6 +93,10 @@ class LocalCluster {
  private:
   LocalCluster(std::filesystem::path dir, std::filesystem::path bin_dir, Config config);
   Status start_daemon(const std::string& name);
+  // run/NAME.args: the extra arguments of a daemon, one per line.
+  std::filesystem::path args_file(const std::string& name) const;
+  Status write_args(const std::string& name, const std::vector<std::string>& args) const;
+  std::vector<std::string> read_args(const std::string& name) const;
   Status wait_ready(const std::string& name, int pid, std::chrono::milliseconds timeout);
   Status wait_servers_registered(std::chrono::milliseconds timeout);
   std::filesystem::path binary(const std::string& program) const;

@@ -33,6 +33,8 @@ int status(const std::string& dir) {
       if (report) {
         state = "answers";
         detail = fmt::format("up {} s, {} requests", report->uptime_ms / 1000, report->requests);
+        for (size_t i = 0; i + 1 < d.extra_args.size(); ++i)
+          if (d.extra_args[i] == "--slowdown") detail += fmt::format(", slowdown {}x", d.extra_args[i + 1]);
       } else {
         state = "silent";
         detail = report.status().to_string();
@@ -62,7 +64,28 @@ int main(int argc, char** argv) {
   up->add_option("-d,--dir", dir, "folder for config, data and logs")->required();
   up->add_option("-s,--servers", options.servers, "storage servers")->capture_default_str()
       ->check(CLI::Range(1, 64));
-  up->add_option("-m,--mds", options.mds, "metadata servers")->capture_default_str();
+  up->add_option("-m,--mds", options.mds, "metadata servers (new clusters)")->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  up->add_option("--mds-slowdown", options.mds_slowdown,
+                 "for experiments: pvfs-mds --slowdown per MDS, in id order (1,3,5,7,9: the first "
+                 "at full emulated speed, the last 9x slower); kept for restarts until the next up")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0, 1000.0));
+  up->add_option("--mds-service-us", options.mds_service_us,
+                 "with --mds-slowdown: pvfs-mds --service-us, microseconds per request at factor 1 "
+                 "[pvfs-mds's default]")
+      ->check(CLI::Range(1u, 1000000u));
+  up->add_option("--mds-placement", options.mds_placement,
+                 "[mds_cluster] placement of a new config: anu, hash or round-robin")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"anu", "hash", "round-robin"}));
+  up->add_option("--mds-tune-interval-ms", options.mds_tune_interval_ms,
+                 "[mds_cluster] tune_interval_ms of a new config: how often the delegate rescales the map")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 86400000u));
+  up->add_option("--mds-dead-after-ms", options.mds_dead_after_ms,
+                 "[mds_cluster] dead_after_ms of a new config: a member silent this long has failed")
+      ->capture_default_str();
   up->add_option("--mount", mount_point, "mount the file system here with pvfsmount");
   up->add_option("-o,--mount-options", mount_options, "pvfsmount -o options for --mount");
   up->add_option("--stripe-size", options.stripe_size, "default stripe size in bytes (new clusters)")

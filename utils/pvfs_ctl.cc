@@ -12,6 +12,7 @@
 #include "utils/ctl_format.h"
 #include "utils/genconfig.h"
 #include "utils/ctl_fsck.h"
+#include "utils/ctl_mds.h"
 #include "utils/ctl_metrics.h"
 
 namespace {
@@ -42,8 +43,8 @@ CLI::Validator server_list_check() {
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-ctl: administer a pvfs cluster: file and directory layouts, per-job\n"
                "counters, the health of the daemons, the storage servers' write\n"
-               "scheduling (redirects, fragments, injected delays) and their disk\n"
-               "elevators. See pvfs-ctl(1)."};
+               "scheduling (redirects, fragments, injected delays), their disk\n"
+               "elevators, and how the metadata servers share the file sets. See pvfs-ctl(1)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", PVFS_VERSION);
 
@@ -212,6 +213,15 @@ int main(int argc, char** argv) {
       ->required();
   loglevel->add_option("level", loglevel_level, "trace, debug, info, warn, error or off")->required();
 
+  bool mds_json = false, mds_verbose = false;
+  auto* mds = app.add_subcommand(
+      "mds", "the metadata server cluster: the ANU map (share and regions per member), each "
+             "member's file sets, slowdown and last interval's latency, the delegate's tuning "
+             "steps, file set moves (exit 1 naming members that do not answer)");
+  add_daemon_options(mds);
+  auto* mds_json_opt = mds->add_flag("--json", mds_json, "one JSON object with the raw numbers, all tuning steps and moves");
+  mds->add_flag("-v,--verbose", mds_verbose, "list each member's file set ids")->excludes(mds_json_opt);
+
   // CLI11 would report a mistyped command as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
@@ -264,6 +274,7 @@ int main(int argc, char** argv) {
                             : stats_prometheus ? pvfs::ctl::StatsFormat::prometheus
                                                : pvfs::ctl::StatsFormat::text);
   if (*top) return pvfs::ctl::top(daemon, top_interval, top_iterations);
+  if (*mds) return pvfs::ctl::mds(daemon, mds_json, mds_verbose);
   if (*loglevel) return pvfs::ctl::loglevel(daemon, loglevel_daemon, loglevel_level);
   return 2;
 }

@@ -48,8 +48,8 @@ struct Catalog {
 TEST_CASE("a new catalog holds file set 0 with the namespace root") {
   Catalog c;
   CHECK(c.sets->size() == 1);
-  CHECK(c.sets->root().fileset() == FileSetId(0));
-  CHECK(c.sets->find(kRootInode) == &c.sets->root());
+  CHECK((*c.sets->find(kRootInode)).fileset() == FileSetId(0));
+  CHECK(c.sets->find(kRootInode) == c.sets->find(FileSetId(0)));
   CHECK(c.sets->find(InodeId::make(FileSetId(7), 1)) == nullptr);
 }
 
@@ -96,7 +96,7 @@ TEST_CASE("a deleted file set is gone from the catalog and the disk; set 0 canno
 
 TEST_CASE("an empty directory becomes the entry of another file set's root") {
   Catalog c;
-  NamespaceStore& top = c.sets->root();
+  NamespaceStore& top = (*c.sets->find(kRootInode));
   NamespaceStore& child = c.create(1);
   auto before = top.mkdir(kRoot, kRootInode, "proj", 0750, at(3));
   REQUIRE(before.ok());
@@ -151,7 +151,7 @@ TEST_CASE("an empty directory becomes the entry of another file set's root") {
 
 TEST_CASE("a file set root added by name counts as a subdirectory and needs write permission") {
   Catalog c;
-  NamespaceStore& top = c.sets->root();
+  NamespaceStore& top = (*c.sets->find(kRootInode));
   NamespaceStore& child = c.create(1);
   const uint32_t links = top.getattr(kRootInode)->nlink;
   CHECK(top.add_fileset_root(kAlice, kRootInode, "home", child.root(), at(3)).code() ==

@@ -1,0 +1,318 @@
+// MdsCluster: moving file sets. A member that holds a file set the map
+// gives to another stops serving it (admit() says stale_map), waits for
+// the requests in progress on it, flushes it, and ships its LMDB file in
+// chunks; the new owner writes them beside its own sets, syncs, and only
+// then opens and serves the set, after which the old owner deletes its
+// copy. A failed member's sets are copied from its data directory by the
+// members they now hash to (the failover storage, see pvfs-mds(8)).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "mds/cluster/mds_cluster.h"
+#include "shared/buffer.h"
+#include "shared/log.h"
+#include "shared/rpc/blocking.h"
+#include "shared/rpc/message.h"
+
+namespace pvfs::mds {
+
+namespace mp = proto::mds;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
+constexpr const char* kDataFile = "data.mdb";
+
+int64_t unix_ms_now() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+uint32_t ms_since(SteadyTime t) {
+  return static_cast<uint32_t>(
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t).count());
+}
+
+Timespec wall_now() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
+}
+
+std::string errno_text(const std::string& what) {
+  return fmt::format("{}: {}", what, std::strerror(errno));
+}
+
+// Reads up to `max` bytes of `file` at `offset`.
+Result<Buffer> read_chunk(const std::filesystem::path& file, uint64_t offset, uint64_t max) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(Errc::io, errno_text("open " + file.string()));
+  Buffer buf(max);
+  size_t got = 0;
+  while (got < max) {
+    ssize_t n = ::pread(fd, buf.data() + got, max - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      ::close(fd);
+      return Status(Errc::io, errno_text("read " + file.string()));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  buf.resize(got);
+  return buf;
+}
+
+// Writes `data` at `offset` of `file` (created if needed); fsyncs when `sync`.
+Status write_chunk(const std::filesystem::path& file, uint64_t offset, std::span<const std::byte> data,
+                   bool sync) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status(Errc::io, errno_text("open " + file.string()));
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      Status st(errno == ENOSPC ? Errc::no_space : Errc::io, errno_text("write " + file.string()));
+      ::close(fd);
+      return st;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (sync && ::fsync(fd) != 0) {
+    Status st(Errc::io, errno_text("fsync " + file.string()));
+    ::close(fd);
+    return st;
+  }
+  ::close(fd);
+  return {};
+}
+
+// Makes `dir`'s new entries durable.
+void sync_dir(const std::filesystem::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+asio::awaitable<void> MdsCluster::reconcile_loop() {
+  while (!stopped_) {
+    reconcile_wanted_ = false;
+    for (uint16_t set : filesets_.ids()) {
+      if (stopped_) co_return;
+      MdsId to = owner(set);
+      // Shipped with the answer lost: only the member it went to can say
+      // whether it has it, whatever the map says now.
+      if (auto it = ship_to_.find(set); committed_.count(set) && it != ship_to_.end()) to = it->second;
+      if (to == self_) continue;
+      co_await ship(set, to);
+    }
+    if (reconcile_wanted_) continue;
+    reconcile_timer_.expires_after(milliseconds(config_.heartbeat_interval_ms));
+    asio::error_code ec;
+    co_await reconcile_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
+  const auto started = std::chrono::steady_clock::now();
+  NamespaceStore* store = filesets_.find(FileSetId(set));
+  if (!store) co_return false;
+  leaving_.insert(set);
+  // Requests already admitted finish first; no new ones are admitted.
+  for (int i = 0; in_flight_[set] > 0; ++i) {
+    asio::steady_timer t(io_, milliseconds(2));
+    asio::error_code ec;
+    co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (i > 5000) {
+      spdlog::warn("file set {}: requests still in progress after 10 s; not moving it now", set);
+      leaving_.erase(set);
+      co_return false;
+    }
+  }
+  auto abandon = [&](const Status& why) {
+    if (!committed_.count(set)) leaving_.erase(set);  // nothing was handed over: serve it again if ours
+    spdlog::warn("moving file set {} to mds {}: {} (will retry)", set, to.value, why.to_string());
+    remember_move({set, self_, to, unix_ms_now(), 0, ms_since(started), why.to_string()});
+    return false;
+  };
+  // No write runs on the set from here: flushed, its file is a consistent copy.
+  auto held = filesets_.stores();
+  Status synced = co_await rpc::run_blocking(disk_pool_, [store] { return store->sync(); });
+  if (!synced.ok()) co_return abandon(synced);
+  const auto file = filesets_.dir_of(FileSetId(set)) / kDataFile;
+  std::error_code ec;
+  const uint64_t total = std::filesystem::file_size(file, ec);
+  if (ec) co_return abandon(Status(Errc::io, "size of " + file.string() + ": " + ec.message()));
+  uint64_t& ship_id = ship_ids_[set];
+  if (!committed_.count(set) || ship_id == 0) ship_id = rng_() | 1;
+  uint64_t offset = 0;
+  for (;;) {
+    const uint64_t want = std::min(kChunkBytes, total - offset);
+    auto chunk = co_await rpc::run_blocking(disk_pool_, [&] { return read_chunk(file, offset, want); });
+    if (!chunk) co_return abandon(chunk.status());
+    if (chunk->size() != want) co_return abandon(Status(Errc::io, file.string() + " changed while shipping"));
+    const bool last = offset + want == total;
+    rpc::OutMessage out;
+    auto req = out.init_body<mp::Request>();
+    req.initCaller();
+    auto c = req.initShipFileSet();
+    c.setSet(set);
+    c.setShipId(ship_id);
+    c.setOffset(offset);
+    c.setTotalBytes(total);
+    c.setLast(last);
+    if (last) {
+      committed_.insert(set);
+      ship_to_[set] = to;
+    }
+    auto reply = co_await peer(to).call(out, chunk->span(), milliseconds(config_.rpc_timeout_ms));
+    if (!reply) {
+      if (last && reply.code() == Errc::exists) {
+        // It holds a file set of this id that did not come from this copy.
+        spdlog::error("file set {}: mds {} already holds another copy; keeping ours unserved",
+                      set, to.value);
+      }
+      co_return abandon(reply.status());
+    }
+    offset += want;
+    if (last) break;
+  }
+  // It serves the set now: our copy goes.
+  committed_.erase(set);
+  leaving_.erase(set);
+  ship_ids_.erase(set);
+  ship_to_.erase(set);
+  if (Status st = filesets_.destroy(FileSetId(set)); !st.ok())
+    spdlog::warn("deleting the shipped copy of file set {}: {}", set, st.to_string());
+  ++moves_out_;
+  spdlog::info("file set {} moved to mds {} ({} bytes, {} ms)", set, to.value, total, ms_since(started));
+  remember_move({set, self_, to, unix_ms_now(), total, ms_since(started), "shipped"});
+  co_return true;
+}
+
+asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader chunk,
+                                                  std::span<const std::byte> data) {
+  const uint16_t set = chunk.getSet();
+  const uint64_t ship_id = chunk.getShipId();
+  if (filesets_.has(FileSetId(set))) {
+    auto it = received_.find(set);
+    if (chunk.getLast() && it != received_.end() && it->second == ship_id) co_return Status{};  // answer lost
+    co_return Status(Errc::exists, fmt::format("mds {} already holds file set {}", self_.value, set));
+  }
+  const auto dir = filesets_.data_dir() / fmt::format("fileset-{}.incoming-{:x}", set, ship_id);
+  const auto file = dir / kDataFile;
+  Incoming& in = incoming_[set];
+  if (chunk.getOffset() == 0) {
+    if (in.ship_id != 0 && in.ship_id != ship_id) {
+      std::error_code ec;
+      std::filesystem::remove_all(filesets_.data_dir() / fmt::format("fileset-{}.incoming-{:x}", set, in.ship_id), ec);
+    }
+    in = Incoming{ship_id, 0};
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    std::filesystem::create_directories(dir, ec);
+    if (ec) co_return Status(Errc::io, "cannot create " + dir.string() + ": " + ec.message());
+  }
+  if (in.ship_id != ship_id || in.received != chunk.getOffset())
+    co_return Status(Errc::invalid_argument,
+                     fmt::format("file set {}: chunk at {} of ship {:x} out of order", set,
+                                 chunk.getOffset(), ship_id));
+  const bool last = chunk.getLast();
+  const uint64_t offset = chunk.getOffset();
+  Status wrote = co_await rpc::run_blocking(disk_pool_, [&] { return write_chunk(file, offset, data, last); });
+  if (!wrote.ok()) {
+    incoming_.erase(set);
+    co_return wrote;
+  }
+  in.received += data.size();
+  if (!last) co_return Status{};
+  const uint64_t total = chunk.getTotalBytes();
+  incoming_.erase(set);
+  if (offset + data.size() != total)
+    co_return Status(Errc::invalid_argument, fmt::format("file set {}: got {} of {} bytes", set,
+                                                         offset + data.size(), total));
+  const auto final_dir = filesets_.dir_of(FileSetId(set));
+  std::error_code ec;
+  std::filesystem::remove_all(final_dir, ec);
+  std::filesystem::rename(dir, final_dir, ec);
+  if (ec) co_return Status(Errc::io, "cannot rename " + dir.string() + ": " + ec.message());
+  sync_dir(filesets_.data_dir());
+  auto opened = filesets_.adopt(FileSetId(set), wall_now());
+  if (!opened) co_return opened.status();
+  received_[set] = ship_id;
+  ++moves_in_;
+  spdlog::info("file set {} arrived ({} bytes); serving it", set, total);
+  remember_move({set, MdsId(0xffffffff), self_, unix_ms_now(), total, 0, "received"});
+  co_return Status{};
+}
+
+asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
+  const DaemonEntry* entry = config_.find_mds(failed.value);
+  if (!entry || entry->data_dir.empty()) co_return;
+  const auto dir = entry->data_dir;
+  std::error_code ec;
+  if (std::filesystem::equivalent(dir, filesets_.data_dir(), ec)) co_return;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    spdlog::warn("mds {} failed; its data dir {} is not reachable from here, so its file sets "
+                 "wait for it to come back", failed.value, dir.string());
+    co_return;
+  }
+  std::vector<uint16_t> sets;
+  for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
+    auto id = FileSetCatalog::parse_dir_name(item.path().filename().string());
+    if (id && item.is_directory()) sets.push_back(*id);
+  }
+  for (uint16_t set : sets) {
+    if (owner(set) != self_ || filesets_.has(FileSetId(set))) continue;
+    const auto started = std::chrono::steady_clock::now();
+    const auto source = dir / fmt::format("fileset-{}", set);
+    const auto staging = filesets_.data_dir() / fmt::format("fileset-{}.incoming-takeover", set);
+    Result<uint64_t> copied = co_await rpc::run_blocking(disk_pool_, [&]() -> Result<uint64_t> {
+      std::error_code e;
+      std::filesystem::remove_all(staging, e);
+      std::filesystem::create_directories(staging, e);
+      if (e) return Status(Errc::io, "cannot create " + staging.string() + ": " + e.message());
+      const auto from = source / kDataFile;
+      const uint64_t total = std::filesystem::file_size(from, e);
+      if (e) return Status(Errc::io, "size of " + from.string() + ": " + e.message());
+      for (uint64_t off = 0; off < total; off += kChunkBytes) {
+        auto chunk = read_chunk(from, off, std::min(kChunkBytes, total - off));
+        if (!chunk) return chunk.status();
+        const bool last = off + kChunkBytes >= total;
+        if (Status st = write_chunk(staging / kDataFile, off, chunk->span(), last); !st.ok()) return st;
+      }
+      if (total == 0) return Status(Errc::corrupt, from.string() + " is empty");
+      // The failed member must not serve it if it comes back.
+      std::filesystem::rename(source, dir / fmt::format("fileset-{}.taken-by-{}", set, self_.value), e);
+      if (e) return Status(Errc::io, "cannot rename " + source.string() + ": " + e.message());
+      sync_dir(dir);
+      return total;
+    });
+    if (!copied) {
+      spdlog::error("taking over file set {} of failed mds {}: {}", set, failed.value,
+                    copied.status().to_string());
+      remember_move({set, failed, self_, unix_ms_now(), 0, ms_since(started), copied.status().to_string()});
+      continue;
+    }
+    std::filesystem::remove_all(filesets_.dir_of(FileSetId(set)), ec);
+    std::filesystem::rename(staging, filesets_.dir_of(FileSetId(set)), ec);
+    sync_dir(filesets_.data_dir());
+    auto opened = filesets_.adopt(FileSetId(set), wall_now());
+    if (!opened) {
+      spdlog::error("taking over file set {}: {}", set, opened.status().to_string());
+      continue;
+    }
+    ++moves_in_;
+    spdlog::info("took over file set {} of failed mds {} ({} bytes, {} ms)", set, failed.value, *copied,
+                 ms_since(started));
+    remember_move({set, failed, self_, unix_ms_now(), *copied, ms_since(started), "taken over"});
+  }
+}
+
+}  // namespace pvfs::mds

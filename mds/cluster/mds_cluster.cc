@@ -1,0 +1,457 @@
+// MdsCluster: the map, heartbeats, the delegate, the gate and status.
+// File set moves are in fileset_moves.cc.
+#include "mds/cluster/mds_cluster.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "shared/log.h"
+#include "shared/rpc/convert.h"
+#include "shared/rpc/message.h"
+
+namespace pvfs::mds {
+
+namespace mp = proto::mds;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr const char* kMapFile = "anu-map";
+constexpr size_t kKeptMoves = 64;
+constexpr size_t kKeptTunings = 32;
+
+std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+
+int64_t unix_ms_now() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+MembershipOptions membership_options(const Config& config, placement::Policy policy) {
+  MembershipOptions o;
+  o.dead_after = milliseconds(config.mds_dead_after_ms);
+  o.tune_interval = milliseconds(config.mds_tune_interval_ms);
+  o.policy = policy;
+  o.tuner.thresholding = config.anu_thresholding;
+  o.tuner.threshold = config.anu_threshold;
+  o.tuner.top_off = config.anu_top_off;
+  o.tuner.divergent = config.anu_divergent;
+  return o;
+}
+
+std::vector<MdsId> member_ids(const Config& config) {
+  std::vector<MdsId> out;
+  for (const auto& m : config.mds) out.push_back(MdsId(m.id));
+  return out;
+}
+
+}  // namespace
+
+MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret& key, MdsId self,
+                       FileSetCatalog& filesets, asio::thread_pool& disk_pool, ClusterOptions options)
+    : io_(io),
+      config_(config),
+      key_(key),
+      self_(self),
+      filesets_(filesets),
+      disk_pool_(disk_pool),
+      options_(options),
+      policy_(placement::parse_policy(config.mds_placement).value_or(placement::Policy::anu)),
+      membership_(member_ids(config), self, std::chrono::steady_clock::now(),
+                  membership_options(config, policy_)),
+      interval_start_(std::chrono::steady_clock::now()),
+      heartbeat_timer_(io),
+      reconcile_timer_(io) {}
+
+Status MdsCluster::load() {
+  const auto path = filesets_.data_dir() / kMapFile;
+  std::ifstream in(path);
+  if (in) {
+    std::string line;
+    std::getline(in, line);
+    auto saved = placement::AnuMap::parse(line);
+    if (!saved) return Status(saved.code(), fmt::format("{}: {}", path.string(), saved.status().detail()));
+    map_ = std::move(*saved);
+    create_root_ = false;
+    // A member no longer in the config leaves the map at once.
+    for (MdsId m : map_.servers())
+      if (!config_.find_mds(m.value) && map_.servers().size() > 1)
+        if (auto next = map_.remove_server(m)) map_ = std::move(*next);
+    return {};
+  }
+  auto first = placement::AnuMap::uniform(member_ids(config_));
+  if (!first) return first.status();
+  map_ = std::move(*first);
+  // A fresh member: the owner of file set 0 by the first map makes the root.
+  // A data dir of a lone MDS from before clusters has file set 0 already.
+  create_root_ = owner(0) == self_ || filesets_.has(FileSetId(0));
+  return save_map();
+}
+
+Status MdsCluster::save_map() const {
+  const auto path = filesets_.data_dir() / kMapFile;
+  const auto tmp = filesets_.data_dir() / (std::string(kMapFile) + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << map_.serialize() << "\n";
+    if (!out) return Status(Errc::io, "cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Status(Errc::io, "cannot rename " + tmp.string() + ": " + ec.message());
+  return {};
+}
+
+void MdsCluster::start() {
+  spdlog::info("MDS cluster: {} member(s), placement {}, map version {}", config_.mds.size(),
+               placement::policy_name(policy_), map_.version());
+  if (config_.mds.size() > 1) asio::co_spawn(io_, heartbeat_loop(), asio::detached);
+  asio::co_spawn(io_, reconcile_loop(), asio::detached);
+}
+
+void MdsCluster::stop() {
+  stopped_ = true;
+  heartbeat_timer_.cancel();
+  reconcile_timer_.cancel();
+  for (auto& [id, p] : peers_) p->close();
+}
+
+MdsId MdsCluster::owner(uint16_t set) const { return placement::owner_of(map_, policy_, FileSetId(set)); }
+
+rpc::Peer& MdsCluster::peer(MdsId member) {
+  auto& p = peers_[member];
+  if (!p) {
+    const DaemonEntry* entry = config_.find_mds(member.value);
+    Endpoint address = entry ? entry->address : Endpoint{"127.0.0.1", 0};
+    p = std::make_unique<rpc::Peer>(io_.get_executor(), address, key_,
+                                    milliseconds(config_.connect_timeout_ms));
+  }
+  return *p;
+}
+
+// ---- serving ---------------------------------------------------------------
+
+Status MdsCluster::admit(FileSetId set) {
+  const bool lone = config_.mds.size() == 1;
+  if (!lone && !membership_.ready(std::chrono::steady_clock::now()))
+    return Status(Errc::again, "this metadata server is joining the cluster");
+  const MdsId by_map = owner(set.value);
+  if (by_map != self_)
+    return Status(Errc::stale_map, fmt::format("file set {} is served by mds {} (map version {})",
+                                               set.value, by_map.value, map_.version()));
+  if (leaving_.count(set.value) || committed_.count(set.value))
+    return Status(Errc::again, fmt::format("file set {} is moving", set.value));
+  if (!filesets_.has(set)) {
+    if (lone) return Status(Errc::not_found, fmt::format("no file set {}", set.value));
+    return Status(Errc::again, fmt::format("file set {} is not here yet", set.value));
+  }
+  return {};
+}
+
+asio::awaitable<void> MdsCluster::emulate(SteadyTime arrival) {
+  if (options_.slowdown <= 0) co_return;
+  const auto cost = std::chrono::duration_cast<SteadyTime::duration>(
+      std::chrono::duration<double, std::micro>(options_.slowdown * options_.service_us));
+  const SteadyTime begin = std::max(arrival, next_free_);
+  next_free_ = begin + cost;
+  asio::steady_timer timer(io_, next_free_);
+  asio::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+void MdsCluster::record(std::chrono::nanoseconds latency) {
+  ++interval_requests_;
+  interval_latency_ += latency;
+}
+
+void MdsCluster::close_interval() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - interval_start_ < milliseconds(config_.mds_tune_interval_ms)) return;
+  last_interval_.seq = ++interval_seq_;
+  last_interval_.requests = interval_requests_;
+  last_interval_.latency_ms =
+      interval_requests_ == 0
+          ? 0
+          : std::chrono::duration<double, std::milli>(interval_latency_).count() /
+                static_cast<double>(interval_requests_);
+  interval_requests_ = 0;
+  interval_latency_ = std::chrono::nanoseconds(0);
+  interval_start_ = now;
+  membership_.own_report(last_interval_);
+}
+
+// ---- heartbeats and the delegate -----------------------------------------------
+
+asio::awaitable<void> MdsCluster::heartbeat_loop() {
+  while (!stopped_) {
+    close_interval();
+    for (const auto& m : config_.mds) {
+      const MdsId member(m.id);
+      if (member == self_ || pinging_.count(member)) continue;
+      pinging_.insert(member);
+      asio::co_spawn(io_, ping(member), asio::detached);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (membership_.is_delegate(now) && membership_.ready(now)) {
+      auto next = membership_.next_map(map_, now);
+      if (auto tuning = membership_.take_tuning()) {
+        tunings_.push_back({unix_ms_now(), next ? next->map.version() : map_.version(), std::move(*tuning)});
+        if (tunings_.size() > kKeptTunings) tunings_.pop_front();
+      }
+      if (next) {
+        const char* why = next->why == MapChange::removed ? "removed"
+                          : next->why == MapChange::added ? "added"
+                                                          : "tuned";
+        spdlog::info("delegate: map version {} ({} mds {})", next->map.version(), why,
+                     next->member.value);
+        if (adopt(next->map, "the delegate (this member)"))
+          asio::co_spawn(io_, broadcast(map_.serialize()), asio::detached);
+      }
+    }
+    heartbeat_timer_.expires_after(milliseconds(config_.heartbeat_interval_ms));
+    asio::error_code ec;
+    co_await heartbeat_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+asio::awaitable<void> MdsCluster::ping(MdsId member) {
+  rpc::OutMessage out;
+  auto p = out.init_body<mp::Request>().initPeerPing();
+  p.setFrom(self_.value);
+  p.setMap(map_.serialize());
+  // Shorter than the failure timeout, so a hung member is not counted alive.
+  const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
+  auto reply = co_await peer(member).call(out, {}, timeout);
+  pinging_.erase(member);
+  if (!reply || stopped_) co_return;
+  auto state = (*reply)->body<mp::Reply>().getPeer();
+  auto l = state.getInterval();
+  membership_.heard(member, std::chrono::steady_clock::now(),
+                    IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests()});
+  auto& sets = peer_sets_[member];
+  sets.clear();
+  for (uint16_t s : state.getFileSets()) sets.push_back(s);
+  if (auto theirs = placement::AnuMap::parse(text(state.getMap())))
+    adopt(*theirs, "a peer's heartbeat reply");
+}
+
+asio::awaitable<void> MdsCluster::broadcast(std::string map_text) {
+  for (const auto& m : config_.mds) {
+    if (MdsId(m.id) == self_) continue;
+    rpc::OutMessage out;
+    out.init_body<mp::Request>().setSetMap(map_text);
+    (void)co_await peer(MdsId(m.id)).call(out, {}, milliseconds(config_.heartbeat_interval_ms));
+  }
+}
+
+bool MdsCluster::adopt(const placement::AnuMap& map, const char* from) {
+  if (map.empty()) return false;
+  if (map.version() < map_.version()) return false;
+  if (map.version() == map_.version()) {
+    if (map == map_) return false;
+    if (!(map.serialize() < map_.serialize())) return false;
+  }
+  const placement::AnuMap old = std::move(map_);
+  map_ = map;
+  if (Status st = save_map(); !st.ok()) spdlog::warn("saving the map: {}", st.to_string());
+  spdlog::info("map version {} from {}: {}", map_.version(), from, map_.serialize());
+  for (MdsId m : old.servers())
+    if (!map_.contains(m) && m != self_) asio::co_spawn(io_, take_over(m), asio::detached);
+  reconcile_wanted_ = true;
+  reconcile_timer_.cancel();
+  return true;
+}
+
+// ---- the cluster's messages -------------------------------------------------------
+
+bool MdsCluster::is_cluster_request(mp::Request::Reader req) {
+  switch (req.which()) {
+    case mp::Request::GET_MAP:
+    case mp::Request::PEER_PING:
+    case mp::Request::SET_MAP:
+    case mp::Request::SHIP_FILE_SET:
+    case mp::Request::DETACH_FILE_SET:
+    case mp::Request::CLUSTER_STATUS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+asio::awaitable<Status> MdsCluster::handle(mp::Request::Reader req, rpc::InMessage& msg,
+                                           mp::Reply::Builder reply) {
+  switch (req.which()) {
+    case mp::Request::GET_MAP:
+      reply.setMap(map_.serialize());
+      co_return Status{};
+    case mp::Request::PEER_PING: {
+      auto p = req.getPeerPing();
+      membership_.heard(MdsId(p.getFrom()), std::chrono::steady_clock::now(), {});
+      if (auto theirs = placement::AnuMap::parse(text(p.getMap()))) adopt(*theirs, "a peer's heartbeat");
+      auto state = reply.initPeer();
+      state.setId(self_.value);
+      state.setMap(map_.serialize());
+      state.setReady(membership_.ready(std::chrono::steady_clock::now()));
+      auto ids = filesets_.ids();
+      auto list = state.initFileSets(static_cast<unsigned>(ids.size()));
+      for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
+      auto l = state.initInterval();
+      l.setServer(self_.value);
+      l.setSeq(last_interval_.seq);
+      l.setLatencyMs(last_interval_.latency_ms);
+      l.setRequests(last_interval_.requests);
+      co_return Status{};
+    }
+    case mp::Request::SET_MAP: {
+      auto map = placement::AnuMap::parse(text(req.getSetMap()));
+      if (!map) co_return map.status();
+      adopt(*map, "the delegate");
+      reply.setNone();
+      co_return Status{};
+    }
+    case mp::Request::SHIP_FILE_SET: {
+      Status st = co_await receive_chunk(req.getShipFileSet(), msg.data().span());
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
+    case mp::Request::DETACH_FILE_SET: {
+      const FileSetId set(req.getDetachFileSet());
+      if (Status st = admit(set); !st.ok()) co_return st;
+      if (!detach_local) co_return Status(Errc::not_supported, "no detach handler");
+      Status st = detach_local(set);
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
+    case mp::Request::CLUSTER_STATUS:
+      fill_status(reply.initCluster());
+      co_return Status{};
+    default:
+      co_return Status(Errc::not_supported, "not a cluster request");
+  }
+}
+
+void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
+  const auto now = std::chrono::steady_clock::now();
+  out.setSelf(self_.value);
+  out.setDelegate(membership_.delegate(now).value);
+  out.setMap(map_.serialize());
+  out.setPlacement(std::string(placement::policy_name(policy_)));
+  auto members = out.initMembers(static_cast<unsigned>(config_.mds.size()));
+  for (size_t i = 0; i < config_.mds.size(); ++i) {
+    const MdsId id(config_.mds[i].id);
+    auto m = members[static_cast<unsigned>(i)];
+    m.setId(id.value);
+    m.setAddress(config_.mds[i].address.to_string());
+    m.setAlive(membership_.alive(id, now));
+    m.setShare(map_.share(id));
+    std::vector<uint16_t> sets = id == self_ ? filesets_.ids() : peer_sets_[id];
+    auto list = m.initFileSets(static_cast<unsigned>(sets.size()));
+    for (size_t j = 0; j < sets.size(); ++j) list.set(static_cast<unsigned>(j), sets[j]);
+    auto l = m.initLatency();
+    l.setServer(id.value);
+    if (const IntervalReport* r = membership_.report(id)) {
+      l.setSeq(r->seq);
+      l.setLatencyMs(r->latency_ms);
+      l.setRequests(r->requests);
+    }
+    m.setSlowdown(id == self_ ? std::max(options_.slowdown, 1.0) : 0);
+  }
+  auto history = out.initHistory(static_cast<unsigned>(tunings_.size()));
+  for (size_t i = 0; i < tunings_.size(); ++i) {
+    const auto& t = tunings_[i];
+    auto h = history[static_cast<unsigned>(i)];
+    h.setAtUnixMs(t.at_unix_ms);
+    h.setAverageMs(t.result.average_ms);
+    h.setMapVersion(t.map_version);
+    auto servers = h.initServers(static_cast<unsigned>(t.result.servers.size()));
+    for (size_t j = 0; j < t.result.servers.size(); ++j) {
+      const auto& s = t.result.servers[j];
+      auto b = servers[static_cast<unsigned>(j)];
+      b.setServer(s.server.value);
+      b.setLatencyMs(s.latency_ms);
+      b.setDecision(std::string(placement::decision_name(s.decision)));
+      b.setOldShare(s.old_share);
+      b.setNewShare(s.new_share);
+    }
+  }
+  auto moves = out.initMoves(static_cast<unsigned>(moves_.size()));
+  for (size_t i = 0; i < moves_.size(); ++i) {
+    const auto& r = moves_[i];
+    auto b = moves[static_cast<unsigned>(i)];
+    b.setSet(r.set);
+    b.setFrom(r.from.value);
+    b.setTo(r.to.value);
+    b.setAtUnixMs(r.at_unix_ms);
+    b.setBytes(r.bytes);
+    b.setDurationMs(r.duration_ms);
+    b.setOutcome(r.outcome);
+  }
+}
+
+void MdsCluster::remember_move(MoveRecord record) {
+  moves_.push_back(std::move(record));
+  if (moves_.size() > kKeptMoves) moves_.pop_front();
+}
+
+// ---- operations spanning members ---------------------------------------------------
+
+asio::awaitable<Result<Attr>> MdsCluster::remote_getattr(InodeId ino, const rpc::Origin& origin) {
+  const MdsId to = owner(ino.fileset().value);
+  if (to == self_) co_return Status(Errc::again, fmt::format("file set {} is not here yet", ino.fileset().value));
+  rpc::OutMessage out;
+  rpc::stamp(out.envelope(), origin);
+  auto req = out.init_body<mp::Request>();
+  req.initCaller();
+  req.initGetattr().setIno(ino.value);
+  auto reply = co_await peer(to).call(out, {}, milliseconds(config_.rpc_timeout_ms));
+  if (!reply) {
+    // The client retries the whole operation: the owner may be moving the set or failing.
+    if (reply.code() == Errc::stale_map || reply.code() == Errc::unavailable || reply.code() == Errc::timeout)
+      co_return Status(Errc::again, fmt::format("mds {}: {}", to.value, reply.status().to_string()));
+    co_return reply.status();
+  }
+  co_return rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
+}
+
+asio::awaitable<Status> MdsCluster::remote_detach(FileSetId set, const rpc::Origin& origin) {
+  const MdsId to = owner(set.value);
+  if (to == self_) co_return Status(Errc::again, fmt::format("file set {} is not here yet", set.value));
+  rpc::OutMessage out;
+  rpc::stamp(out.envelope(), origin);
+  auto req = out.init_body<mp::Request>();
+  req.initCaller();
+  req.setDetachFileSet(set.value);
+  auto reply = co_await peer(to).call(out, {}, milliseconds(config_.rpc_timeout_ms));
+  if (!reply && (reply.code() == Errc::stale_map || reply.code() == Errc::unavailable ||
+                 reply.code() == Errc::timeout))
+    co_return Status(Errc::again, fmt::format("mds {}: {}", to.value, reply.status().to_string()));
+  co_return reply.status();
+}
+
+Result<NamespaceStore*> MdsCluster::create_fileset(Timespec now) {
+  // Ids congruent to this member's position in the config, modulo the
+  // number of members: no two members draw the same id.
+  size_t index = 0, count = config_.mds.size();
+  for (size_t i = 0; i < count; ++i)
+    if (config_.mds[i].id == self_.value) index = i;
+  std::set<uint16_t> known;
+  for (const auto& [member, sets] : peer_sets_) known.insert(sets.begin(), sets.end());
+  const uint64_t slots = (0xffff - 1) / count;
+  const uint64_t start = rng_() % slots;
+  for (uint64_t i = 0; i < slots; ++i) {
+    const uint64_t id = 1 + index + count * ((start + i) % slots);
+    if (id > 0xffff) continue;
+    const FileSetId set(static_cast<uint16_t>(id));
+    if (filesets_.has(set) || known.count(set.value) || incoming_.count(set.value)) continue;
+    auto made = filesets_.create(set, now);
+    if (made && owner(set.value) != self_) {
+      reconcile_wanted_ = true;
+      reconcile_timer_.cancel();
+    }
+    return made;
+  }
+  return Status(Errc::no_space, "every file set id of this metadata server is taken");
+}
+
+}  // namespace pvfs::mds

@@ -1,0 +1,182 @@
+// One member's part in the MDS cluster (issue 6; ../shared/papers/
+// anu-placement.txt): the ANU map it holds and persists, heartbeats to the
+// other members, the delegate's duties when it is the live member with the
+// lowest id (membership changes, tuning, distributing maps), the gate that
+// tells clients to go elsewhere or come back later, file set moves (shipping
+// an LMDB environment to its new owner, taking over a failed member's sets
+// from its data directory) and the emulated slowness of --slowdown.
+// The decisions are the pure Membership and placement code; this class does
+// their I/O. With one [[mds]] in the config it is a one-member map that
+// never changes, and everything behaves as a lone MDS.
+// Not thread-safe: runs on the MDS's network thread; disk copies run on
+// `disk_pool`.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+
+#include <asio.hpp>
+
+#include "mds/cluster/membership.h"
+#include "mds/fileset_catalog.h"
+#include "shared/config.h"
+#include "shared/proto/mds.capnp.h"
+#include "shared/rpc/origin.h"
+#include "shared/rpc/peer.h"
+
+namespace pvfs::mds {
+
+struct ClusterOptions {
+  // --slowdown: 0 = off; F >= 1 serves routed client requests one at a time
+  // on a virtual server taking F x service_us each (so queueing shows in
+  // the latency, as on a slower machine) without burning CPU.
+  double slowdown = 0;
+  uint32_t service_us = 100;
+};
+
+class MdsCluster {
+ public:
+  MdsCluster(asio::io_context& io, const Config& config, const Secret& key, MdsId self,
+             FileSetCatalog& filesets, asio::thread_pool& disk_pool, ClusterOptions options);
+
+  // The map this member starts with: the one it saved last, else the first
+  // map of every configured member (the same on every member). Also tells
+  // whether this member should create the namespace root (file set 0): a
+  // fresh member that owns it by that first map. Call before start().
+  Status load();
+  bool should_create_root() const { return create_root_; }
+  void start();
+  void stop();
+
+  // ---- serving client requests ----
+  // Whether this member serves a request for file set `set` now. Errors:
+  // stale_map (another member owns it: the client refreshes its map),
+  // again (it is moving here, or this member is still joining: retry),
+  // not_found (no such file set: there is no other member to have it).
+  Status admit(FileSetId set);
+  // Marks a request on `set` in progress; a move of the set waits for none.
+  struct InFlight {
+    MdsCluster* cluster = nullptr;
+    uint16_t set = 0;
+    InFlight(MdsCluster* c, uint16_t s) : cluster(c), set(s) { ++cluster->in_flight_[set]; }
+    InFlight(const InFlight&) = delete;
+    ~InFlight() { --cluster->in_flight_[set]; }
+  };
+  // With --slowdown, waits until the virtual server has served a request
+  // that arrived at `arrival`; returns at once otherwise.
+  asio::awaitable<void> emulate(SteadyTime arrival);
+  // A routed request served, `latency` after it arrived: counted into this
+  // member's current measuring interval.
+  void record(std::chrono::nanoseconds latency);
+
+  // ---- the cluster's own messages ----
+  static bool is_cluster_request(proto::mds::Request::Reader req);
+  // Answers getMap, peerPing, setMap, shipFileSet, detachFileSet and
+  // clusterStatus into `reply`; a failure is returned instead.
+  asio::awaitable<Status> handle(proto::mds::Request::Reader req, rpc::InMessage& msg,
+                                 proto::mds::Reply::Builder reply);
+
+  // ---- operations that span members, for MdsService ----
+  // Attributes of the root `ino` of a file set another member owns.
+  asio::awaitable<Result<Attr>> remote_getattr(InodeId ino, const rpc::Origin& origin);
+  // rmdir of the root of file set `set` held elsewhere: its owner checks the
+  // set is empty and stops taking creates in it. Errors: not_empty, again.
+  asio::awaitable<Status> remote_detach(FileSetId set, const rpc::Origin& origin);
+  // Runs detachFileSet here (set by MdsService): ok, or not_empty.
+  std::function<Status(FileSetId)> detach_local;
+  // A new file set with an id no member holds (each member draws from its
+  // own residue class of ids, so two members never pick the same one). It
+  // is made here and shipped to its owner at once if that is another member.
+  Result<NamespaceStore*> create_fileset(Timespec now);
+
+  // Being shipped away: background work (orphan collection) leaves it alone.
+  bool moving(FileSetId set) const { return leaving_.count(set.value) || committed_.count(set.value); }
+  const placement::AnuMap& map() const { return map_; }
+  MdsId self() const { return self_; }
+  uint64_t moves_in() const { return moves_in_; }
+  uint64_t moves_out() const { return moves_out_; }
+
+ private:
+  struct MoveRecord {
+    uint16_t set = 0;
+    MdsId from, to;
+    int64_t at_unix_ms = 0;
+    uint64_t bytes = 0;
+    uint32_t duration_ms = 0;
+    std::string outcome;
+  };
+  struct TuningRecord {
+    int64_t at_unix_ms = 0;
+    uint64_t map_version = 0;
+    placement::TuneResult result;
+  };
+  struct Incoming {
+    uint64_t ship_id = 0;
+    uint64_t received = 0;
+  };
+
+  asio::awaitable<void> heartbeat_loop();
+  asio::awaitable<void> ping(MdsId member);
+  asio::awaitable<void> reconcile_loop();
+  asio::awaitable<void> broadcast(std::string map_text);
+  // Ships `set` to `to`; true when it is there.
+  asio::awaitable<bool> ship(uint16_t set, MdsId to);
+  asio::awaitable<Status> receive_chunk(proto::mds::Request::ShipChunk::Reader chunk,
+                                        std::span<const std::byte> data);
+  // Serves the file sets of `failed` that now hash here, from its data dir.
+  asio::awaitable<void> take_over(MdsId failed);
+  void close_interval();
+  // Adopts `map` if it is newer (or the same version and smaller text, so
+  // two delegates' maps of one version settle on one); true if adopted.
+  bool adopt(const placement::AnuMap& map, const char* from);
+  Status save_map() const;
+  void fill_status(proto::mds::Reply::ClusterState::Builder out);
+  void remember_move(MoveRecord record);
+  rpc::Peer& peer(MdsId member);
+  MdsId owner(uint16_t set) const;
+
+  asio::io_context& io_;
+  const Config& config_;
+  Secret key_;
+  MdsId self_;
+  FileSetCatalog& filesets_;
+  asio::thread_pool& disk_pool_;
+  ClusterOptions options_;
+  placement::Policy policy_;
+  Membership membership_;
+  placement::AnuMap map_;
+  bool create_root_ = false;
+  bool stopped_ = false;
+  std::map<MdsId, std::unique_ptr<rpc::Peer>> peers_;
+  std::set<MdsId> pinging_;
+  std::map<MdsId, std::vector<uint16_t>> peer_sets_;  // file sets each member last said it holds
+  std::map<uint16_t, int> in_flight_;
+  std::set<uint16_t> leaving_;    // being shipped away: not served here
+  std::set<uint16_t> committed_;  // last chunk sent, answer unknown: never served here again
+  std::map<uint16_t, uint64_t> ship_ids_;  // per set being shipped: the attempt's id
+  std::map<uint16_t, MdsId> ship_to_;      // per committed set: where its last chunk went
+  std::map<uint16_t, Incoming> incoming_;
+  std::map<uint16_t, uint64_t> received_;  // file sets shipped here: the ship id
+  std::deque<MoveRecord> moves_;
+  std::deque<TuningRecord> tunings_;
+  uint64_t moves_in_ = 0, moves_out_ = 0;
+  // The current measuring interval.
+  uint64_t interval_seq_ = 0;
+  uint64_t interval_requests_ = 0;
+  std::chrono::nanoseconds interval_latency_{0};
+  SteadyTime interval_start_;
+  IntervalReport last_interval_;
+  SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
+  asio::steady_timer heartbeat_timer_;
+  asio::steady_timer reconcile_timer_;
+  bool reconcile_wanted_ = false;
+  std::mt19937_64 rng_{std::random_device{}()};
+};
+
+}  // namespace pvfs::mds

@@ -1,0 +1,176 @@
+// Unit tests of mds/cluster/membership: liveness by heartbeats and the
+// start-up grace, the delegate (lowest live id), readiness, and the
+// delegate's next map: a dead member leaves, a steady new one joins, the
+// tuner runs once per interval on fresh reports only, never under the
+// static policies, and a new delegate carries on without the old one's
+// memory. Pure: time is passed in.
+#include "mds/cluster/membership.h"
+
+#include <doctest/doctest.h>
+
+namespace pvfs::mds {
+namespace {
+
+using std::chrono::milliseconds;
+using placement::AnuMap;
+
+const SteadyTime t0 = SteadyTime{} + std::chrono::hours(1);
+SteadyTime at(int ms) { return t0 + milliseconds(ms); }
+
+MembershipOptions options(placement::Policy policy = placement::Policy::anu) {
+  MembershipOptions o;
+  o.dead_after = milliseconds(3000);
+  o.tune_interval = milliseconds(10000);
+  o.policy = policy;
+  return o;
+}
+
+AnuMap uniform(std::vector<MdsId> ids) {
+  auto map = AnuMap::uniform(ids);
+  REQUIRE(map.ok());
+  return *map;
+}
+
+std::vector<MdsId> ids(std::initializer_list<uint32_t> list) {
+  std::vector<MdsId> out;
+  for (uint32_t v : list) out.push_back(MdsId(v));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("members count as alive during the start-up grace, then only while heard from") {
+  Membership m(ids({1, 2, 3}), MdsId(2), t0, options());
+  CHECK(m.alive(MdsId(1), at(2999)));
+  CHECK(m.alive(MdsId(3), at(2999)));
+  CHECK_FALSE(m.alive(MdsId(1), at(3001)));
+  m.heard(MdsId(1), at(4000), {});
+  CHECK(m.alive(MdsId(1), at(6999)));
+  CHECK_FALSE(m.alive(MdsId(1), at(7001)));
+  CHECK(m.alive(MdsId(2), at(100000)));  // itself, always
+  CHECK_FALSE(m.alive(MdsId(9), at(0)));  // not configured
+}
+
+TEST_CASE("the delegate is the live member with the lowest id") {
+  Membership m(ids({1, 2, 3}), MdsId(3), t0, options());
+  CHECK(m.delegate(at(0)) == MdsId(1));
+  m.heard(MdsId(2), at(3500), {});
+  CHECK(m.delegate(at(4000)) == MdsId(2));  // 1 silent past the grace
+  CHECK_FALSE(m.is_delegate(at(4000)));
+  CHECK(m.delegate(at(9000)) == MdsId(3));  // 2 silent too
+  CHECK(m.is_delegate(at(9000)));
+}
+
+TEST_CASE("a member is ready once it heard from every other member or waited out the grace") {
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  CHECK_FALSE(m.ready(at(10)));
+  m.heard(MdsId(2), at(20), {});
+  CHECK_FALSE(m.ready(at(30)));
+  m.heard(MdsId(3), at(40), {});
+  CHECK(m.ready(at(50)));
+  Membership alone(ids({1, 2}), MdsId(1), t0, options());
+  CHECK(alone.ready(at(3001)));
+}
+
+TEST_CASE("the delegate removes a silent member from the map, then re-adds it once it is steady again") {
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1, 2, 3}));
+  for (int t = 0; t <= 3000; t += 1000) m.heard(MdsId(2), at(t), {});
+  CHECK_FALSE(m.next_map(map, at(2000)).has_value());  // 3 is in its grace
+  m.heard(MdsId(2), at(4000), {});
+  auto next = m.next_map(map, at(4000));
+  REQUIRE(next.has_value());
+  CHECK(next->why == MapChange::removed);
+  CHECK(next->member == MdsId(3));
+  CHECK(next->map.servers() == ids({1, 2}));
+  CHECK(next->map.version() == map.version() + 1);
+  map = next->map;
+  // 3 comes back: not added at its first heartbeat, only after dead_after of steady ones.
+  m.heard(MdsId(2), at(5000), {});
+  m.heard(MdsId(3), at(5000), {});
+  CHECK_FALSE(m.next_map(map, at(5000)).has_value());
+  for (int t = 6000; t <= 8000; t += 1000) {
+    m.heard(MdsId(2), at(t), {});
+    m.heard(MdsId(3), at(t), {});
+  }
+  next = m.next_map(map, at(8100));
+  REQUIRE(next.has_value());
+  CHECK(next->why == MapChange::added);
+  CHECK(next->member == MdsId(3));
+  CHECK(next->map.contains(MdsId(3)));
+}
+
+TEST_CASE("the delegate tunes once per interval, with fresh reports, and shrinks the slow member") {
+  Membership m(ids({1, 2}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1, 2}));
+  auto beat = [&](int t, uint64_t seq, double ms1, double ms2) {
+    m.own_report({seq, ms1, 1000});
+    m.heard(MdsId(2), at(t), {seq, ms2, 1000});
+  };
+  beat(9000, 1, 1.0, 9.0);
+  CHECK_FALSE(m.next_map(map, at(9000)).has_value());  // not an interval since start yet
+  beat(10000, 1, 1.0, 9.0);
+  auto next = m.next_map(map, at(10000));
+  REQUIRE(next.has_value());
+  CHECK(next->why == MapChange::tuned);
+  REQUIRE(next->tuning.has_value());
+  CHECK(next->map.share(MdsId(2)) < map.share(MdsId(2)));
+  CHECK(m.take_tuning().has_value());
+  map = next->map;
+  // The same reports again, or too early: nothing.
+  beat(15000, 1, 1.0, 9.0);
+  CHECK_FALSE(m.next_map(map, at(15000)).has_value());
+  beat(20000, 1, 1.0, 9.0);
+  CHECK_FALSE(m.next_map(map, at(20000)).has_value());
+  // Fresh reports, still diverging: tuned again.
+  beat(30000, 2, 1.0, 9.5);
+  next = m.next_map(map, at(30000));
+  REQUIRE(next.has_value());
+  CHECK(next->map.share(MdsId(2)) < map.share(MdsId(2)));
+}
+
+TEST_CASE("divergent tuning leaves a member that is converging, using the previous interval") {
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1, 2, 3}));
+  auto beat = [&](int t, uint64_t seq, double ms2) {
+    m.own_report({seq, 1.0, 1000});
+    m.heard(MdsId(2), at(t), {seq, ms2, 1000});
+    m.heard(MdsId(3), at(t), {seq, 1.0, 1000});
+  };
+  beat(10000, 1, 8.0);
+  auto first = m.next_map(map, at(10000));
+  REQUIRE(first.has_value());  // no previous interval: divergence is not checked
+  beat(20000, 2, 6.0);         // falling toward the average: converging
+  auto second = m.next_map(first->map, at(20000));
+  CHECK_FALSE(second.has_value());
+  auto tuning = m.take_tuning();
+  REQUIRE(tuning.has_value());
+  bool found = false;
+  for (const auto& s : tuning->servers)
+    if (s.server == MdsId(2)) {
+      CHECK(s.decision == placement::Decision::converging);
+      found = true;
+    }
+  CHECK(found);
+}
+
+TEST_CASE("hash and round-robin placement never tune, but still follow membership") {
+  for (auto policy : {placement::Policy::hash, placement::Policy::round_robin}) {
+    Membership m(ids({1, 2}), MdsId(1), t0, options(policy));
+    AnuMap map = uniform(ids({1, 2}));
+    m.own_report({1, 1.0, 1000});
+    m.heard(MdsId(2), at(20000), {1, 50.0, 1000});
+    CHECK_FALSE(m.next_map(map, at(20000)).has_value());
+    auto removed = m.next_map(map, at(30000));
+    REQUIRE(removed.has_value());
+    CHECK(removed->why == MapChange::removed);
+  }
+}
+
+TEST_CASE("the last member never leaves the map") {
+  Membership m(ids({1}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1}));
+  CHECK_FALSE(m.next_map(map, at(100000)).has_value());
+}
+
+}  // namespace pvfs::mds
