@@ -1,5 +1,6 @@
-// Client setup, the RPC helpers and every namespace operation. File data
-// (open/read/write/flush/fsync/release) is in client_data.cc.
+// Client setup, the storage RPC helpers and every namespace operation.
+// Metadata calls (routing by file set) are in client_mds.cc, file data
+// (open/read/write/flush/fsync/release) in client_data.cc.
 #include <fcntl.h>
 #include <sys/stat.h>
 

@@ -1,5 +1,6 @@
 // Private to libpvfs-client: the state behind Client and the helpers its
-// two halves (client.cc: namespace, client_data.cc: file data) share.
+// parts (client.cc: namespace, client_data.cc: file data, client_mds.cc:
+// metadata calls, client_dispatch.cc: write placement) share.
 // Everything here runs on the client's single io thread.
 #pragma once
 
@@ -84,6 +85,16 @@ struct Client::Impl {
   MdsRouter router;
   // getMap requests in flight, by member: cancelled when the reply is in.
   std::map<uint32_t, std::shared_ptr<asio::steady_timer>> map_fetches;
+  // The version of the map each member last sent, and whether the client
+  // has warned that a member computes owners differently (once per client).
+  std::map<uint32_t, uint64_t> member_map_versions;
+  bool warned_placement = false;
+  // Whether the client has said that its one configured member is not the
+  // whole cluster (once per client).
+  bool warned_lone_member = false;
+  // Warns once when `member`, holding the very map `version` the client
+  // routed by, denies owning `set`: the placement policies differ.
+  void warn_if_placement_differs(MdsId member, FileSetId set, uint64_t version);
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;

@@ -86,6 +86,7 @@ asio::awaitable<void> Client::Impl::ask_map(MdsId member, milliseconds limit) {
                  map.status().to_string());
     co_return;
   }
+  member_map_versions[member.value] = map->version();
   const uint64_t was = router.map().version();
   if (!router.adopt(std::move(*map))) co_return;
   spdlog::debug("metadata map version {} (was {}) from mds{}: members {}, placement {}",
@@ -105,6 +106,18 @@ asio::awaitable<void> Client::Impl::fetch_maps(std::optional<MdsId> except, mill
     }(*this, MdsId(m.id), limit));
   }
   (void)co_await rpc::run_all(std::move(asks));
+}
+
+void Client::Impl::warn_if_placement_differs(MdsId member, FileSetId set, uint64_t version) {
+  auto it = member_map_versions.find(member.value);
+  if (warned_placement || it == member_map_versions.end() || it->second != version) return;
+  // Same map, yet not the owner by it: the two compute owners differently.
+  warned_placement = true;
+  spdlog::warn("metadata server {} says file set {} is not its own under map version {}, which "
+               "gives it to that server under placement \"{}\": check that [mds_cluster] placement "
+               "is the same in its configuration and this client's{}",
+               member.value, set.value, version, placement::policy_name(router.policy()),
+               config.path.empty() ? "" : " (" + config.path.string() + ")");
 }
 
 asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
@@ -153,6 +166,17 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
     // (unless another call has fetched it meanwhile).
     if (miss == MdsMiss::stale_map && router.map().version() == seen)
       co_await fetch_map(to, left_until(deadline));
+    if (miss == MdsMiss::stale_map && router.members().size() == 1 && router.map().servers().size() > 1) {
+      Status lone(Errc::io, fmt::format(
+          "{} does not serve file set {}, and this client knows no other of the {} metadata servers of "
+          "the cluster: mount with the cluster's configuration file, not one server's address",
+          name(to), route ? route->value : 0, router.map().servers().size()));
+      if (!warned_lone_member) spdlog::error("{}", lone.detail());
+      warned_lone_member = true;
+      co_return lone;
+    }
+    if (miss == MdsMiss::stale_map && route && router.map().version() == seen)
+      warn_if_placement_differs(to, *route, seen);
     const MdsNext next = retry.after(miss, router.map().version() > seen);
     if (next.give_up) co_return Status(Errc::io, fmt::format("{}: {}", name(to), last.to_string()));
     if (next.ask_others) {

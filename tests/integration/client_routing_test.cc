@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -296,6 +298,26 @@ TEST_CASE("when the owner is down the client waits for a map without it and goes
   CHECK(t.cluster->member(1).served + t.cluster->member(3).served == 1);
 }
 
+TEST_CASE("a client routing by another placement policy than the members' times out and says why, once") {
+  Started t({1, 2, 3}, Policy::round_robin, [](FakeCluster& c) {
+    c.config.mds_placement = "anu";
+    c.config.rpc_timeout_ms = 300;
+  });
+  const AnuMap& map = t.cluster->member(1).map;
+  std::vector<uint16_t> disputed;
+  for (uint16_t set = 0; disputed.size() < 2; ++set)
+    if (map.locate(FileSetId(set)) != placement::owner_of(map, Policy::round_robin, FileSetId(set)))
+      disputed.push_back(set);
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  spdlog::default_logger()->sinks().push_back(sink);
+  for (uint16_t set : disputed) CHECK(t.run(t.client->getattr(kRoot, dir_in(set))).code() == Errc::timeout);
+  spdlog::default_logger()->sinks().pop_back();
+  int warnings = 0;
+  for (const auto& line : sink->last_formatted())
+    warnings += line.find("[mds_cluster] placement") != std::string::npos;
+  CHECK(warnings == 1);
+}
+
 TEST_CASE("requests without a file set go to the first member that answers") {
   Started t({1, 2, 3});
   auto fs = t.run(t.client->statfs(kRoot));
@@ -318,6 +340,26 @@ TEST_CASE("with one member that knows nothing of maps, everything goes to it as 
   for (uint16_t set : {0, 1, 500, 65535}) REQUIRE(t.run(t.client->getattr(kRoot, dir_in(set))).ok());
   CHECK(t.cluster->member(0).served == 4);
   CHECK(t.cluster->member(0).stale == 0);
+}
+
+TEST_CASE("a client that knows one member of a larger cluster fails at once and says why") {
+  asio::io_context io;
+  FakeCluster cluster(io, {1, 2, 3});
+  Config one = cluster.config;
+  one.mds = {cluster.config.mds[0]};
+  one.mds[0].id = 0;  // as pvfsmount HOST:PORT makes it
+  auto client = must(Client::create(io, one));
+  REQUIRE(run_sync(io, client->start()).ok());
+  uint16_t set = 0;
+  while (cluster.member(1).map.locate(FileSetId(set)) == MdsId(1)) ++set;
+  const auto started = Clock::now();
+  auto attr = run_sync(io, client->getattr(kRoot, dir_in(set)));
+  CHECK(attr.code() == Errc::io);
+  CHECK(attr.status().detail().find("configuration file") != std::string::npos);
+  CHECK(Clock::now() - started < milliseconds(500));
+  // Its own file sets are still served.
+  while (cluster.member(1).map.locate(FileSetId(set)) != MdsId(1)) ++set;
+  CHECK(run_sync(io, client->getattr(kRoot, dir_in(set))).ok());
 }
 
 TEST_CASE("the client starts when only a later member of the config is up") {
