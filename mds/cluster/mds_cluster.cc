@@ -2,6 +2,9 @@
 // File set moves are in fileset_moves.cc.
 #include "mds/cluster/mds_cluster.h"
 
+#include <time.h>
+
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -83,9 +86,12 @@ Status MdsCluster::load() {
   auto first = placement::AnuMap::uniform(member_ids(config_));
   if (!first) return first.status();
   map_ = std::move(*first);
-  // A fresh member: the owner of file set 0 by the first map makes the root.
-  // A data dir of a lone MDS from before clusters has file set 0 already.
-  create_root_ = owner(0) == self_ || filesets_.has(FileSetId(0));
+  // A lone MDS makes the root on a fresh data dir (one from before clusters
+  // has it already). In a cluster the root is made only once every member
+  // has answered (see make_root_if_fresh()): a member added to an existing
+  // cluster must not make a second one.
+  if (config_.mds.size() == 1) create_root_ = true;
+  else root_pending_ = !filesets_.has(FileSetId(0));
   return save_map();
 }
 
@@ -192,6 +198,7 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
       pinging_.insert(member);
       asio::co_spawn(io_, ping(member), asio::detached);
     }
+    make_root_if_fresh();
     const auto now = std::chrono::steady_clock::now();
     if (membership_.is_delegate(now) && membership_.ready(now)) {
       auto next = membership_.next_map(map_, now);
@@ -213,6 +220,21 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
     asio::error_code ec;
     co_await heartbeat_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
+}
+
+void MdsCluster::make_root_if_fresh() {
+  if (!root_pending_ || peer_sets_.size() + 1 < config_.mds.size()) return;
+  root_pending_ = false;
+  // Every member answered: a fresh cluster is one whose map never changed
+  // and where nobody holds file set 0.
+  for (const auto& [member, sets] : peer_sets_)
+    if (std::find(sets.begin(), sets.end(), 0) != sets.end()) return;
+  if (map_.version() != 1 || owner(0) != self_ || filesets_.has(FileSetId(0))) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  auto made = filesets_.create(FileSetId(0), Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
+  if (made) spdlog::info("a fresh cluster: made the namespace root (file set 0)");
+  else spdlog::error("making the namespace root: {}", made.status().to_string());
 }
 
 asio::awaitable<void> MdsCluster::ping(MdsId member) {
