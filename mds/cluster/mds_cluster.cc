@@ -452,20 +452,33 @@ asio::awaitable<Status> MdsCluster::remote_detach(FileSetId set, const rpc::Orig
 }
 
 Result<NamespaceStore*> MdsCluster::create_fileset(Timespec now) {
-  // Ids congruent to this member's position in the config, modulo the
-  // number of members: no two members draw the same id.
-  size_t index = 0, count = config_.mds.size();
+  // Each member draws from its own block of ids (by its position in the
+  // config), so no two members pick the same one, and takes them in turn
+  // (the last one drawn is kept in data_dir/fileset-counter): consecutive
+  // file sets get consecutive ids, which is what round-robin placement
+  // (id mod k) needs, and the id of a removed file set comes back only after
+  // the whole block, so a client's stale inode number does not name a new
+  // file. The ANU hash spreads consecutive ids like any others.
+  size_t index = 0;
+  const size_t count = config_.mds.size();
   for (size_t i = 0; i < count; ++i)
     if (config_.mds[i].id == self_.value) index = i;
   std::set<uint16_t> known;
   for (const auto& [member, sets] : peer_sets_) known.insert(sets.begin(), sets.end());
-  const uint64_t slots = (0xffff - 1) / count;
-  const uint64_t start = rng_() % slots;
-  for (uint64_t i = 0; i < slots; ++i) {
-    const uint64_t id = 1 + index + count * ((start + i) % slots);
-    if (id > 0xffff) continue;
+  const uint32_t block = 0xfffe / static_cast<uint32_t>(count);
+  const uint32_t first = 1 + static_cast<uint32_t>(index) * block;
+  const auto counter_file = filesets_.data_dir() / "fileset-counter";
+  uint32_t last = 0;
+  if (std::ifstream in(counter_file); in) in >> last;
+  for (uint32_t i = 1; i <= block; ++i) {
+    const uint32_t id = first + (last < first ? i - 1 : (last - first + i) % block);
     const FileSetId set(static_cast<uint16_t>(id));
     if (filesets_.has(set) || known.count(set.value) || incoming_.count(set.value)) continue;
+    {
+      std::ofstream out(counter_file, std::ios::trunc);
+      out << id << "\n";
+      if (!out) return Status(Errc::io, "cannot write " + counter_file.string());
+    }
     auto made = filesets_.create(set, now);
     if (made && owner(set.value) != self_) {
       reconcile_wanted_ = true;
