@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <cerrno>
 #include <atomic>
 #include <cstring>
 #include <chrono>
@@ -226,4 +227,18 @@ TEST_CASE("after kill -9 of a member its file sets are served by the others, not
   size_t total = 0;
   for (size_t n : filesets_per_member(t, kSets + 1)) total += n;
   CHECK(total == kSets + 1);
+
+  // Across file sets (and members) a rename is EXDEV, as between file systems.
+  const fs::path from = mnt / dir_name(1) / "file0", to = mnt / dir_name(2) / "moved";
+  CHECK(::rename(from.c_str(), to.c_str()) == -1);
+  CHECK(errno == EXDEV);
+  // rm -rf of file sets, wherever their roots' entries and the sets are.
+  for (int i = 0; i < 5; ++i) fs::remove_all(mnt / dir_name(i));
+  for (int i = 0; i < 5; ++i) CHECK_FALSE(fs::exists(mnt / dir_name(i)));
+  CHECK(eventually([&] {
+    size_t n = 0;
+    for (size_t c : count_per_member(t)) n += c;
+    return n == kSets + 1 - 5;
+  }, std::chrono::seconds(10)));
+  CHECK(read_file(mnt / dir_name(5) / "file0") == (mnt / dir_name(5) / "file0").string());
 }
