@@ -87,7 +87,7 @@ struct PolicyRun {
   std::vector<Row> rows;
   uint64_t ops = 0, errors = 0, lost = 0;
   std::string first_error;
-  double offered_s = 0;   // how long the workload ran
+  double offered_s = 0;   // how long the workload ran, its drain included
   uint32_t moves = 0;     // file sets shipped during the workload (not the new sets' first trip)
   // Over the last third of the run (the steady state):
   double steady_ratio = 0;      // mean worst/average
@@ -123,7 +123,8 @@ class Zipf {
 // figures over the last third and the convergence time.
 void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, const Options& o) {
   const double interval_s = o.interval_ms / 1000.0;
-  const size_t count = static_cast<size_t>(run.offered_s / interval_s);
+  // The intervals of the arrivals; what is seen after them is the drain.
+  const size_t count = static_cast<size_t>(double(o.duration_s) / interval_s);
   for (size_t i = 0; i < count; ++i) {
     Row row;
     row.index = i;
