@@ -317,6 +317,26 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
 
   auto key = pvfs::load_secret(cluster->config().secret_file);
   if (!key) return std::nullopt;
+  // New file sets are made by the owner of the root and shipped to their
+  // owners in the background: wait until each is on exactly one member
+  // (at most 30 s), so moves during the workload are the placement's own.
+  const auto settle_until = Clock::now() + std::chrono::seconds(30);
+  for (int stable = 0; stable < 2 && Clock::now() < settle_until;) {
+    std::map<uint16_t, int> holders;
+    bool all_answered = true;
+    for (const auto& entry : cluster->config().mds) {
+      auto view = pvfs::mds_cluster_status(entry.address, *key, milliseconds(1000));
+      if (!view) all_answered = false;
+      else
+        for (const auto& m : view->members)
+          if (m.id == entry.id)
+            for (uint16_t set : m.file_sets) ++holders[set];
+    }
+    const bool settled = all_answered && holders.size() == roots.size() + 1 &&
+                         std::all_of(holders.begin(), holders.end(), [](const auto& h) { return h.second == 1; });
+    stable = settled ? stable + 1 : 0;
+    std::this_thread::sleep_for(milliseconds(250));
+  }
   const auto start = Clock::now();
   const int64_t start_unix_ms = std::chrono::duration_cast<milliseconds>(
                                     std::chrono::system_clock::now().time_since_epoch()).count();
