@@ -1,5 +1,6 @@
-// Client setup, the RPC helpers and every namespace operation. File data
-// (open/read/write/flush/fsync/release) is in client_data.cc.
+// Client setup, the storage RPC helpers and every namespace operation.
+// Metadata calls (routing by file set) are in client_mds.cc, file data
+// (open/read/write/flush/fsync/release) in client_data.cc.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -14,13 +15,23 @@ namespace pvfs {
 
 namespace mp = proto::mds;
 
+namespace {
+std::vector<MdsId> mds_ids(const Config& config) {
+  std::vector<MdsId> ids;
+  for (const auto& m : config.mds) ids.push_back(MdsId(m.id));
+  return ids;
+}
+}  // namespace
+
 Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& key_)
     : io(io_),
       config(config_),
       key(key_),
       timeout(config_.rpc_timeout_ms),
-      mds(io_.get_executor(), config_.mds.front().address, key_,
-          milliseconds(config_.connect_timeout_ms)) {
+      router(mds_ids(config_), placement::parse_policy(config_.mds_placement).value_or(placement::Policy::anu)) {
+  for (const auto& m : config_.mds)
+    mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address, key_,
+                                                  milliseconds(config_.connect_timeout_ms));
   dispatch.min_bytes = config_.dispatch_min_bytes;
   dispatch.margin_bytes = config_.redirect_margin_bytes;
 }
@@ -34,40 +45,14 @@ mp::Request::Builder Client::Impl::begin_mds(rpc::OutMessage& out, const Credent
 }
 
 namespace {
-// How long to wait between attempts to reach a daemon that is down.
+// How long to wait between attempts to reach a storage server that is down.
 constexpr milliseconds kRetryPause{200};
+}  // namespace
 
 asio::awaitable<void> pause(milliseconds d) {
   asio::steady_timer t(co_await asio::this_coro::executor, d);
   asio::error_code ec;
   co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-}
-}  // namespace
-
-asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
-    rpc::OutMessage& out, bool idempotent) {
-  const auto deadline = rpc::Clock::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
-    if (left <= milliseconds(0))
-      co_return Status(Errc::timeout, fmt::format("metadata server {} did not answer in time",
-                                                  mds.address().to_string()));
-    auto conn = co_await mds.connection();
-    if (!conn) {
-      if (conn.code() == Errc::access_denied) co_return conn.status();
-      co_await pause(std::min(kRetryPause, left));
-      continue;
-    }
-    auto reply = co_await (*conn)->call(out, {}, left);
-    if (reply.code() == Errc::unavailable && idempotent) {
-      co_await pause(std::min(kRetryPause, left));
-      continue;
-    }
-    if (reply.code() == Errc::unavailable || reply.code() == Errc::timeout)
-      co_return Status(Errc::io, fmt::format("metadata server {}: {}", mds.address().to_string(),
-                                             reply.status().to_string()));
-    co_return reply;
-  }
 }
 
 asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_storage(
@@ -180,11 +165,8 @@ Result<std::unique_ptr<Client>> Client::create(asio::io_context& io, const Confi
 }
 
 asio::awaitable<Status> Client::start() {
-  auto conn = co_await impl_->mds.connection();
-  if (!conn)
-    co_return Status(conn.code(), fmt::format("cannot reach metadata server {}: {}",
-                                              impl_->mds.address().to_string(),
-                                              conn.status().detail()));
+  Status st = co_await impl_->start_mds();
+  if (!st.ok()) co_return st;
   co_return co_await impl_->refresh_servers();
 }
 

@@ -109,8 +109,10 @@ class Client {
   static Result<std::unique_ptr<Client>> create(asio::io_context& io, const Config& config);
   ~Client();
 
-  // Contacts the MDS and learns the storage servers. Errors: unavailable,
-  // timeout, access_denied (wrong secret).
+  // Contacts the metadata servers (the first in config order that answers
+  // gives the map of file sets to members) and learns the storage servers.
+  // Errors (when no member can be reached): unavailable, timeout,
+  // access_denied (wrong secret).
   asio::awaitable<Status> start();
 
   // --- namespace -------------------------------------------------------

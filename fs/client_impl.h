@@ -1,5 +1,6 @@
 // Private to libpvfs-client: the state behind Client and the helpers its
-// two halves (client.cc: namespace, client_data.cc: file data) share.
+// parts (client.cc: namespace, client_data.cc: file data, client_mds.cc:
+// metadata calls, client_dispatch.cc: write placement) share.
 // Everything here runs on the client's single io thread.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "fs/client.h"
+#include "fs/mds_router.h"
 #include "fs/sched/dispatcher.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
@@ -23,16 +25,38 @@ inline rpc::Origin origin_of(const Credentials& who) { return {who.job_id, who.r
 
 using std::chrono::milliseconds;
 
+// Waits `d` on the calling coroutine's executor.
+asio::awaitable<void> pause(milliseconds d);
+
 struct Client::Impl {
   Impl(asio::io_context& io, const Config& config, const Secret& key);
 
   // Starts an MDS request with the caller, job and request id filled in.
   proto::mds::Request::Builder begin_mds(rpc::OutMessage& out, const Credentials& who);
-  // Sends an MDS request. Idempotent requests are retried while the MDS is
-  // unreachable, up to the RPC timeout; others are retried only when they
-  // could not be sent at all.
+  // Sends an MDS request to the member that owns its file set (any member
+  // for requests without one, see rpc::route_of()), following map changes
+  // and file set moves transparently (client_mds.cc, MdsRetry). Idempotent
+  // requests are retried while the member is unreachable, up to the RPC
+  // timeout; others are retried only when they could not be sent at all
+  // (or the member answered staleMap/again, which means it did not apply
+  // them). Errors: the member's answer; timeout when the deadline passes;
+  // io when a non-idempotent request was lost in flight.
   asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_mds(rpc::OutMessage& out,
                                                                     bool idempotent);
+  // Connects to the first configured member that answers and fetches its
+  // map. Errors: as Peer::connection() of the last member tried.
+  asio::awaitable<Status> start_mds();
+  // Asks `member` for its map (one attempt, within `timeout`) and adopts it
+  // if newer than the client's. A member that cannot be reached or answers
+  // otherwise is skipped; callers compare router.map().version() to see
+  // whether the map changed. Concurrent fetches from one member share one
+  // request.
+  asio::awaitable<void> fetch_map(MdsId member, milliseconds timeout);
+  // fetch_map() from every configured member but `except`, all at once.
+  asio::awaitable<void> fetch_maps(std::optional<MdsId> except, milliseconds timeout);
+  // The connection-managing peer of a configured member; nullptr when the
+  // config does not name `member`.
+  rpc::Peer* mds_peer(MdsId member);
   // Sends a storage request to `server` (refreshing the server list once if
   // the id is unknown). Storage requests are idempotent and retried likewise.
   asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_storage(
@@ -56,7 +80,21 @@ struct Client::Impl {
   const Config& config;
   Secret key;
   milliseconds timeout;
-  rpc::Peer mds;
+  // One peer per configured [[mds]], by id, and where requests go.
+  std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
+  MdsRouter router;
+  // getMap requests in flight, by member: cancelled when the reply is in.
+  std::map<uint32_t, std::shared_ptr<asio::steady_timer>> map_fetches;
+  // The version of the map each member last sent, and whether the client
+  // has warned that a member computes owners differently (once per client).
+  std::map<uint32_t, uint64_t> member_map_versions;
+  bool warned_placement = false;
+  // Whether the client has said that its one configured member is not the
+  // whole cluster (once per client).
+  bool warned_lone_member = false;
+  // Warns once when `member`, holding the very map `version` the client
+  // routed by, denies owning `set`: the placement policies differ.
+  void warn_if_placement_differs(MdsId member, FileSetId set, uint64_t version);
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
@@ -119,6 +157,8 @@ struct Client::Impl {
 
  private:
   asio::awaitable<void> run_round();
+  // fetch_map() without the sharing.
+  asio::awaitable<void> ask_map(MdsId member, milliseconds timeout);
 };
 
 // Fills a storage ObjectId.

@@ -192,16 +192,18 @@ Status start_client(Runtime& rt) {
 }
 
 std::string start_error(const Config& config, const Status& status) {
-  const std::string mds = config.mds.front().address.to_string();
+  std::string mds = config.mds.size() > 1 ? "metadata servers " : "metadata server ";
+  for (size_t i = 0; i < config.mds.size(); ++i)
+    mds += (i ? ", " : "") + config.mds[i].address.to_string();
   switch (status.code()) {
     case Errc::unavailable:
     case Errc::timeout:
-      return "cannot reach metadata server " + mds + ": " + status.to_string();
+      return "cannot reach " + mds + ": " + status.to_string();
     case Errc::access_denied:
-      return "metadata server " + mds + " refused the cluster secret in " +
-             config.secret_file.string() + ": " + status.to_string();
+      return mds + " refused the cluster secret in " + config.secret_file.string() + ": " +
+             status.to_string();
     default:
-      return "cannot start the client for metadata server " + mds + ": " + status.to_string();
+      return "cannot start the client for " + mds + ": " + status.to_string();
   }
 }
 

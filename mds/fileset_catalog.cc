@@ -98,7 +98,6 @@ Result<NamespaceStore*> FileSetCatalog::create(uint64_t seed, Timespec now) {
 }
 
 Status FileSetCatalog::destroy(FileSetId set) {
-  if (set.value == 0) return Status(Errc::invalid_argument, "file set 0 holds the namespace root");
   auto it = sets_.find(set.value);
   if (it == sets_.end()) return Status(Errc::not_found, "no such file set");
   sets_.erase(it);  // a sync in flight keeps its own reference until it returns

@@ -47,8 +47,8 @@ class FileSetCatalog {
   // Opens file set `set` from dir_of(set), placed there by a move. Errors:
   // exists when already held; those of NamespaceStore::open.
   Result<NamespaceStore*> adopt(FileSetId set, Timespec now);
-  // Closes file set `set` and deletes its environment. Errors: invalid_argument
-  // for file set 0; not_found; io.
+  // Closes file set `set` and deletes its environment (file set 0 too: it
+  // moves between metadata servers like any other). Errors: not_found; io.
   Status destroy(FileSetId set);
 
   const std::filesystem::path& data_dir() const { return data_dir_; }

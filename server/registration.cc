@@ -14,19 +14,26 @@ Registration::Registration(asio::any_io_executor ex, const Config& config, const
       id_(id),
       advertised_(std::move(advertised)),
       store_(store),
-      disk_pool_(disk_pool),
-      mds_(ex, config.mds.front().address, key, std::chrono::milliseconds(config.connect_timeout_ms)),
-      timer_(ex) {}
+      disk_pool_(disk_pool) {
+  for (const auto& m : config.mds)
+    members_.push_back(
+        std::make_unique<Member>(ex, m, key, std::chrono::milliseconds(config.connect_timeout_ms)));
+}
 
-void Registration::start() { asio::co_spawn(ex_, loop(), asio::detached); }
+void Registration::start() {
+  for (auto& m : members_) asio::co_spawn(ex_, loop(*m), asio::detached);
+}
 
 void Registration::stop() {
   stopped_ = true;
-  timer_.cancel();
-  mds_.close();
+  for (auto& m : members_) {
+    m->timer.cancel();
+    m->peer.close();
+  }
 }
 
-asio::awaitable<void> Registration::loop() {
+asio::awaitable<void> Registration::loop(Member& member) {
+  const std::string name = fmt::format("metadata server {} ({})", member.id, member.peer.address().to_string());
   bool registered = false;
   bool reachable = true;
   while (!stopped_) {
@@ -41,22 +48,20 @@ asio::awaitable<void> Registration::loop() {
       info.setFreeBytes(space->free_bytes);
     }
     info.setAlive(true);
-    auto reply = co_await mds_.call(out, {}, std::chrono::milliseconds(config_.rpc_timeout_ms));
+    auto reply = co_await member.peer.call(out, {}, std::chrono::milliseconds(config_.rpc_timeout_ms));
     if (reply) {
-      if (!registered) spdlog::info("registered with metadata server {}", mds_.address().to_string());
-      if (!reachable) spdlog::info("metadata server {} is reachable again", mds_.address().to_string());
+      if (!registered) spdlog::info("registered with {}", name);
+      if (!reachable) spdlog::info("{} is reachable again", name);
       registered = true;
       reachable = true;
     } else {
-      if (reachable)
-        spdlog::warn("cannot reach metadata server {}: {} (retrying)", mds_.address().to_string(),
-                     reply.status().to_string());
+      if (reachable) spdlog::warn("cannot reach {}: {} (retrying)", name, reply.status().to_string());
       reachable = false;
       registered = false;  // the MDS may have restarted: register again
     }
-    timer_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
+    member.timer.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
     asio::error_code ec;
-    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await member.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 

@@ -305,7 +305,8 @@ std::string Config::render() const {
       << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n"
       << "fileset_per_top_directory = " << (fileset_per_top_directory ? "true" : "false")
       << "    # mkdir in / makes a new file set\n\n"
-      << "[mds_cluster]    # with several [[mds]]: file sets placed by ANU\n"
+      << "# With several [[mds]]: how they share the file sets (ANU placement).\n"
+      << "[mds_cluster]\n"
       << "placement = " << toml::value<std::string>(mds_placement) << "    # anu, hash or round-robin\n"
       << "tune_interval_ms = " << mds_tune_interval_ms << "    # how often the delegate rescales the map\n"
       << "dead_after_ms = " << mds_dead_after_ms << "    # a silent member's file sets move after this\n"

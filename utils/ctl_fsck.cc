@@ -1,11 +1,12 @@
-// pvfs-ctl fsck: gathers the listings (files first, from the first
-// metadata server that answers; then every storage server at once), judges
-// them, prints and optionally repairs. See ctl_fsck.h.
+// pvfs-ctl fsck: gathers the listings (files first, from every metadata
+// server, each listing the file sets it holds; then every storage server at
+// once), judges them, prints and optionally repairs. See ctl_fsck.h.
 #include "utils/ctl_fsck.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -14,7 +15,9 @@
 
 #include "shared/config.h"
 #include "shared/secret.h"
+#include "mds/placement/policy.h"
 #include "utils/fsck.h"
+#include "utils/mds_status.h"
 #include "utils/progress.h"
 
 namespace pvfs::ctl {
@@ -44,18 +47,77 @@ ProgressOptions progress_options(const char* label) {
   return o;
 }
 
-// The files of the first metadata server that answers; nullopt after
-// naming each that did not.
+// The files of every metadata server, merged (each member of a cluster
+// lists the file sets it holds; a set being moved may be listed by both
+// ends, once). nullopt after naming each that did not answer: without a
+// member's files, the objects of its files would look orphaned.
 std::optional<std::vector<fsck::File>> scan_files(const Config& config, const Secret& key, milliseconds timeout) {
+  std::map<InodeId, fsck::File> merged;
+  bool all = true;
   for (const auto& mds : config.mds) {
     Progress progress(progress_options("fsck: files"), true);
     auto count = fsck::inode_count(mds.address, key, timeout);
     progress.start(count ? std::optional<uint64_t>(*count) : std::nullopt);
     auto files = fsck::scan_files(mds.address, key, timeout, [&](size_t n) { progress.update(n); });
     progress.finish(files ? files->size() : 0);
-    if (files) return std::move(*files);
-    error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
+    if (!files) {
+      error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
+      all = false;
+      continue;
+    }
+    for (auto& f : *files) merged.emplace(f.ino, std::move(f));
   }
+  if (!all) return std::nullopt;
+  std::vector<fsck::File> out;
+  out.reserve(merged.size());
+  for (auto& [ino, f] : merged) out.push_back(std::move(f));
+  return out;
+}
+
+// Which member holds which file sets, as one string, when the MDS cluster
+// is settled: every member has the same map and holds only file sets it
+// owns by it. nullopt while file sets are moving (or a member does not
+// answer). Equal before and after a scan means no file set moved during it,
+// so no file was missed between two members' listings.
+std::optional<std::string> settled_holdings(const Config& config, const Secret& key, milliseconds timeout) {
+  if (config.mds.size() == 1) return std::string();
+  std::string out, map_text;
+  for (const auto& mds : config.mds) {
+    auto view = mds_cluster_status(mds.address, key, timeout);
+    if (!view) return std::nullopt;
+    if (map_text.empty()) map_text = view->map;
+    if (view->map != map_text) return std::nullopt;
+    auto map = placement::AnuMap::parse(view->map);
+    auto policy = placement::parse_policy(view->placement);
+    if (!map || !policy || map->empty()) return std::nullopt;
+    out += fmt::format("{}:", view->self);
+    for (const auto& member : view->members) {
+      if (member.id != view->self) continue;
+      for (uint16_t set : member.file_sets) {
+        if (placement::owner_of(*map, *policy, FileSetId(set)) != MdsId(view->self)) return std::nullopt;
+        out += fmt::format("{},", set);
+      }
+    }
+    if (!view->moves.empty()) out += fmt::format("@{}", view->moves.back().at_unix_ms);
+    out += ";";
+  }
+  return map_text + " " + out;
+}
+
+// scan_files() while no file set moves between members (tries for about 20 s).
+std::optional<std::vector<fsck::File>> scan_files_settled(const Config& config, const Secret& key,
+                                                          milliseconds timeout) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto before = settled_holdings(config, key, timeout);
+    if (!before) {
+      std::this_thread::sleep_for(milliseconds(1000));
+      continue;
+    }
+    auto files = scan_files(config, key, timeout);
+    if (!files) return std::nullopt;
+    if (settled_holdings(config, key, timeout) == before) return files;
+  }
+  error("file sets kept moving between the metadata servers; nothing checked (run fsck again)");
   return std::nullopt;
 }
 
@@ -108,9 +170,9 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
           : milliseconds(std::max<uint32_t>({config->connect_timeout_ms, config->rpc_timeout_ms, 1}));
 
   int status = 0;
-  auto files = scan_files(*config, *key, timeout);
+  auto files = scan_files_settled(*config, *key, timeout);
   if (!files) {
-    error("no metadata server answered: nothing was checked");
+    error("not every metadata server answered: nothing was checked");
     return 1;
   }
   fsck::Input input;

@@ -180,6 +180,8 @@ Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& ke
 Status repair(const Finding& finding, const Config& config, const Secret& key, std::chrono::milliseconds timeout) {
   if (finding.repair == Repair::none) return Status(Errc::invalid_argument, "nothing to repair");
   if (finding.repair == Repair::update_size) {
+    // Offered to each member in turn: the owner of the file's set applies
+    // it, the others answer staleMap (or again, while the set moves to them).
     Status last(Errc::unavailable, "no metadata server in the config");
     for (const auto& mds : config.mds) {
       last = rpc::run_sync([&]() -> asio::awaitable<Status> {
@@ -190,7 +192,9 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
         u.setTouchMtime(false);
         co_return co_await call_once(mds.address, key, timeout, out);
       }());
-      if (last.code() != Errc::unavailable && last.code() != Errc::timeout) return last;
+      if (last.code() != Errc::unavailable && last.code() != Errc::timeout &&
+          last.code() != Errc::stale_map && last.code() != Errc::again)
+        return last;
     }
     return last;
   }

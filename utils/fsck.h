@@ -36,8 +36,8 @@ Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& ke
                                std::chrono::milliseconds timeout);
 
 // Carries out `finding.repair` (not Repair::none) against the daemons of
-// `config`: the storage server finding.server, or the first metadata server
-// that answers for update_size. create_object first makes sure the object
+// `config`: the storage server finding.server, or for update_size the
+// metadata server that owns the file's set (each is asked in turn). create_object first makes sure the object
 // is still missing (and makes the server forget any descriptor of a deleted
 // file); it fails with exists rather than truncate an object that appeared.
 // Errors: not_found when the server is not in the config; those of the

@@ -306,18 +306,28 @@ Status LocalCluster::wait_servers_registered(milliseconds timeout) {
   auto key = load_secret(config_.secret_file);
   if (!key) return key.status();
   const auto deadline = Clock::now() + timeout;
+  // Every metadata server chooses layouts for the files it creates, so each
+  // must know every storage server.
   size_t alive = 0;
+  const DaemonEntry* waiting = &config_.mds.front();
   while (Clock::now() < deadline) {
-    auto servers = list_servers(config_.mds.front().address, *key, milliseconds(2000));
-    if (servers) {
+    bool all = true;
+    for (const auto& m : config_.mds) {
+      auto servers = list_servers(m.address, *key, milliseconds(2000));
       alive = 0;
-      for (const auto& s : *servers) alive += s.alive;
-      if (alive >= config_.servers.size()) return {};
+      if (servers)
+        for (const auto& s : *servers) alive += s.alive;
+      if (alive < config_.servers.size()) {
+        waiting = &m;
+        all = false;
+        break;
+      }
     }
+    if (all) return {};
     std::this_thread::sleep_for(milliseconds(50));
   }
-  return Status(Errc::timeout, fmt::format("only {} of {} storage servers registered with the MDS",
-                                           alive, config_.servers.size()));
+  return Status(Errc::timeout, fmt::format("only {} of {} storage servers registered with mds{}",
+                                           alive, config_.servers.size(), waiting->id));
 }
 
 Status LocalCluster::mount(const fs::path& mountpoint, const std::string& options) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -43,10 +44,25 @@ size_t filesets_in(const fs::path& data_dir) {
   return n;
 }
 
-std::vector<size_t> filesets_per_member(const TestCluster& t) {
+std::vector<size_t> count_per_member(const TestCluster& t) {
   std::vector<size_t> out;
   for (const auto& m : t.config().mds) out.push_back(filesets_in(m.data_dir));
   return out;
+}
+
+// File sets per member once no move is in flight (a set being moved is on
+// both ends for a moment): waits up to 10 s for the counts to add up to
+// `total`, and returns the last counts either way.
+std::vector<size_t> filesets_per_member(const TestCluster& t, size_t total) {
+  std::vector<size_t> counts;
+  for (int i = 0; i < 100; ++i) {
+    counts = count_per_member(t);
+    size_t sum = 0;
+    for (size_t n : counts) sum += n;
+    if (sum == total) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return counts;
 }
 
 std::string show(const std::vector<size_t>& v) {
@@ -101,7 +117,7 @@ TEST_CASE("file sets move away from a member slowed 5x while clients work, and n
   const fs::path mnt = t.mnt();
   constexpr int kSets = 50;
   for (int i = 0; i < kSets; ++i) REQUIRE(fs::create_directory(mnt / dir_name(i)));
-  const auto before = filesets_per_member(t);
+  const auto before = filesets_per_member(t, kSets + 1);
   CAPTURE(show(before));
   REQUIRE(before[0] + before[1] + before[2] == kSets + 1);  // and the root's
   REQUIRE(before[2] > 0);
@@ -135,7 +151,7 @@ TEST_CASE("file sets move away from a member slowed 5x while clients work, and n
   for (int i = 0; i < 4; ++i) workers.emplace_back(worker, i);
   for (auto& w : workers) w.join();
 
-  const auto after = filesets_per_member(t);
+  const auto after = filesets_per_member(t, kSets + 1);
   CAPTURE(show(after));
   CAPTURE(first_failure);
   CHECK(failures == 0);
@@ -168,7 +184,7 @@ TEST_CASE("after kill -9 of a member its file sets are served by the others, not
     }
   }
   // The member holding the most file sets dies.
-  const auto before = filesets_per_member(t);
+  const auto before = filesets_per_member(t, kSets + 1);
   CAPTURE(show(before));
   size_t victim = 0;
   for (size_t i = 1; i < before.size(); ++i)
@@ -185,7 +201,7 @@ TEST_CASE("after kill -9 of a member its file sets are served by the others, not
   MESSAGE("file sets of " << name << " served again after " << recovery_s << " s");
   CHECK(intact == written.size());
   CHECK(recovery_s < 15.0);  // dead_after_ms (3 s) + a heartbeat + the copies, with margin
-  const auto during = filesets_per_member(t);
+  const auto during = filesets_per_member(t, kSets + 1);
   CAPTURE(show(during));
   CHECK(during[victim] == 0);
 
@@ -202,6 +218,6 @@ TEST_CASE("after kill -9 of a member its file sets are served by the others, not
     if (read_file(file) == text) ++intact;
   CHECK(intact == written.size());
   size_t total = 0;
-  for (size_t n : filesets_per_member(t)) total += n;
+  for (size_t n : filesets_per_member(t, kSets + 1)) total += n;
   CHECK(total == kSets + 1);
 }
