@@ -376,19 +376,41 @@ asio::awaitable<Result<ReaddirPage>> Client::readdir(const Credentials& who, Ino
 }
 
 asio::awaitable<Result<StatFs>> Client::statfs(const Credentials& who) {
+  auto decode = [](mp::Reply::StatfsReply::Reader s) {
+    StatFs fs;
+    fs.total_bytes = s.getTotalBytes();
+    fs.free_bytes = s.getFreeBytes();
+    fs.total_inodes = s.getTotalInodes();
+    fs.free_inodes = s.getFreeInodes();
+    fs.block_size = s.getBlockSize() ? s.getBlockSize() : 4096;
+    fs.name_max = s.getNameMax() ? s.getNameMax() : 255;
+    return fs;
+  };
+  // Each member of an MDS cluster counts the inodes of its own file sets:
+  // ask every member (a second each; df must not hang on a dead one) and
+  // add up what they use. The bytes are the storage servers', the same on all.
+  std::optional<StatFs> sum;
+  if (config_.mds.size() > 1) {
+    uint64_t used = 0;
+    for (const auto& member : config_.mds) {
+      rpc::Peer* peer = impl_->mds_peer(MdsId(member.id));
+      if (!peer) continue;
+      rpc::OutMessage one;
+      impl_->begin_mds(one, who).setStatfs();
+      auto reply = co_await peer->call(one, {}, std::chrono::milliseconds(1000));
+      if (!reply) continue;
+      StatFs fs = decode((*reply)->body<mp::Reply>().getStatfs());
+      used += fs.total_inodes - std::min(fs.total_inodes, fs.free_inodes);
+      if (!sum) sum = fs;
+    }
+    if (sum) sum->free_inodes = sum->total_inodes - std::min(sum->total_inodes, used);
+  }
+  if (sum) co_return *sum;
   rpc::OutMessage out;
   impl_->begin_mds(out, who).setStatfs();
   auto reply = co_await impl_->call_mds(out, true);
   if (!reply) co_return reply.status();
-  auto s = (*reply)->body<mp::Reply>().getStatfs();
-  StatFs fs;
-  fs.total_bytes = s.getTotalBytes();
-  fs.free_bytes = s.getFreeBytes();
-  fs.total_inodes = s.getTotalInodes();
-  fs.free_inodes = s.getFreeInodes();
-  fs.block_size = s.getBlockSize() ? s.getBlockSize() : 4096;
-  fs.name_max = s.getNameMax() ? s.getNameMax() : 255;
-  co_return fs;
+  co_return decode((*reply)->body<mp::Reply>().getStatfs());
 }
 
 asio::awaitable<Status> Client::access(const Credentials& who, InodeId ino, uint32_t mask) {

@@ -2,6 +2,9 @@
 // File set moves are in fileset_moves.cc.
 #include "mds/cluster/mds_cluster.h"
 
+#include <time.h>
+
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -83,9 +86,12 @@ Status MdsCluster::load() {
   auto first = placement::AnuMap::uniform(member_ids(config_));
   if (!first) return first.status();
   map_ = std::move(*first);
-  // A fresh member: the owner of file set 0 by the first map makes the root.
-  // A data dir of a lone MDS from before clusters has file set 0 already.
-  create_root_ = owner(0) == self_ || filesets_.has(FileSetId(0));
+  // A lone MDS makes the root on a fresh data dir (one from before clusters
+  // has it already). In a cluster the root is made only once every member
+  // has answered (see make_root_if_fresh()): a member added to an existing
+  // cluster must not make a second one.
+  if (config_.mds.size() == 1) create_root_ = true;
+  else root_pending_ = !filesets_.has(FileSetId(0));
   return save_map();
 }
 
@@ -192,6 +198,7 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
       pinging_.insert(member);
       asio::co_spawn(io_, ping(member), asio::detached);
     }
+    make_root_if_fresh();
     const auto now = std::chrono::steady_clock::now();
     if (membership_.is_delegate(now) && membership_.ready(now)) {
       auto next = membership_.next_map(map_, now);
@@ -213,6 +220,21 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
     asio::error_code ec;
     co_await heartbeat_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
+}
+
+void MdsCluster::make_root_if_fresh() {
+  if (!root_pending_ || peer_sets_.size() + 1 < config_.mds.size()) return;
+  root_pending_ = false;
+  // Every member answered: a fresh cluster is one whose map never changed
+  // and where nobody holds file set 0.
+  for (const auto& [member, sets] : peer_sets_)
+    if (std::find(sets.begin(), sets.end(), 0) != sets.end()) return;
+  if (map_.version() != 1 || owner(0) != self_ || filesets_.has(FileSetId(0))) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  auto made = filesets_.create(FileSetId(0), Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
+  if (made) spdlog::info("a fresh cluster: made the namespace root (file set 0)");
+  else spdlog::error("making the namespace root: {}", made.status().to_string());
 }
 
 asio::awaitable<void> MdsCluster::ping(MdsId member) {
@@ -430,20 +452,33 @@ asio::awaitable<Status> MdsCluster::remote_detach(FileSetId set, const rpc::Orig
 }
 
 Result<NamespaceStore*> MdsCluster::create_fileset(Timespec now) {
-  // Ids congruent to this member's position in the config, modulo the
-  // number of members: no two members draw the same id.
-  size_t index = 0, count = config_.mds.size();
+  // Each member draws from its own block of ids (by its position in the
+  // config), so no two members pick the same one, and takes them in turn
+  // (the last one drawn is kept in data_dir/fileset-counter): consecutive
+  // file sets get consecutive ids, which is what round-robin placement
+  // (id mod k) needs, and the id of a removed file set comes back only after
+  // the whole block, so a client's stale inode number does not name a new
+  // file. The ANU hash spreads consecutive ids like any others.
+  size_t index = 0;
+  const size_t count = config_.mds.size();
   for (size_t i = 0; i < count; ++i)
     if (config_.mds[i].id == self_.value) index = i;
   std::set<uint16_t> known;
   for (const auto& [member, sets] : peer_sets_) known.insert(sets.begin(), sets.end());
-  const uint64_t slots = (0xffff - 1) / count;
-  const uint64_t start = rng_() % slots;
-  for (uint64_t i = 0; i < slots; ++i) {
-    const uint64_t id = 1 + index + count * ((start + i) % slots);
-    if (id > 0xffff) continue;
+  const uint32_t block = 0xfffe / static_cast<uint32_t>(count);
+  const uint32_t first = 1 + static_cast<uint32_t>(index) * block;
+  const auto counter_file = filesets_.data_dir() / "fileset-counter";
+  uint32_t last = 0;
+  if (std::ifstream in(counter_file); in) in >> last;
+  for (uint32_t i = 1; i <= block; ++i) {
+    const uint32_t id = first + (last < first ? i - 1 : (last - first + i) % block);
     const FileSetId set(static_cast<uint16_t>(id));
     if (filesets_.has(set) || known.count(set.value) || incoming_.count(set.value)) continue;
+    {
+      std::ofstream out(counter_file, std::ios::trunc);
+      out << id << "\n";
+      if (!out) return Status(Errc::io, "cannot write " + counter_file.string());
+    }
     auto made = filesets_.create(set, now);
     if (made && owner(set.value) != self_) {
       reconcile_wanted_ = true;

@@ -47,8 +47,10 @@ class MdsCluster {
 
   // The map this member starts with: the one it saved last, else the first
   // map of every configured member (the same on every member). Also tells
-  // whether this member should create the namespace root (file set 0): a
-  // fresh member that owns it by that first map. Call before start().
+  // whether a lone MDS should create the namespace root (file set 0); in a
+  // cluster the member that owns it makes it once every member has
+  // answered and none holds it under a map that never changed. Call
+  // before start().
   Status load();
   bool should_create_root() const { return create_root_; }
   void start();
@@ -132,6 +134,7 @@ class MdsCluster {
   // Serves the file sets of `failed` that now hash here, from its data dir.
   asio::awaitable<void> take_over(MdsId failed);
   void close_interval();
+  void make_root_if_fresh();
   // Adopts `map` if it is newer (or the same version and smaller text, so
   // two delegates' maps of one version settle on one); true if adopted.
   bool adopt(const placement::AnuMap& map, const char* from);
@@ -152,6 +155,7 @@ class MdsCluster {
   Membership membership_;
   placement::AnuMap map_;
   bool create_root_ = false;
+  bool root_pending_ = false;  // a cluster member on a fresh data dir: see make_root_if_fresh()
   bool stopped_ = false;
   std::map<MdsId, std::unique_ptr<rpc::Peer>> peers_;
   std::set<MdsId> pinging_;
