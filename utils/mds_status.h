@@ -49,13 +49,16 @@ struct MdsTuningStep {
   std::vector<MdsTunedServer> servers;
 };
 
+// The `from` of a move its receiver reports: it does not know the sender.
+inline constexpr uint32_t kUnknownMember = 0xffffffff;
+
 struct MdsMove {
   uint16_t set = 0;
-  uint32_t from = 0, to = 0;
+  uint32_t from = 0, to = 0;  // from: kUnknownMember in a receiver's record
   int64_t at_unix_ms = 0;
   uint64_t bytes = 0;
   uint32_t duration_ms = 0;
-  std::string outcome;  // "shipped", "taken over", or the error
+  std::string outcome;  // "shipped", "received", "taken over", or the error
 };
 
 // What one member answered to clusterStatus.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <tuple>
@@ -15,7 +16,10 @@ namespace pvfs::ctl {
 
 namespace {
 
-std::string member_name(uint32_t id) { return fmt::format("mds{}", id); }
+std::string member_name(uint32_t id) { return id == kUnknownMember ? "?" : fmt::format("mds{}", id); }
+
+// A receiver's and a sender's record of one shipment are this close in time.
+constexpr int64_t kSameMoveMs = 10000;
 
 uint64_t map_version_of(const std::string& text) {
   auto map = placement::AnuMap::parse(text);
@@ -168,14 +172,21 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
   }
   if (history_from) report.history = history_from->history;
 
-  for (const auto& a : answers) {
-    if (!a.view) continue;
-    for (const auto& m : a.view->moves) {
-      const bool seen = std::any_of(report.moves.begin(), report.moves.end(), [&](const MdsMove& o) {
-        return o.set == m.set && o.from == m.from && o.to == m.to && o.at_unix_ms == m.at_unix_ms;
-      });
-      if (!seen) report.moves.push_back(m);
-    }
+  std::vector<MdsMove> all;
+  for (const auto& a : answers)
+    if (a.view) all.insert(all.end(), a.view->moves.begin(), a.view->moves.end());
+  for (const auto& m : all) {
+    const bool seen = std::any_of(report.moves.begin(), report.moves.end(), [&](const MdsMove& o) {
+      return o.set == m.set && o.from == m.from && o.to == m.to && o.at_unix_ms == m.at_unix_ms;
+    });
+    // The receiver of a shipment does not know the sender: its record is
+    // left out when the sender reported the same move.
+    const bool sender_said = m.from == kUnknownMember &&
+                             std::any_of(all.begin(), all.end(), [&](const MdsMove& o) {
+                               return o.from != kUnknownMember && o.set == m.set && o.to == m.to &&
+                                      std::llabs(o.at_unix_ms - m.at_unix_ms) <= kSameMoveMs;
+                             });
+    if (!seen && !sender_said) report.moves.push_back(m);
   }
   std::stable_sort(report.moves.begin(), report.moves.end(), [](const MdsMove& a, const MdsMove& b) {
     return std::tie(a.at_unix_ms, a.set) < std::tie(b.at_unix_ms, b.set);

@@ -72,7 +72,8 @@ std::optional<size_t> pick_view(const std::vector<MdsAnswer>& answers);
 // map, members and placement (each member's slowdown from its own answer,
 // since members report only their own); the tuning history of the answer with the
 // most recent step; the moves of all answers, merged by time, a move
-// reported by both its ends counted once.
+// reported by both its ends counted once (the receiver's record, which
+// names no sender, is left out when the sender's is there).
 MdsReport build_mds_report(const std::vector<MdsAnswer>& answers);
 
 // The report as text: a summary line (members, delegate, placement, map

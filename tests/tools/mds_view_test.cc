@@ -209,6 +209,19 @@ TEST_CASE("moves from every member merge by time, a move both ends report counte
   CHECK(r.moves[2].set == 5);
 }
 
+TEST_CASE("a receiver's record of a move is left out when the sender reported it, and kept otherwise") {
+  MdsClusterView sender = view_of(1), receiver = view_of(0);
+  sender.moves = {move(7, 1, 0, kAt + 40)};
+  receiver.moves = {move(7, kUnknownMember, 0, kAt + 35, "received"),
+                    move(9, kUnknownMember, 0, kAt + 50, "received")};  // its sender did not answer
+  const MdsReport r = build_mds_report({{mds_target(0), receiver}, {mds_target(1), sender}});
+  REQUIRE(r.moves.size() == 2);
+  CHECK(r.moves[0].set == 7);
+  CHECK(r.moves[0].from == 1);
+  CHECK(r.moves[1].set == 9);
+  CHECK(render_mds(r, false).find("    9  ?     mds0") != std::string::npos);
+}
+
 TEST_CASE("the tuning history comes from the answer with the most recent step") {
   MdsClusterView a = view_of(0), b = view_of(1);
   a.history = {{kAt, 2.0, 3, {}}};
