@@ -112,7 +112,9 @@ Status MdsCluster::save_map() const {
 void MdsCluster::start() {
   spdlog::info("MDS cluster: {} member(s), placement {}, map version {}", config_.mds.size(),
                placement::policy_name(policy_), map_.version());
-  if (config_.mds.size() > 1) asio::co_spawn(io_, heartbeat_loop(), asio::detached);
+  // A lone MDS runs it too: it pings nobody, but closes its latency
+  // intervals for pvfs-ctl mds.
+  asio::co_spawn(io_, heartbeat_loop(), asio::detached);
   asio::co_spawn(io_, reconcile_loop(), asio::detached);
 }
 
