@@ -130,12 +130,13 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
     answered[a.target.id] = a.view.ok();
     configured_address[a.target.id] = a.target.address.to_string();
   }
-  // Each member knows only its own slowdown.
-  std::map<uint32_t, double> own_slowdown;
+  // Each member knows its own slowdown, and its own file sets and interval
+  // better than the others (theirs are as of the last heartbeat).
+  std::map<uint32_t, MdsMemberView> own;
   for (const auto& a : answers)
     if (a.view)
       for (const auto& m : a.view->members)
-        if (m.id == a.view->self) own_slowdown[m.id] = m.slowdown;
+        if (m.id == a.view->self) own[m.id] = m;
   std::map<uint32_t, MdsRow> rows;
   for (const auto& m : view.members) {
     MdsRow row;
@@ -143,7 +144,11 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
     row.address = m.address;
     row.in_view = true;
     row.member = m;
-    if (auto it = own_slowdown.find(m.id); it != own_slowdown.end()) row.member.slowdown = it->second;
+    if (auto it = own.find(m.id); it != own.end()) {
+      row.member.slowdown = it->second.slowdown;
+      row.member.file_sets = it->second.file_sets;
+      row.member.interval = it->second.interval;
+    }
     row.share = map ? shares[m.id] : m.share;
     if (auto it = regions.find(m.id); it != regions.end()) row.regions = it->second;
     if (auto it = answered.find(m.id); it == answered.end()) row.state = m.alive ? "up" : "down";

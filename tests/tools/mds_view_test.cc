@@ -198,6 +198,23 @@ TEST_CASE("each member's slowdown comes from its own answer; the others' are unk
   CHECK(render_mds_json(r).find("\"state\": \"down\", \"alive\": false, \"slowdown\": null,") != std::string::npos);
 }
 
+TEST_CASE("a member's file sets and interval come from its own answer, fresher than the delegate's") {
+  MdsClusterView delegate = view_of(0), other = view_of(1);
+  // mds1 has received set 9 since its last heartbeat to the delegate.
+  for (auto& m : other.members)
+    if (m.id == 1) {
+      m.file_sets = {1, 4, 9};
+      m.interval = {13, 6.5, 450};
+    }
+  const MdsReport r = build_mds_report({{mds_target(0), delegate}, {mds_target(1), other},
+                                        {mds_target(2), Status(Errc::timeout, "no answer")}});
+  REQUIRE(r.rows.size() == 3);
+  CHECK(r.rows[1].member.file_sets == std::vector<uint16_t>{1, 4, 9});
+  CHECK(r.rows[1].member.interval.seq == 13);
+  CHECK(r.rows[0].member.file_sets == std::vector<uint16_t>{0, 3, 5});
+  CHECK(r.rows[2].member.file_sets == std::vector<uint16_t>{2});  // silent: as the delegate last heard
+}
+
 TEST_CASE("moves from every member merge by time, a move both ends report counted once") {
   MdsClusterView a = view_of(0), b = view_of(1);
   a.moves = {move(5, 0, 1, kAt + 2000), move(3, 0, 2, kAt)};
