@@ -42,6 +42,21 @@ Result<tcp::endpoint> resolve(const Endpoint& ep) {
   return results.begin()->endpoint();
 }
 
+Result<tcp::acceptor> listen_on(asio::io_context& io, const Endpoint& at) {
+  auto ep = resolve(at);
+  if (!ep)
+    return Status(ep.status().code(),
+                  fmt::format("cannot listen on {}: {}", at.to_string(), ep.status().detail()));
+  tcp::acceptor acceptor(io);
+  asio::error_code ec;
+  acceptor.open(ep->protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(*ep, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status(Errc::unavailable, fmt::format("cannot listen on {}: {}", at.to_string(), ec.message()));
+  return acceptor;
+}
+
 namespace {
 
 // Both sides: exchange hellos, then proofs. Runs without a deadline of its

@@ -119,5 +119,8 @@ inline constexpr uint64_t kMaxInflightBytes = uint64_t{256} << 20;
 
 // Resolves host:port to a TCP endpoint (numeric or via getaddrinfo).
 Result<asio::ip::tcp::endpoint> resolve(const Endpoint& ep);
+// An acceptor listening on `at` (address reuse on, the system's backlog).
+// Errors: unavailable, "cannot listen on HOST:PORT: reason".
+Result<asio::ip::tcp::acceptor> listen_on(asio::io_context& io, const Endpoint& at);
 
 }  // namespace pvfs::rpc

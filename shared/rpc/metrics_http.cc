@@ -59,18 +59,10 @@ HttpResponse respond(std::string_view head, bool complete, const MetricsHttpServ
 Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::listen(asio::io_context& io,
                                                                      const Endpoint& at,
                                                                      Source source) {
-  auto ep = resolve(at);
-  if (!ep) return ep.status();
-  tcp::acceptor acceptor(io);
-  asio::error_code ec;
-  acceptor.open(ep->protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(*ep, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    return Status(Errc::unavailable,
-                  fmt::format("cannot serve metrics on {}: {}", at.to_string(), ec.message()));
-  return std::make_unique<MetricsHttpServer>(io, std::move(acceptor), std::move(source));
+  auto acceptor = listen_on(io, at);
+  if (!acceptor)
+    return Status(acceptor.code(), "metrics: " + acceptor.status().detail());
+  return std::make_unique<MetricsHttpServer>(io, std::move(*acceptor), std::move(source));
 }
 
 MetricsHttpServer::MetricsHttpServer(asio::io_context& io, tcp::acceptor acceptor, Source source)

@@ -11,19 +11,9 @@ using asio::ip::tcp;
 Result<std::unique_ptr<RpcServer>> RpcServer::listen(asio::io_context& io, const Endpoint& at,
                                                      const Secret& key, Connection::Handler handler,
                                                      milliseconds handshake_timeout) {
-  auto ep = resolve(at);
-  if (!ep)
-    return Status(ep.status().code(),
-                  fmt::format("cannot listen on {}: {}", at.to_string(), ep.status().detail()));
-  tcp::acceptor acceptor(io);
-  asio::error_code ec;
-  acceptor.open(ep->protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(*ep, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    return Status(Errc::unavailable, fmt::format("cannot listen on {}: {}", at.to_string(), ec.message()));
-  return std::make_unique<RpcServer>(io, std::move(acceptor), key, std::move(handler),
+  auto acceptor = listen_on(io, at);
+  if (!acceptor) return acceptor.status();
+  return std::make_unique<RpcServer>(io, std::move(*acceptor), key, std::move(handler),
                                      handshake_timeout);
 }
 
