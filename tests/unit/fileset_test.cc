@@ -10,11 +10,9 @@
 
 #include "mds/fileset_catalog.h"
 #include "mds/namespace_store.h"
+#include "tests/support/errc_print.h"
 #include "tests/support/temp_dir.h"
 
-namespace pvfs {
-std::ostream& operator<<(std::ostream& os, Errc code) { return os << errc_name(code); }
-}  // namespace pvfs
 
 using namespace pvfs;
 using namespace pvfs::mds;

@@ -16,10 +16,8 @@
 #include "mds/inode_record.h"
 #include "shared/lmdb/lmdb_env.h"
 #include "mds/namespace_store.h"
+#include "tests/support/errc_print.h"
 
-namespace pvfs {
-std::ostream& operator<<(std::ostream& os, Errc code) { return os << errc_name(code); }
-}  // namespace pvfs
 
 using namespace pvfs;
 using namespace pvfs::mds;
