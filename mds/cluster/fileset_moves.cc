@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "mds/cluster/mds_cluster.h"
@@ -142,7 +144,6 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
     return false;
   };
   // No write runs on the set from here: flushed, its file is a consistent copy.
-  auto held = filesets_.stores();
   Status synced = co_await rpc::run_blocking(disk_pool_, [store] { return store->sync(); });
   if (!synced.ok()) co_return abandon(synced);
   const auto file = filesets_.dir_of(FileSetId(set)) / kDataFile;

@@ -73,6 +73,7 @@ class MdsCluster {
   // With --slowdown, waits until the virtual server has served a request
   // that arrived at `arrival`; returns at once otherwise.
   asio::awaitable<void> emulate(SteadyTime arrival);
+  bool emulating() const { return options_.slowdown > 0; }
   // A routed request served, `latency` after it arrived: counted into this
   // member's current measuring interval.
   void record(std::chrono::nanoseconds latency);
