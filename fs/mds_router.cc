@@ -14,7 +14,7 @@ MdsRouter::MdsRouter(std::vector<MdsId> members, placement::Policy policy)
 }
 
 bool MdsRouter::adopt(placement::AnuMap map) {
-  if (map.empty() || map.version() <= map_.version()) return false;
+  if (!placement::supersedes(map, map_)) return false;
   map_ = std::move(map);
   return true;
 }

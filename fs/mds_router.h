@@ -30,9 +30,9 @@ class MdsRouter {
   placement::Policy policy() const { return policy_; }
   const std::vector<MdsId>& members() const { return members_; }
 
-  // Takes `map` when its version is newer than the current map's (an equal
-  // or older one is ignored, as members do). An empty map is never taken.
-  // True when taken.
+  // Takes `map` when placement::supersedes() it over the current map, as
+  // members do (newer, or the same version with the smaller text). True
+  // when taken.
   bool adopt(placement::AnuMap map);
 
   // The member to send a request to. `route` is rpc::route_of() of the

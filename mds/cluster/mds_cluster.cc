@@ -270,12 +270,7 @@ asio::awaitable<void> MdsCluster::broadcast(std::string map_text) {
 }
 
 bool MdsCluster::adopt(const placement::AnuMap& map, const char* from) {
-  if (map.empty()) return false;
-  if (map.version() < map_.version()) return false;
-  if (map.version() == map_.version()) {
-    if (map == map_) return false;
-    if (!(map.serialize() < map_.serialize())) return false;
-  }
+  if (!placement::supersedes(map, map_)) return false;
   const placement::AnuMap old = std::move(map_);
   map_ = map;
   if (Status st = save_map(); !st.ok()) spdlog::warn("saving the map: {}", st.to_string());

@@ -26,4 +26,10 @@ MdsId owner_of(const AnuMap& map, Policy policy, FileSetId set) {
   return map.locate(set);
 }
 
+bool supersedes(const AnuMap& candidate, const AnuMap& current) {
+  if (candidate.empty()) return false;
+  if (candidate.version() != current.version()) return candidate.version() > current.version();
+  return !(candidate == current) && candidate.serialize() < current.serialize();
+}
+
 }  // namespace pvfs::placement

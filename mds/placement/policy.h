@@ -26,4 +26,10 @@ inline bool tunes(Policy policy) { return policy == Policy::anu; }
 // The owner of `set`. Requires !map.empty().
 MdsId owner_of(const AnuMap& map, Policy policy, FileSetId set);
 
+// Whether `candidate` replaces `current`: a newer version, or the same
+// version with a smaller serialized text (two delegates that each made a
+// map of one version then settle on the same one everywhere). An empty
+// candidate never does. Members and clients both decide by this.
+bool supersedes(const AnuMap& candidate, const AnuMap& current);
+
 }  // namespace pvfs::placement

@@ -187,6 +187,21 @@ TEST_CASE("the router takes only newer maps") {
   CHECK(router.map().version() == 4);
 }
 
+TEST_CASE("of two maps of one version, router and members settle on the one with the smaller text") {
+  // Two delegates at once (each thought the other dead) both made version 2.
+  const AnuMap a = uniform({MdsId(1), MdsId(2)}, 2), b = uniform({MdsId(1), MdsId(3)}, 2);
+  const AnuMap& smaller = a.serialize() < b.serialize() ? a : b;
+  const AnuMap& larger = a.serialize() < b.serialize() ? b : a;
+  CHECK(placement::supersedes(smaller, larger));
+  CHECK_FALSE(placement::supersedes(larger, smaller));
+  CHECK_FALSE(placement::supersedes(smaller, smaller));
+  MdsRouter router({MdsId(1), MdsId(2), MdsId(3)}, Policy::anu);
+  REQUIRE(router.adopt(larger));
+  CHECK(router.adopt(smaller));  // what the members settled on
+  CHECK_FALSE(router.adopt(larger));
+  CHECK(router.map() == smaller);
+}
+
 TEST_CASE("a routed request goes to its file set's owner and follows the map when a member leaves") {
   for (Policy policy : {Policy::anu, Policy::hash, Policy::round_robin}) {
     CAPTURE(placement::policy_name(policy));
