@@ -505,14 +505,19 @@ std::string AnuMap::serialize() const {
       append_uint(out, partitions_[p].length, 16);
     }
   }
+  if (issuer_) {
+    out += " by=";
+    append_uint(out, issuer_->value);
+  }
   return out;
 }
 
 Result<AnuMap> AnuMap::parse(std::string_view text) {
   auto malformed = [](std::string what) { return Status(Errc::invalid_argument, "ANU map text: " + what); };
   const std::vector<std::string_view> tokens = split(text, ' ');
-  std::string_view version, rounds, servers, partitions;
-  if (tokens.size() != 5 || tokens[0] != "anu1" || !take_field(tokens[1], "version", version) ||
+  std::string_view version, rounds, servers, partitions, by;
+  if (tokens.size() == 6 && !take_field(tokens[5], "by", by)) return malformed("expected 'by=ID' last");
+  if ((tokens.size() != 5 && tokens.size() != 6) || tokens[0] != "anu1" || !take_field(tokens[1], "version", version) ||
       !take_field(tokens[2], "rounds", rounds) || !take_field(tokens[3], "servers", servers) ||
       !take_field(tokens[4], "partitions", partitions)) {
     return malformed("expected 'anu1 version=N rounds=N servers=... partitions=...'");
@@ -520,6 +525,11 @@ Result<AnuMap> AnuMap::parse(std::string_view text) {
   AnuMap map;
   if (!parse_uint(version, map.version_)) return malformed("bad version");
   if (!parse_uint(rounds, map.rounds_)) return malformed("bad rounds");
+  if (!by.empty()) {
+    uint32_t issuer = 0;
+    if (!parse_uint(by, issuer)) return malformed("bad issuer");
+    map.issuer_ = MdsId(issuer);
+  }
   for (std::string_view id : split(servers, ',')) {
     uint32_t value = 0;
     if (!parse_uint(id, value)) return malformed("bad server id");

@@ -94,6 +94,11 @@ class AnuMap {
 
   bool empty() const { return servers_.empty(); }
   uint64_t version() const { return version_; }
+  // The delegate that made this map, when one did (maps of the first
+  // version, and maps saved before issuers were recorded, have none).
+  // Maps are ordered by (version, issuer): see placement::supersedes().
+  std::optional<MdsId> issuer() const { return issuer_; }
+  void set_issuer(MdsId delegate) { issuer_ = delegate; }
   uint32_t rounds() const { return rounds_; }
   // Members in increasing id order, including those with a zero share.
   const std::vector<MdsId>& servers() const { return servers_; }
@@ -156,7 +161,7 @@ class AnuMap {
   AnuMap doubled() const;
 
   // Compact one-line text form, e.g.
-  //   anu1 version=7 rounds=16 servers=1,2,5 partitions=1,1,2:4000000000000000,-,...
+  //   anu1 version=7 rounds=16 servers=1,2,5 partitions=1,1,2:4000000000000000,-,... by=1
   // one entry per partition: "-" free, "ID" whole, "ID:HEXLEN" partial.
   // Fit for a Cap'n Proto Text or Data field.
   std::string serialize() const;
@@ -186,6 +191,7 @@ class AnuMap {
   uint32_t shift() const;                  // 64 - lg(partition_count())
 
   uint64_t version_ = 0;
+  std::optional<MdsId> issuer_;
   uint32_t rounds_ = kDefaultRounds;
   std::vector<MdsId> servers_;
   std::vector<Partition> partitions_;

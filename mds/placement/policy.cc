@@ -29,6 +29,11 @@ MdsId owner_of(const AnuMap& map, Policy policy, FileSetId set) {
 bool supersedes(const AnuMap& candidate, const AnuMap& current) {
   if (candidate.empty()) return false;
   if (candidate.version() != current.version()) return candidate.version() > current.version();
+  const auto a = candidate.issuer(), b = current.issuer();
+  if (a != b) {
+    if (!a || !b) return a.has_value();
+    return a->value < b->value;
+  }
   return !(candidate == current) && candidate.serialize() < current.serialize();
 }
 

@@ -26,10 +26,13 @@ inline bool tunes(Policy policy) { return policy == Policy::anu; }
 // The owner of `set`. Requires !map.empty().
 MdsId owner_of(const AnuMap& map, Policy policy, FileSetId set);
 
-// Whether `candidate` replaces `current`: a newer version, or the same
-// version with a smaller serialized text (two delegates that each made a
-// map of one version then settle on the same one everywhere). An empty
-// candidate never does. Members and clients both decide by this.
+// Whether `candidate` replaces `current`. Maps are ordered by (version,
+// issuer): a newer version wins; of two maps of one version (two members
+// that each believed itself the delegate) the one whose issuer has the
+// lower id wins, as the delegate is the live member with the lowest id; a
+// map with an issuer beats one without; the smaller serialized text
+// settles what is left. So every member and client settles on the same
+// map. An empty candidate never wins. Members and clients both decide by this.
 bool supersedes(const AnuMap& candidate, const AnuMap& current);
 
 }  // namespace pvfs::placement

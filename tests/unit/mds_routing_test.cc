@@ -202,6 +202,29 @@ TEST_CASE("of two maps of one version, router and members settle on the one with
   CHECK(router.map() == smaller);
 }
 
+TEST_CASE("of two maps of one version the one made by the delegate with the lower id wins, through the text form too") {
+  AnuMap by_member_2 = uniform({MdsId(1), MdsId(3)}, 2);
+  by_member_2.set_issuer(MdsId(2));
+  AnuMap by_member_1 = uniform({MdsId(2), MdsId(3)}, 2);
+  by_member_1.set_issuer(MdsId(1));
+  auto parsed_2 = AnuMap::parse(by_member_2.serialize());
+  auto parsed_1 = AnuMap::parse(by_member_1.serialize());
+  REQUIRE(parsed_1.ok());
+  REQUIRE(parsed_2.ok());
+  CHECK(parsed_1->issuer() == MdsId(1));
+  CHECK(*parsed_2 == by_member_2);
+  CHECK(placement::supersedes(*parsed_1, *parsed_2));
+  CHECK_FALSE(placement::supersedes(*parsed_2, *parsed_1));
+  // A map with an issuer beats one of the same version without; a newer version beats both.
+  const AnuMap anonymous = uniform({MdsId(1), MdsId(2)}, 2);
+  CHECK(placement::supersedes(by_member_2, anonymous));
+  CHECK_FALSE(placement::supersedes(anonymous, by_member_2));
+  CHECK(placement::supersedes(uniform({MdsId(1), MdsId(2)}, 3), by_member_1));
+  // A saved map from before issuers were recorded still parses.
+  CHECK(AnuMap::parse(anonymous.serialize()).ok());
+  CHECK(AnuMap::parse(anonymous.serialize() + " by=x").code() == Errc::invalid_argument);
+}
+
 TEST_CASE("a routed request goes to its file set's owner and follows the map when a member leaves") {
   for (Policy policy : {Policy::anu, Policy::hash, Policy::round_robin}) {
     CAPTURE(placement::policy_name(policy));
