@@ -44,12 +44,30 @@ Result<std::unique_ptr<FileSetCatalog>> FileSetCatalog::open(const std::filesyst
   for (const auto& dir : leftovers) std::filesystem::remove_all(dir, ec);
   if (ec) return Status(Errc::io, "cannot list " + data_dir.string() + ": " + ec.message());
   for (uint16_t id : ids) {
-    auto store = NamespaceStore::open(catalog->dir_of(FileSetId(id)), FileSetId(id), now);
-    if (!store)
-      return Status(store.code(), catalog->dir_of(FileSetId(id)).string() + ": " + store.status().detail());
-    catalog->sets_[id] = std::move(*store);
+    auto opened = catalog->open_locked(FileSetId(id), now);
+    if (!opened) return opened.status();
   }
   return catalog;
+}
+
+Result<NamespaceStore*> FileSetCatalog::open_locked(FileSetId set, Timespec now) {
+  const auto dir = dir_of(set);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status(Errc::io, "cannot create " + dir.string() + ": " + ec.message());
+  auto lock = FileSetLock::acquire(dir);
+  if (!lock) {
+    if (lock.code() == Errc::busy)
+      return Status(Errc::busy, dir.string() + " is in use by another process (another pvfs-mds on "
+                                               "this data dir, or a member taking it over)");
+    return lock.status();
+  }
+  auto store = NamespaceStore::open(dir, set, now);
+  if (!store) return Status(store.code(), dir.string() + ": " + store.status().detail());
+  NamespaceStore* raw = store->get();
+  sets_[set.value] = std::move(*store);
+  locks_[set.value] = std::move(*lock);
+  return raw;
 }
 
 NamespaceStore* FileSetCatalog::find(InodeId ino) const { return find(ino.fileset()); }
@@ -72,20 +90,12 @@ Result<NamespaceStore*> FileSetCatalog::create(FileSetId set, Timespec now) {
   // holds nothing reachable: start it afresh.
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
-  auto store = NamespaceStore::open(dir, set, now);
-  if (!store) return store.status();
-  NamespaceStore* raw = store->get();
-  sets_[set.value] = std::move(*store);
-  return raw;
+  return open_locked(set, now);
 }
 
 Result<NamespaceStore*> FileSetCatalog::adopt(FileSetId set, Timespec now) {
   if (sets_.count(set.value)) return Status(Errc::exists, fmt::format("file set {} exists", set.value));
-  auto store = NamespaceStore::open(dir_of(set), set, now);
-  if (!store) return Status(store.code(), dir_of(set).string() + ": " + store.status().detail());
-  NamespaceStore* raw = store->get();
-  sets_[set.value] = std::move(*store);
-  return raw;
+  return open_locked(set, now);
 }
 
 Result<NamespaceStore*> FileSetCatalog::create(uint64_t seed, Timespec now) {
@@ -103,8 +113,29 @@ Status FileSetCatalog::destroy(FileSetId set) {
   sets_.erase(it);  // a sync in flight keeps its own reference until it returns
   std::error_code ec;
   std::filesystem::remove_all(dir_of(set), ec);
+  locks_.erase(set.value);
   if (ec) return Status(Errc::io, "cannot delete " + dir_of(set).string() + ": " + ec.message());
   return {};
+}
+
+void FileSetCatalog::release_locks() {
+  for (auto& [id, lock] : locks_) lock.release();
+}
+
+std::vector<uint16_t> FileSetCatalog::reacquire_locks() {
+  std::vector<uint16_t> lost;
+  for (auto& [id, lock] : locks_)
+    if (!lock.reacquire(dir_of(FileSetId(id))).ok()) lost.push_back(id);
+  for (uint16_t id : lost) {
+    sets_.erase(id);
+    locks_.erase(id);
+  }
+  return lost;
+}
+
+std::shared_ptr<NamespaceStore> FileSetCatalog::shared(FileSetId set) const {
+  auto it = sets_.find(set.value);
+  return it == sets_.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<NamespaceStore>> FileSetCatalog::stores() const {

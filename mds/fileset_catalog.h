@@ -4,6 +4,9 @@
 // `pvfs-ctl fileset create` or, with [mds] fileset_per_top_directory, by
 // mkdir in the root directory. An inode routes to its store by the file
 // set id in its number (shared/ids.h), without a table.
+// Each file set held is locked (mds/fileset_lock.h) so that no other
+// member copies it away while this process may write to it; release_locks()
+// and reacquire_locks() fence and unfence this member.
 // Not thread-safe: owned by the MDS's network thread. Stores are shared
 // so a sync running on another thread keeps its store alive.
 #pragma once
@@ -15,16 +18,19 @@
 #include <string>
 #include <vector>
 
+#include "mds/fileset_lock.h"
 #include "mds/namespace_store.h"
 
 namespace pvfs::mds {
 
 class FileSetCatalog {
  public:
-  // Opens every file set found in `data_dir`, creating file set 0 (the
-  // namespace root, stamped `now`) when it is missing and `create_root`
-  // (in an MDS cluster only the member that owns it makes it). Leftovers
-  // of interrupted moves (fileset-N.incoming-*) are removed. Errors: those
+  // Opens and locks every file set found in `data_dir`, creating file set
+  // 0 (the namespace root, stamped `now`) when it is missing and
+  // `create_root` (in an MDS cluster only the member that owns it makes
+  // it). Leftovers of interrupted moves (fileset-N.incoming-*) are
+  // removed. Errors: busy when a file set is locked by another process
+  // (another pvfs-mds on this data dir, or a member taking it over); those
   // of NamespaceStore::open, naming the directory.
   static Result<std::unique_ptr<FileSetCatalog>> open(const std::filesystem::path& data_dir,
                                                       Timespec now, bool create_root = true);
@@ -51,6 +57,15 @@ class FileSetCatalog {
   // moves between metadata servers like any other). Errors: not_found; io.
   Status destroy(FileSetId set);
 
+  // Fencing. Drops the lock of every file set held, which stay open but
+  // must not be written until reacquire_locks(); the caller has synced
+  // them. Another member may then take them over from shared storage.
+  void release_locks();
+  // Takes every lock back. A file set whose lock another process holds or
+  // whose directory is no longer the one it was opened from (it was taken
+  // over meanwhile) is closed, its files left alone; their ids are returned.
+  std::vector<uint16_t> reacquire_locks();
+
   const std::filesystem::path& data_dir() const { return data_dir_; }
   // Where file set `set` lives: data_dir/fileset-<id>.
   std::filesystem::path dir_of(FileSetId set) const;
@@ -59,13 +74,21 @@ class FileSetCatalog {
 
   // Every store, in file set order.
   std::vector<std::shared_ptr<NamespaceStore>> stores() const;
+  // The store of `set` shared, for a caller that waits (co_await) while
+  // using it: it stays valid even if the file set is closed meanwhile
+  // (check find(set) == it.get() to know). nullptr when not held.
+  std::shared_ptr<NamespaceStore> shared(FileSetId set) const;
   size_t size() const { return sets_.size(); }
 
  private:
   explicit FileSetCatalog(std::filesystem::path data_dir) : data_dir_(std::move(data_dir)) {}
 
   std::filesystem::path data_dir_;
+  // Opens (or creates) the store in dir_of(set) under its lock.
+  Result<NamespaceStore*> open_locked(FileSetId set, Timespec now);
+
   std::map<uint16_t, std::shared_ptr<NamespaceStore>> sets_;
+  std::map<uint16_t, FileSetLock> locks_;
 };
 
 }  // namespace pvfs::mds

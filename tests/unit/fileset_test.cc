@@ -182,3 +182,44 @@ TEST_CASE("a new file set's root takes the mode, owner and layout policy it is g
   CHECK(*child.get_layout_policy(child.root()) == policy);
   CHECK(*child.dir_empty(child.root()));
 }
+
+TEST_CASE("a file set held open cannot be opened or taken over by another holder until it lets go") {
+  Catalog c;
+  const FileSetId id = c.create(9).fileset();
+  const auto dir = c.sets->dir_of(id);
+  // A second pvfs-mds on the same data dir is refused, naming why.
+  auto second = FileSetCatalog::open(c.dir.path(), at(3));
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.code() == Errc::busy);
+  CHECK(second.status().detail().find("in use by another process") != std::string::npos);
+  // A member taking it over from shared storage must wait too.
+  CHECK(FileSetLock::acquire(dir).code() == Errc::busy);
+  // Fenced: the holder lets go, the taker gets it.
+  c.sets->release_locks();
+  auto taker = FileSetLock::acquire(dir);
+  REQUIRE(taker.ok());
+  // While the taker holds it, the old holder cannot take it back, and
+  // closes it; it keeps file set 0, which nobody took.
+  auto lost = c.sets->reacquire_locks();
+  CHECK(lost == std::vector<uint16_t>{id.value});
+  CHECK_FALSE(c.sets->has(id));
+  CHECK(c.sets->has(FileSetId(0)));
+}
+
+TEST_CASE("a file set renamed away while its holder was fenced is closed when the holder comes back") {
+  Catalog c;
+  const FileSetId id = c.create(20).fileset();
+  const auto dir = c.sets->dir_of(id);
+  c.sets->release_locks();
+  {
+    auto taker = FileSetLock::acquire(dir);
+    REQUIRE(taker.ok());
+    std::filesystem::rename(dir, c.dir.path() / "fileset-21.taken-by-2");
+  }
+  CHECK(c.sets->reacquire_locks() == std::vector<uint16_t>{id.value});
+  CHECK_FALSE(c.sets->has(id));
+  // Nothing was taken: every lock comes back and the sets stay.
+  c.sets->release_locks();
+  CHECK(c.sets->reacquire_locks().empty());
+  CHECK(c.sets->has(FileSetId(0)));
+}
