@@ -102,7 +102,8 @@ asio::awaitable<void> MdsService::orphan_loop() {
     asio::error_code ec;
     co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (stopped_) break;
-    for (const auto& store : filesets_.stores()) {
+    const auto stores = filesets_.stores();  // named: it must outlive the co_awaits below
+    for (const auto& store : stores) {
       if (cluster_.moving(store->fileset())) continue;  // its file is being copied
       auto orphans = store->list_orphans(64);
       if (!orphans) {

@@ -205,6 +205,7 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, sec, "tune_interval_ms", c.mds_tune_interval_ms); !s.ok()) return s;
     if (c.mds_tune_interval_ms == 0) return key_error("mds_cluster.tune_interval_ms", "must be > 0");
     if (Status s = read_uint(*t, sec, "dead_after_ms", c.mds_dead_after_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "lease_ms", c.mds_lease_ms); !s.ok()) return s;
     if (Status s = read_double(*t, sec, "threshold", c.anu_threshold); !s.ok()) return s;
     if (!(c.anu_threshold >= 0 && c.anu_threshold < 1))
       return key_error("mds_cluster.threshold", "must be in [0, 1)");
@@ -214,6 +215,10 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   }
   if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
     return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
+  if (c.mds_lease() <= c.heartbeat_interval_ms || c.mds_lease() >= c.mds_dead_after_ms)
+    return key_error("mds_cluster.lease_ms",
+                     "must be longer than timeouts.heartbeat_interval_ms and shorter than "
+                     "mds_cluster.dead_after_ms");
   if (auto* t = root.get_as<toml::table>("scheduling")) {
     const char* sec = "scheduling";
     if (Status s = read_uint(*t, sec, "dispatch_min_bytes", c.dispatch_min_bytes); !s.ok()) return s;
@@ -310,6 +315,9 @@ std::string Config::render() const {
       << "placement = " << toml::value<std::string>(mds_placement) << "    # anu, hash or round-robin\n"
       << "tune_interval_ms = " << mds_tune_interval_ms << "    # how often the delegate rescales the map\n"
       << "dead_after_ms = " << mds_dead_after_ms << "    # a silent member's file sets move after this\n"
+      << (mds_lease_ms ? "lease_ms = " + std::to_string(mds_lease_ms)
+                       : std::string("# lease_ms = (2/3 of the way from heartbeat_interval_ms to dead_after_ms)"))
+      << "    # a member cut off from the delegate stops serving after this\n"
       << "threshold = " << toml_float(anu_threshold) << "    # tune only outside [(1-k)L, (1+k)L]\n"
       << "thresholding = " << (anu_thresholding ? "true" : "false") << "\n"
       << "top_off = " << (anu_top_off ? "true" : "false") << "    # only shrink the overloaded\n"

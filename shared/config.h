@@ -60,6 +60,15 @@ struct Config {
   std::string mds_placement = "anu";    // "anu", "hash" (ANU map never tuned) or "round-robin"
   uint32_t mds_tune_interval_ms = 10000;  // the delegate tunes the map this often
   uint32_t mds_dead_after_ms = 3000;     // a member silent this long is failed and its file sets re-hashed
+  // A member serves only this long after its last heartbeat the delegate
+  // answered (counted from sending it); 0: two thirds of the way from
+  // heartbeat_interval_ms to dead_after_ms. Longer than the first, shorter
+  // than the second.
+  uint32_t mds_lease_ms = 0;
+  uint32_t mds_lease() const {
+    if (mds_lease_ms || mds_dead_after_ms <= heartbeat_interval_ms) return mds_lease_ms;
+    return heartbeat_interval_ms + (mds_dead_after_ms - heartbeat_interval_ms) * 2 / 3;
+  }
   double anu_threshold = 0.5;           // k: tune only outside [(1-k)L, (1+k)L]
   bool anu_thresholding = true;
   bool anu_top_off = true;              // only shrink the overloaded

@@ -4,7 +4,9 @@
 // chunks; the new owner writes them beside its own sets, syncs, and only
 // then opens and serves the set, after which the old owner deletes its
 // copy. A failed member's sets are copied from its data directory by the
-// members they now hash to (the failover storage, see pvfs-mds(8)).
+// members they now hash to (the failover storage, see pvfs-mds(8)), each
+// under the set's lock (mds/fileset_lock.h): a member that is alive, even
+// paused, keeps its sets until it lets go of them.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "mds/cluster/mds_cluster.h"
+#include "mds/fileset_lock.h"
 #include "shared/buffer.h"
 #include "shared/log.h"
 #include "shared/rpc/blocking.h"
@@ -105,14 +108,23 @@ void sync_dir(const std::filesystem::path& dir) {
 asio::awaitable<void> MdsCluster::reconcile_loop() {
   while (!stopped_) {
     reconcile_wanted_ = false;
-    for (uint16_t set : filesets_.ids()) {
+    const std::vector<uint16_t> held = filesets_.ids();  // named: it outlives the co_awaits below
+    for (uint16_t set : held) {
       if (stopped_) co_return;
+      if (fence_ != Fence::serving || !filesets_.has(FileSetId(set))) break;
       MdsId to = owner(set);
       // Shipped with the answer lost: only the member it went to can say
       // whether it has it, whatever the map says now.
       if (auto it = ship_to_.find(set); committed_.count(set) && it != ship_to_.end()) to = it->second;
       if (to == self_) continue;
       co_await ship(set, to);
+    }
+    // A failed member that was alive when it left the map (paused, cut
+    // off) kept its file sets locked; they are taken over once it lets go.
+    for (const auto& m : config_.mds) {
+      if (stopped_) co_return;
+      if (MdsId(m.id) != self_ && !map_.contains(MdsId(m.id)) && fence_ == Fence::serving)
+        co_await take_over(MdsId(m.id));
     }
     if (reconcile_wanted_) continue;
     reconcile_timer_.expires_after(milliseconds(config_.heartbeat_interval_ms));
@@ -123,8 +135,14 @@ asio::awaitable<void> MdsCluster::reconcile_loop() {
 
 asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
   const auto started = std::chrono::steady_clock::now();
-  NamespaceStore* store = filesets_.find(FileSetId(set));
+  // Shared: the set may be closed while this waits (a fence lost it).
+  const std::shared_ptr<NamespaceStore> store = filesets_.shared(FileSetId(set));
   if (!store) co_return false;
+  ++shipping_;
+  struct Done {
+    int& n;
+    ~Done() { --n; }
+  } done{shipping_};
   leaving_.insert(set);
   // Requests already admitted finish first; no new ones are admitted.
   for (int i = 0; in_flight_[set] > 0; ++i) {
@@ -143,9 +161,11 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
     remember_move({set, self_, to, unix_ms_now(), 0, ms_since(started), why.to_string()});
     return false;
   };
+  if (filesets_.find(FileSetId(set)) != store.get()) co_return abandon(Status(Errc::again, "closed meanwhile"));
   // No write runs on the set from here: flushed, its file is a consistent copy.
   Status synced = co_await rpc::run_blocking(disk_pool_, [store] { return store->sync(); });
   if (!synced.ok()) co_return abandon(synced);
+  if (filesets_.find(FileSetId(set)) != store.get()) co_return abandon(Status(Errc::again, "closed meanwhile"));
   const auto file = filesets_.dir_of(FileSetId(set)) / kDataFile;
   std::error_code ec;
   const uint64_t total = std::filesystem::file_size(file, ec);
@@ -255,24 +275,39 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
 
 asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
   const DaemonEntry* entry = config_.find_mds(failed.value);
-  if (!entry || entry->data_dir.empty()) co_return;
+  if (!entry || entry->data_dir.empty() || fence_ != Fence::serving) co_return;
   const auto dir = entry->data_dir;
   std::error_code ec;
   if (std::filesystem::equivalent(dir, filesets_.data_dir(), ec)) co_return;
   if (!std::filesystem::is_directory(dir, ec)) {
-    spdlog::warn("mds {} failed; its data dir {} is not reachable from here, so its file sets "
-                 "wait for it to come back", failed.value, dir.string());
+    if (unreachable_dirs_.insert(failed).second)
+      spdlog::warn("mds {} failed; its data dir {} is not reachable from here, so its file sets "
+                   "wait for it to come back", failed.value, dir.string());
     co_return;
   }
+  unreachable_dirs_.erase(failed);
   std::vector<uint16_t> sets;
   for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
     auto id = FileSetCatalog::parse_dir_name(item.path().filename().string());
     if (id && item.is_directory()) sets.push_back(*id);
   }
   for (uint16_t set : sets) {
-    if (owner(set) != self_ || filesets_.has(FileSetId(set))) continue;
+    if (owner(set) != self_ || filesets_.has(FileSetId(set)) || map_.contains(failed) ||
+        fence_ != Fence::serving)
+      continue;
     const auto started = std::chrono::steady_clock::now();
     const auto source = dir / fmt::format("fileset-{}", set);
+    // Held by its member while that is alive, paused or not: copying it
+    // then could miss changes it acknowledges after the copy.
+    auto lock = FileSetLock::acquire(source);
+    if (!lock) {
+      if (held_elsewhere_.insert(set).second)
+        spdlog::warn("file set {} of failed mds {}: {}; taking it over once that process lets go "
+                     "(it is alive: paused or cut off)",
+                     set, failed.value, lock.status().to_string());
+      continue;
+    }
+    held_elsewhere_.erase(set);
     const auto staging = filesets_.data_dir() / fmt::format("fileset-{}.incoming-takeover", set);
     Result<uint64_t> copied = co_await rpc::run_blocking(disk_pool_, [&]() -> Result<uint64_t> {
       std::error_code e;
@@ -299,6 +334,10 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
       spdlog::error("taking over file set {} of failed mds {}: {}", set, failed.value,
                     copied.status().to_string());
       remember_move({set, failed, self_, unix_ms_now(), 0, ms_since(started), copied.status().to_string()});
+      continue;
+    }
+    if (filesets_.has(FileSetId(set))) {  // it arrived by another way while copying
+      std::filesystem::remove_all(staging, ec);
       continue;
     }
     std::filesystem::remove_all(filesets_.dir_of(FileSetId(set)), ec);

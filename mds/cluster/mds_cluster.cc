@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "shared/log.h"
+#include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/message.h"
 
@@ -34,6 +35,7 @@ int64_t unix_ms_now() {
 MembershipOptions membership_options(const Config& config, placement::Policy policy) {
   MembershipOptions o;
   o.dead_after = milliseconds(config.mds_dead_after_ms);
+  o.lease = milliseconds(config.mds_lease());
   o.tune_interval = milliseconds(config.mds_tune_interval_ms);
   o.policy = policy;
   o.tuner.thresholding = config.anu_thresholding;
@@ -63,9 +65,11 @@ MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret&
       policy_(placement::parse_policy(config.mds_placement).value_or(placement::Policy::anu)),
       membership_(member_ids(config), self, std::chrono::steady_clock::now(),
                   membership_options(config, policy_)),
+      started_(std::chrono::steady_clock::now()),
       interval_start_(std::chrono::steady_clock::now()),
       heartbeat_timer_(io),
-      reconcile_timer_(io) {}
+      reconcile_timer_(io),
+      fence_timer_(io) {}
 
 Status MdsCluster::load() {
   const auto path = filesets_.data_dir() / kMapFile;
@@ -116,12 +120,14 @@ void MdsCluster::start() {
   // intervals for pvfs-ctl mds.
   asio::co_spawn(io_, heartbeat_loop(), asio::detached);
   asio::co_spawn(io_, reconcile_loop(), asio::detached);
+  if (config_.mds.size() > 1) asio::co_spawn(io_, fence_loop(), asio::detached);
 }
 
 void MdsCluster::stop() {
   stopped_ = true;
   heartbeat_timer_.cancel();
   reconcile_timer_.cancel();
+  fence_timer_.cancel();
   for (auto& [id, p] : peers_) p->close();
 }
 
@@ -142,8 +148,18 @@ rpc::Peer& MdsCluster::peer(MdsId member) {
 
 Status MdsCluster::admit(FileSetId set) {
   const bool lone = config_.mds.size() == 1;
-  if (!lone && !membership_.ready(std::chrono::steady_clock::now()))
-    return Status(Errc::again, "this metadata server is joining the cluster");
+  if (!lone) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!membership_.ready(now)) return Status(Errc::again, "this metadata server is joining the cluster");
+    // Checked on every request, not only by the fence loop: after a pause
+    // the requests that queued up may run before any timer does.
+    if (fence_ != Fence::serving || !membership_.lease_valid(map_, now)) {
+      if (fence_ == Fence::serving) fence_timer_.cancel();
+      return Status(Errc::again, fmt::format("mds {} holds no lease: it has not heard from the delegate "
+                                             "(or a quorum) lately",
+                                             self_.value));
+    }
+  }
   const MdsId by_map = owner(set.value);
   if (by_map != self_)
     return Status(Errc::stale_map, fmt::format("file set {} is served by mds {} (map version {})",
@@ -189,6 +205,78 @@ void MdsCluster::close_interval() {
   membership_.own_report(last_interval_);
 }
 
+// ---- fencing ---------------------------------------------------------------------
+
+bool MdsCluster::lease_lapsed(SteadyTime now) const {
+  // A member just started has had no chance to get a lease yet.
+  return !membership_.lease_valid(map_, now) && now - started_ > milliseconds(config_.mds_lease());
+}
+
+asio::awaitable<void> MdsCluster::fence_loop() {
+  const auto period = milliseconds(std::max<uint32_t>(config_.heartbeat_interval_ms / 4, 20));
+  while (!stopped_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (fence_ == Fence::serving && lease_lapsed(now)) co_await fence();
+    else if (fence_ == Fence::fenced && membership_.lease_valid(map_, now)) unfence();
+    fence_timer_.expires_after(period);
+    asio::error_code ec;
+    co_await fence_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+asio::awaitable<void> MdsCluster::fence() {
+  fence_ = Fence::fencing;
+  spdlog::warn("no lease: mds {} has not heard from the delegate (or a quorum) for {} ms; it stops "
+               "serving and lets go of its file sets",
+               self_.value, config_.mds_lease());
+  // What was admitted finishes under the locks, so a member that takes a
+  // file set over copies every acknowledged change.
+  auto busy = [this] {
+    if (shipping_ > 0) return true;
+    for (const auto& [set, n] : in_flight_)
+      if (n > 0) return true;
+    return false;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(config_.rpc_timeout_ms);
+  while (busy() && !stopped_) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      spdlog::error("fencing: requests still in progress after {} ms; keeping the file sets locked",
+                    config_.rpc_timeout_ms);
+      break;
+    }
+    asio::steady_timer t(io_, milliseconds(2));
+    asio::error_code ec;
+    co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (busy()) {
+    fence_ = Fence::serving;  // the loop tries again; admit() keeps refusing without a lease
+    co_return;
+  }
+  // A named list: it must outlive every co_await in the loop.
+  const auto stores = filesets_.stores();
+  for (const auto& store : stores) {
+    Status synced = co_await rpc::run_blocking(disk_pool_, [store] { return store->sync(); });
+    if (!synced.ok()) spdlog::error("fencing: syncing file set {}: {}", store->fileset().value, synced.to_string());
+  }
+  filesets_.release_locks();
+  fence_ = Fence::fenced;
+}
+
+void MdsCluster::unfence() {
+  for (uint16_t set : filesets_.reacquire_locks()) {
+    spdlog::warn("file set {} was taken over while mds {} was fenced; it no longer serves it", set,
+                 self_.value);
+    leaving_.erase(set);
+    committed_.erase(set);
+    ship_ids_.erase(set);
+    ship_to_.erase(set);
+  }
+  fence_ = Fence::serving;
+  spdlog::info("lease back: mds {} serves again", self_.value);
+  reconcile_wanted_ = true;
+  reconcile_timer_.cancel();
+}
+
 // ---- heartbeats and the delegate -----------------------------------------------
 
 asio::awaitable<void> MdsCluster::heartbeat_loop() {
@@ -202,8 +290,9 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
     }
     make_root_if_fresh();
     const auto now = std::chrono::steady_clock::now();
-    if (membership_.is_delegate(now) && membership_.ready(now)) {
+    if (membership_.is_delegate(map_, now) && membership_.ready(now)) {
       auto next = membership_.next_map(map_, now);
+      if (next) next->map.set_issuer(self_);
       if (auto tuning = membership_.take_tuning()) {
         tunings_.push_back({unix_ms_now(), next ? next->map.version() : map_.version(), std::move(*tuning)});
         if (tunings_.size() > kKeptTunings) tunings_.pop_front();
@@ -246,9 +335,11 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   p.setMap(map_.serialize());
   // Shorter than the failure timeout, so a hung member is not counted alive.
   const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
+  const auto sent = std::chrono::steady_clock::now();
   auto reply = co_await peer(member).call(out, {}, timeout);
   pinging_.erase(member);
   if (!reply || stopped_) co_return;
+  membership_.answered(member, sent);
   auto state = (*reply)->body<mp::Reply>().getPeer();
   auto l = state.getInterval();
   membership_.heard(member, std::chrono::steady_clock::now(),
@@ -353,9 +444,11 @@ asio::awaitable<Status> MdsCluster::handle(mp::Request::Reader req, rpc::InMessa
 void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
   const auto now = std::chrono::steady_clock::now();
   out.setSelf(self_.value);
-  out.setDelegate(membership_.delegate(now).value);
+  out.setDelegate(membership_.delegate(map_, now).value);
   out.setMap(map_.serialize());
   out.setPlacement(std::string(placement::policy_name(policy_)));
+  out.setServing(config_.mds.size() == 1 ||
+                 (fence_ == Fence::serving && membership_.lease_valid(map_, now)));
   auto members = out.initMembers(static_cast<unsigned>(config_.mds.size()));
   for (size_t i = 0; i < config_.mds.size(); ++i) {
     const MdsId id(config_.mds[i].id);

@@ -8,6 +8,12 @@
 // The decisions are the pure Membership and placement code; this class does
 // their I/O. With one [[mds]] in the config it is a one-member map that
 // never changes, and everything behaves as a lone MDS.
+// Fencing (issue 14): a member serves only under a lease (Membership::
+// lease_valid()); when it lapses the member stops admitting requests, lets
+// the ones in progress finish, syncs and drops its file sets' locks
+// (mds/fileset_lock.h), so a member taking them over from shared storage
+// copies everything acknowledged; with the lease back it takes the locks
+// again and closes whatever was taken meanwhile.
 // Not thread-safe: runs on the MDS's network thread; disk copies run on
 // `disk_pool`.
 #pragma once
@@ -98,8 +104,13 @@ class MdsCluster {
   // is made here and shipped to its owner at once if that is another member.
   Result<NamespaceStore*> create_fileset(Timespec now);
 
-  // Being shipped away: background work (orphan collection) leaves it alone.
-  bool moving(FileSetId set) const { return leaving_.count(set.value) || committed_.count(set.value); }
+  // Being shipped away, or this member is fenced: background work (orphan
+  // collection, the server registry) leaves it alone.
+  bool moving(FileSetId set) const {
+    return fence_ != Fence::serving || leaving_.count(set.value) || committed_.count(set.value);
+  }
+  // Whether this member holds its lease and serves (always, alone).
+  bool serving() const { return fence_ == Fence::serving; }
   const placement::AnuMap& map() const { return map_; }
   MdsId self() const { return self_; }
   uint64_t moves_in() const { return moves_in_; }
@@ -124,7 +135,15 @@ class MdsCluster {
     uint64_t received = 0;
   };
 
+  // serving -> fencing -> fenced -> serving (see the file comment).
+  enum class Fence : uint8_t { serving, fencing, fenced };
+
   asio::awaitable<void> heartbeat_loop();
+  // Fences this member when its lease lapses and unfences it when it is back.
+  asio::awaitable<void> fence_loop();
+  asio::awaitable<void> fence();
+  void unfence();
+  bool lease_lapsed(SteadyTime now) const;
   asio::awaitable<void> ping(MdsId member);
   asio::awaitable<void> reconcile_loop();
   asio::awaitable<void> broadcast(std::string map_text);
@@ -155,6 +174,11 @@ class MdsCluster {
   placement::Policy policy_;
   Membership membership_;
   placement::AnuMap map_;
+  Fence fence_ = Fence::serving;
+  SteadyTime started_;
+  int shipping_ = 0;                  // ship() calls in progress
+  std::set<uint16_t> held_elsewhere_;  // take-overs waiting for a live holder (logged once)
+  std::set<MdsId> unreachable_dirs_;   // failed members whose data dir is not here (logged once)
   bool create_root_ = false;
   bool root_pending_ = false;  // a cluster member on a fresh data dir: see make_root_if_fresh()
   bool stopped_ = false;
@@ -180,6 +204,7 @@ class MdsCluster {
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;
+  asio::steady_timer fence_timer_;
   bool reconcile_wanted_ = false;
   std::mt19937_64 rng_{std::random_device{}()};
 };

@@ -21,6 +21,19 @@ void Membership::heard(MdsId member, SteadyTime now, const IntervalReport& repor
   if (report.seq != 0) reports_[member] = report;
 }
 
+void Membership::answered(MdsId member, SteadyTime sent) {
+  auto it = peers_.find(member);
+  if (it == peers_.end()) return;
+  auto& last = it->second.last_answer_sent;
+  if (!last || *last < sent) last = sent;
+}
+
+std::optional<SteadyTime> Membership::answered_until(MdsId member) const {
+  auto it = peers_.find(member);
+  if (it == peers_.end() || !it->second.last_answer_sent) return std::nullopt;
+  return *it->second.last_answer_sent + options_.lease;
+}
+
 bool Membership::alive(MdsId member, SteadyTime now) const {
   if (member == self_) return true;
   auto it = peers_.find(member);
@@ -37,10 +50,45 @@ std::vector<MdsId> Membership::alive_members(SteadyTime now) const {
   return out;
 }
 
-MdsId Membership::delegate(SteadyTime now) const {
+MdsId Membership::delegate(const placement::AnuMap& map, SteadyTime now) const {
+  for (MdsId m : map.servers())  // sorted
+    if (alive(m, now)) return m;
   for (MdsId m : members_)
     if (alive(m, now)) return m;
   return self_;
+}
+
+bool Membership::quorum(const placement::AnuMap& map, SteadyTime now) const {
+  const auto& in_map = map.servers();
+  if (in_map.empty()) return true;
+  size_t live = 0;
+  for (MdsId m : in_map) live += alive(m, now) ? 1 : 0;
+  return 2 * live > in_map.size() || (2 * live == in_map.size() && alive(in_map.front(), now));
+}
+
+bool Membership::lease_valid(const placement::AnuMap& map, SteadyTime now) const {
+  const MdsId by = delegate(map, now);
+  if (by != self_) {
+    auto until = answered_until(by);
+    return until && now < *until;
+  }
+  // The delegate itself: a quorum of the map answered it lately.
+  const auto& in_map = map.servers();
+  if (in_map.empty()) return true;
+  size_t answering = 0;
+  bool lowest = false;
+  for (MdsId m : in_map) {
+    bool ok = m == self_;
+    if (!ok) {
+      auto until = answered_until(m);
+      ok = until && now < *until;
+    }
+    if (ok) {
+      ++answering;
+      if (m == in_map.front()) lowest = true;
+    }
+  }
+  return 2 * answering > in_map.size() || (2 * answering == in_map.size() && lowest);
 }
 
 bool Membership::ready(SteadyTime now) const {
@@ -56,6 +104,7 @@ const IntervalReport* Membership::report(MdsId member) const {
 }
 
 std::optional<NextMap> Membership::next_map(const placement::AnuMap& map, SteadyTime now) {
+  if (!quorum(map, now)) return std::nullopt;
   // Membership first: a dead member's file sets are unreachable until it leaves the map.
   for (MdsId m : map.servers()) {
     if (alive(m, now) || map.servers().size() == 1) continue;

@@ -153,6 +153,20 @@ TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their ke
   expect_error_naming(std::string(kMinimal) + "[elevator]\nquantum = 0\n", "elevator.quantum");
 }
 
+TEST_CASE("the MDS lease lies between the heartbeat interval and dead_after, or is an error naming it") {
+  TempDir dir;
+  auto defaults = Config::load(dir.write("a.toml", kMinimal));
+  REQUIRE(defaults.ok());
+  CHECK(defaults->mds_lease() > defaults->heartbeat_interval_ms);
+  CHECK(defaults->mds_lease() < defaults->mds_dead_after_ms);
+  auto set = Config::load(dir.write("b.toml", std::string(kMinimal) + "[mds_cluster]\nlease_ms = 1500\n"));
+  REQUIRE(set.ok());
+  CHECK(set->mds_lease() == 1500);
+  CHECK(Config::load(dir.write("c.toml", set->render()))->mds_lease_ms == 1500);
+  expect_error_naming(std::string(kMinimal) + "[mds_cluster]\nlease_ms = 3000\n", "mds_cluster.lease_ms");
+  expect_error_naming(std::string(kMinimal) + "[mds_cluster]\nlease_ms = 900\n", "mds_cluster.lease_ms");
+}
+
 TEST_CASE("a zero probe timeout or maintainer interval is an error naming the key") {
   expect_error_naming(std::string(kMinimal) + "[scheduling]\nprobe_timeout_ms = 0\n",
                       "scheduling.probe_timeout_ms");

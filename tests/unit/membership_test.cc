@@ -51,14 +51,106 @@ TEST_CASE("members count as alive during the start-up grace, then only while hea
   CHECK_FALSE(m.alive(MdsId(9), at(0)));  // not configured
 }
 
-TEST_CASE("the delegate is the live member with the lowest id") {
+TEST_CASE("the delegate is the live member of the map with the lowest id") {
   Membership m(ids({1, 2, 3}), MdsId(3), t0, options());
-  CHECK(m.delegate(at(0)) == MdsId(1));
+  const AnuMap map = uniform(ids({1, 2, 3}));
+  CHECK(m.delegate(map, at(0)) == MdsId(1));
   m.heard(MdsId(2), at(3500), {});
-  CHECK(m.delegate(at(4000)) == MdsId(2));  // 1 silent past the grace
-  CHECK_FALSE(m.is_delegate(at(4000)));
-  CHECK(m.delegate(at(9000)) == MdsId(3));  // 2 silent too
-  CHECK(m.is_delegate(at(9000)));
+  CHECK(m.delegate(map, at(4000)) == MdsId(2));  // 1 silent past the grace
+  CHECK_FALSE(m.is_delegate(map, at(4000)));
+  CHECK(m.delegate(map, at(9000)) == MdsId(3));  // 2 silent too
+  CHECK(m.is_delegate(map, at(9000)));
+}
+
+TEST_CASE("a member rejoining outside the map is not the delegate while a member of the map is alive") {
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  const AnuMap without_1 = uniform(ids({2, 3}));
+  m.heard(MdsId(2), at(100), {});
+  m.heard(MdsId(3), at(100), {});
+  CHECK(m.delegate(without_1, at(200)) == MdsId(2));
+  CHECK_FALSE(m.is_delegate(without_1, at(200)));
+}
+
+TEST_CASE("without a quorum of the map the delegate changes nothing") {
+  // Member 1 resumed from a pause (or cut off): it has heard nobody for
+  // longer than dead_after, so by its view it is the only live member.
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  const AnuMap map = uniform(ids({1, 2, 3}));
+  m.heard(MdsId(2), at(1000), {});
+  m.heard(MdsId(3), at(1000), {});
+  CHECK(m.is_delegate(map, at(20000)));
+  CHECK_FALSE(m.quorum(map, at(20000)));
+  CHECK_FALSE(m.next_map(map, at(20000)).has_value());
+  // Hearing one of the two again is a majority: the silent one is removed.
+  m.heard(MdsId(2), at(20100), {});
+  CHECK(m.quorum(map, at(20200)));
+  auto next = m.next_map(map, at(20200));
+  REQUIRE(next.has_value());
+  CHECK(next->why == MapChange::removed);
+  CHECK(next->member == MdsId(3));
+}
+
+TEST_CASE("of two halves of an even map only the one holding the lowest id has a quorum") {
+  const AnuMap map = uniform(ids({1, 2}));
+  Membership low(ids({1, 2}), MdsId(1), t0, options());
+  Membership high(ids({1, 2}), MdsId(2), t0, options());
+  CHECK(low.quorum(map, at(10000)));
+  CHECK_FALSE(high.quorum(map, at(10000)));
+}
+
+TEST_CASE("a member holds a lease only while the delegate answered a heartbeat sent within the lease") {
+  MembershipOptions o = options();
+  o.lease = milliseconds(2000);
+  Membership m(ids({1, 2, 3}), MdsId(2), t0, o);
+  const AnuMap map = uniform(ids({1, 2, 3}));
+  CHECK_FALSE(m.lease_valid(map, at(100)));  // nothing answered yet
+  m.heard(MdsId(1), at(1000), {});
+  m.answered(MdsId(1), at(990));
+  CHECK(m.lease_valid(map, at(1000)));
+  CHECK(m.lease_valid(map, at(2989)));
+  CHECK_FALSE(m.lease_valid(map, at(2990)));  // counted from the send time, not the answer
+  // An answer from a member that is not the delegate does not renew it.
+  m.heard(MdsId(3), at(2500), {});
+  m.answered(MdsId(3), at(2500));
+  CHECK_FALSE(m.lease_valid(map, at(3000)));
+  // A pause: the answer that was waiting when the process resumed was sent
+  // before the pause, so it gives no lease.
+  m.answered(MdsId(1), at(3000));
+  m.heard(MdsId(1), at(15000), {});
+  CHECK_FALSE(m.lease_valid(map, at(15000)));
+}
+
+TEST_CASE("the delegate holds its lease while a quorum of the map answers it") {
+  MembershipOptions o = options();
+  o.lease = milliseconds(2000);
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, o);
+  const AnuMap map = uniform(ids({1, 2, 3}));
+  m.heard(MdsId(2), at(1000), {});
+  m.heard(MdsId(3), at(1000), {});
+  CHECK_FALSE(m.lease_valid(map, at(1000)));
+  m.answered(MdsId(3), at(1000));
+  CHECK(m.lease_valid(map, at(1500)));  // itself and 3: two of three
+  CHECK_FALSE(m.lease_valid(map, at(3001)));
+  // Cut off from both: it is still the delegate by its own view, but holds no lease.
+  CHECK(m.is_delegate(map, at(9000)));
+  CHECK_FALSE(m.lease_valid(map, at(9000)));
+}
+
+TEST_CASE("the lease is shorter than dead_after, so a member stops serving before it can be declared failed") {
+  // The delegate (1) last heard member 2 when 2's heartbeat reached it;
+  // 2's lease runs from when it sent that heartbeat, which is earlier.
+  MembershipOptions o = options();
+  o.lease = milliseconds(2000);
+  Membership delegate(ids({1, 2, 3}), MdsId(1), t0, o);
+  Membership member(ids({1, 2, 3}), MdsId(2), t0, o);
+  const AnuMap map = uniform(ids({1, 2, 3}));
+  member.heard(MdsId(1), at(5005), {});
+  member.answered(MdsId(1), at(5000));
+  delegate.heard(MdsId(2), at(5003), {});
+  delegate.heard(MdsId(3), at(5003), {});
+  for (int t = 5000; t < 12000; t += 10) {
+    if (!delegate.alive(MdsId(2), at(t))) CHECK_FALSE(member.lease_valid(map, at(t)));
+  }
 }
 
 TEST_CASE("a member is ready once it heard from every other member or waited out the grace") {
