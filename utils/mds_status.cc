@@ -14,6 +14,7 @@ MdsClusterView cluster_view_from_wire(proto::mds::Reply::ClusterState::Reader st
   v.delegate = state.getDelegate();
   v.map = state.getMap();
   v.placement = state.getPlacement();
+  v.serving = state.getServing();
   for (auto m : state.getMembers()) {
     MdsMemberView member;
     member.id = m.getId();

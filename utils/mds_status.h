@@ -70,6 +70,7 @@ struct MdsClusterView {
   std::vector<MdsMemberView> members;
   std::vector<MdsTuningStep> history;  // the delegate's recent steps, oldest first
   std::vector<MdsMove> moves;          // this member's recent moves, oldest first
+  bool serving = true;                 // holds its lease (false: fenced, serves nothing)
 };
 
 // Asks the metadata server at `at` for its view of the cluster. Errors:

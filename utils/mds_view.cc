@@ -133,10 +133,13 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
   // Each member knows its own slowdown, and its own file sets and interval
   // better than the others (theirs are as of the last heartbeat).
   std::map<uint32_t, MdsMemberView> own;
+  std::map<uint32_t, bool> serving;
   for (const auto& a : answers)
-    if (a.view)
+    if (a.view) {
+      serving[a.view->self] = a.view->serving;
       for (const auto& m : a.view->members)
         if (m.id == a.view->self) own[m.id] = m;
+    }
   std::map<uint32_t, MdsRow> rows;
   for (const auto& m : view.members) {
     MdsRow row;
@@ -153,6 +156,7 @@ MdsReport build_mds_report(const std::vector<MdsAnswer>& answers) {
     if (auto it = regions.find(m.id); it != regions.end()) row.regions = it->second;
     if (auto it = answered.find(m.id); it == answered.end()) row.state = m.alive ? "up" : "down";
     else row.state = !it->second ? "down" : m.alive ? "up" : "failed";
+    if (row.state == "up" && serving.count(m.id) && !serving[m.id]) row.state = "fenced";
     rows[m.id] = std::move(row);
   }
   for (const auto& [id, ok] : answered) {

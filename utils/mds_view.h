@@ -32,7 +32,8 @@ struct MdsRegion {
 struct MdsRow {
   uint32_t id = 0;
   std::string address;
-  // "up": answered and counted alive by the view; "failed": answered, but
+  // "up": answered and counted alive by the view; "fenced": the same, but
+  // it says it holds no lease and serves nothing; "failed": answered, but
   // the view counts it failed (or does not list it); "down": did not answer
   // (or, for a member not in the config, the view counts it failed).
   std::string state;

@@ -207,12 +207,13 @@ struct Reply {
 
   struct ClusterState {           # as one member sees the cluster
     self @0 :UInt32;
-    delegate @1 :UInt32;          # the live member with the lowest id
+    delegate @1 :UInt32;          # the live member of the map with the lowest id
     map @2 :Text;
     members @3 :List(Member);
     history @4 :List(Tuning);     # the delegate's recent tuning steps, oldest first
     moves @5 :List(Move);         # this member's recent file set moves, oldest first
     placement @6 :Text;           # "anu", "hash" or "round-robin"
+    serving @7 :Bool = true;      # this member holds its lease and serves; false: fenced
   }
   struct Member {
     id @0 :UInt32;

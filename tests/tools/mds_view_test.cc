@@ -68,6 +68,8 @@ TEST_CASE("a ClusterState message decodes field by field") {
   s.setDelegate(1);
   s.setMap("anu1 version=3");
   s.setPlacement("hash");
+  CHECK(cluster_view_from_wire(s.asReader()).serving);  // an older daemon never says otherwise
+  s.setServing(false);
   auto members = s.initMembers(1);
   members[0].setId(2);
   members[0].setAddress("10.0.0.2:7000");
@@ -105,6 +107,7 @@ TEST_CASE("a ClusterState message decodes field by field") {
   CHECK(v.delegate == 1);
   CHECK(v.map == "anu1 version=3");
   CHECK(v.placement == "hash");
+  CHECK_FALSE(v.serving);
   REQUIRE(v.members.size() == 1);
   CHECK(v.members[0].address == "10.0.0.2:7000");
   CHECK(v.members[0].alive);
@@ -158,6 +161,10 @@ TEST_CASE("members take their state from who answered and the view's liveness") 
   CHECK(r.rows[2].state == "failed");  // answers, but the view counts it failed
   CHECK(r.rows[3].state == "failed");  // answers, but is not in the view
   CHECK_FALSE(r.rows[3].in_view);
+  // A member that answers, alive by the view, but holds no lease: fenced.
+  answers[1].view = view_of(1);
+  answers[1].view->serving = false;
+  CHECK(build_mds_report(answers).rows[1].state == "fenced");
   CHECK(r.rows[3].address == "127.0.0.1:7003");
   CHECK(r.asked[1].error == "unavailable: connection refused");
 
