@@ -68,7 +68,10 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
     if (!servers.count(server.value))
       co_return Status(Errc::io, fmt::format("storage server {} is unknown to the MDS", server.value));
   }
-  rpc::Peer& peer = *servers.at(server.value);
+  // Held by this call: refresh_servers() may replace the map's entry
+  // while it waits.
+  const std::shared_ptr<rpc::Peer> held = servers.at(server.value);
+  rpc::Peer& peer = *held;
   const auto deadline = rpc::Clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
@@ -107,7 +110,7 @@ asio::awaitable<Status> Client::Impl::refresh_servers() {
     auto it = servers.find(s.getId());
     if (it == servers.end() || !(it->second->address() == *ep)) {
       if (it != servers.end()) it->second->close();
-      servers[s.getId()] = std::make_unique<rpc::Peer>(io.get_executor(), *ep, key,
+      servers[s.getId()] = std::make_shared<rpc::Peer>(io.get_executor(), *ep, key,
                                                        milliseconds(config.connect_timeout_ms));
     }
     server_info[s.getId()] = info;

@@ -124,16 +124,18 @@ asio::awaitable<void> MdsService::orphan_loop() {
   }
 }
 
-rpc::Peer* MdsService::storage_peer(ServerId id) {
+std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
   const auto* entry = registry_.find(id);
   if (!entry) return nullptr;
   auto ep = parse_endpoint(entry->address);
   if (!ep) return nullptr;
   auto& peer = storage_peers_[id];
-  if (!peer || !(peer->address() == *ep))
-    peer = std::make_unique<rpc::Peer>(io_.get_executor(), *ep, key_,
+  if (!peer || !(peer->address() == *ep)) {
+    if (peer) peer->close();
+    peer = std::make_shared<rpc::Peer>(io_.get_executor(), *ep, key_,
                                        milliseconds(config_.connect_timeout_ms));
-  return peer.get();
+  }
+  return peer;
 }
 
 asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
@@ -143,9 +145,9 @@ asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
     by_server[orphan.layout.servers[i]].push_back(i);
   std::vector<asio::awaitable<Status>> tasks;
   for (auto& [server, indexes] : by_server) {
-    rpc::Peer* peer = storage_peer(server);
+    std::shared_ptr<rpc::Peer> peer = storage_peer(server);
     if (!peer) co_return false;
-    tasks.push_back([](rpc::Peer* p, InodeId ino, std::vector<uint32_t> idx,
+    tasks.push_back([](std::shared_ptr<rpc::Peer> p, InodeId ino, std::vector<uint32_t> idx,
                        milliseconds timeout) -> asio::awaitable<Status> {
       rpc::OutMessage out;
       auto list = out.init_body<proto::storage::Request>().initRemove().initObjects(
