@@ -62,7 +62,8 @@ void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
 void StorageService::learn(capnp::List<sp::ServerLoad>::Reader loads) {
   const auto t = std::chrono::steady_clock::now();
   for (auto l : loads) {
-    if (l.getServer() == id_) continue;
+    // Only servers of the config: a peer's list must not grow this map.
+    if (l.getServer() == id_ || !config_.find_server(l.getServer())) continue;
     const auto at = t - std::chrono::milliseconds(l.getAgeMs());
     auto it = learned_.find(l.getServer());
     if (it != learned_.end() && it->second.at >= at) continue;

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "shared/request_limits.h"
+
 namespace pvfs {
 
 std::string Endpoint::to_string() const {
@@ -17,6 +19,9 @@ std::string Endpoint::to_string() const {
 }
 
 Result<Endpoint> parse_endpoint(std::string_view text) {
+  if (text.size() > kMaxAddressBytes)
+    return Status(Errc::invalid_argument, fmt::format("address is {} bytes; the limit is {} bytes", text.size(),
+                                                      kMaxAddressBytes));
   Endpoint ep;
   std::string_view port_text;
   if (!text.empty() && text.front() == '[') {

@@ -7,6 +7,7 @@
 #include "shared/log.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/handshake.h"
+#include "shared/rpc/origin.h"
 #include "shared/rpc/wire_status.h"
 
 namespace pvfs::rpc {
@@ -227,7 +228,9 @@ asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InM
     failure = Status(Errc::not_supported, "this endpoint serves no requests");
   } else {
     try {
-      co_await handler(self, std::move(msg));
+      // Bounds every daemon keeps, checked before any service sees the request.
+      if (Status bounded = check_envelope(msg->envelope()); !bounded.ok()) failure = bounded;
+      else co_await handler(self, std::move(msg));
     } catch (const kj::Exception& e) {
       failure = Status(Errc::invalid_argument,
                        std::string("malformed request: ") + e.getDescription().cStr());
