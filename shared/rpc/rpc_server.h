@@ -1,6 +1,7 @@
 // Accepts connections on one address, authenticates each with the cluster
-// secret (logging and dropping peers that fail), and hands every request to
-// the service's handler. Belongs to one single-threaded io_context.
+// secret (dropping peers that fail, and logging them at most once a second
+// per reason with a count of the rest), and hands every request to the
+// service's handler. Belongs to one single-threaded io_context.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include <asio.hpp>
 
 #include "shared/config.h"
+#include "shared/log_limiter.h"
 #include "shared/rpc/connection.h"
 
 namespace pvfs::rpc {
@@ -33,6 +35,10 @@ class RpcServer {
  private:
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> admit(asio::ip::tcp::socket socket);
+  // Logs a failed handshake from `who`, rate-limited.
+  void rejected(const std::string& detail, const std::string& who);
+  // Logs the counts of rejections held back, once a second while there are any.
+  asio::awaitable<void> report_held();
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
@@ -40,6 +46,8 @@ class RpcServer {
   Connection::Handler handler_;
   milliseconds handshake_timeout_;
   std::set<std::shared_ptr<Connection>> connections_;
+  LogLimiter rejections_;
+  bool reporting_ = false;  // report_held() is running
 };
 
 }  // namespace pvfs::rpc

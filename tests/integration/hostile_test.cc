@@ -1,8 +1,8 @@
 // Requests that once hurt the daemons, sent by hand over raw connections to
 // a real cluster: the same drop sent twice at once (a crash), oversized job
-// ids (memory and scrape size without bound). Each case checks what an
-// operator would see: the daemon is the same process, answers, and stays
-// small.
+// ids (memory and scrape size without bound), a flood of failed handshakes
+// (a log line each). Each case checks what an operator would see: the
+// daemon is the same process, answers, stays small, and its log stays short.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <random>
 #include <string>
 #include <variant>
 #include <vector>
@@ -82,6 +83,13 @@ std::string scrape(uint16_t port) {
   ::close(fd);
   const size_t body = response.find("\r\n\r\n");
   return body == std::string::npos ? std::string() : response.substr(body + 4);
+}
+
+// Lines of `text` that contain `what`.
+size_t lines_with(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; at += what.size()) ++n;
+  return n;
 }
 
 }  // namespace
@@ -202,6 +210,34 @@ TEST_CASE("requests with oversized job ids are refused naming the field and the 
     CHECK(body.find(at_limit) != std::string::npos);
     CHECK(body.find(std::string(kMaxJobIdBytes + 1, 'j')) == std::string::npos);
   }
+}
+
+TEST_CASE("a flood of failed handshakes writes a few log lines with counts, not a line each") {
+  TestCluster cluster(with_servers(1));
+  const Config& config = cluster.config();
+  std::mt19937_64 rng(14);
+  const auto log = cluster.cluster().dir() / "logs" / "server0.log";
+  const size_t lines_before = lines_with(read_text(log), "rejected");
+  constexpr int kAttempts = 300;
+  for (int i = 0; i < kAttempts; ++i) {
+    RawConn c(config.servers[0].address);
+    Bytes junk(rpc::kHelloBytes);
+    for (auto& b : junk) b = std::byte(rng());
+    c.send(junk);
+    CHECK(c.wait_closed() == RawConn::Got::closed);
+  }
+  // The held-back ones are reported within a second or so after the flood.
+  CHECK(eventually([&] { return read_text(log).find("more connections since the last line") != std::string::npos; },
+                   std::chrono::seconds(5)));
+  const std::string text = read_text(log);
+  const size_t lines = lines_with(text, "rejected") - lines_before;
+  MESSAGE(kAttempts, " failed handshakes made ", lines, " log lines");
+  CHECK(lines >= 1);
+  CHECK(lines <= 10);
+  // The daemon still serves.
+  Session client(config);
+  auto servers = client.run(client->servers());
+  CHECK(servers.ok());
 }
 
 }  // namespace pvfs::test

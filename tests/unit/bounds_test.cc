@@ -1,12 +1,14 @@
 // What bounds a daemon against peers that send too much: the envelope check
 // every request passes before a service sees it, the per-job counters'
-// limits, addresses. Pure code, no sockets.
+// limits, and the rate limit on log lines peers can cause. Pure code: a
+// manual clock, no sockets.
 #include <string>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include "shared/config.h"
+#include "shared/log_limiter.h"
 #include "shared/rpc/job_counters.h"
 #include "shared/rpc/origin.h"
 
@@ -24,6 +26,9 @@ bool kept(const rpc::JobCounters& jobs, const std::string& id) {
     if (j.id == id) return true;
   return false;
 }
+
+using Clock = LogLimiter::Clock;
+using std::chrono::milliseconds;
 
 }  // namespace
 
@@ -88,6 +93,53 @@ TEST_CASE("a new job past the limit replaces the one idle longest, not a busy on
   jobs.count("second newcomer", 0, 0);
   CHECK_FALSE(kept(jobs, "filler2"));
   CHECK(kept(jobs, "filler3"));
+}
+
+TEST_CASE("3000 failures of one reason in a second make one line, and the rest are counted") {
+  LogLimiter limiter(std::chrono::seconds(1));
+  const Clock::time_point t0{};
+  CHECK(limiter.admit("peer failed the secret check", t0).log);
+  int logged = 0;
+  for (int i = 1; i < 3000; ++i) logged += limiter.admit("peer failed the secret check", t0 + milliseconds(i / 4)).log;
+  CHECK(logged == 0);
+  CHECK(limiter.holding());
+  CHECK(limiter.drain(t0 + milliseconds(999)).empty());
+  auto held = limiter.drain(t0 + milliseconds(1000));
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].reason == "peer failed the secret check");
+  CHECK(held[0].count == 2999);
+  CHECK_FALSE(limiter.holding());
+  // The summary counts as the reason's line: the next second starts there.
+  CHECK_FALSE(limiter.admit("peer failed the secret check", t0 + milliseconds(1500)).log);
+  const auto next = limiter.admit("peer failed the secret check", t0 + milliseconds(2000));
+  CHECK(next.log);
+  CHECK(next.suppressed == 1);
+}
+
+TEST_CASE("each reason has a line of its own per second") {
+  LogLimiter limiter(std::chrono::seconds(1));
+  const Clock::time_point t0{};
+  CHECK(limiter.admit("timed out", t0).log);
+  CHECK(limiter.admit("not a pvfs hello", t0).log);
+  CHECK_FALSE(limiter.admit("timed out", t0 + milliseconds(10)).log);
+  CHECK_FALSE(limiter.admit("not a pvfs hello", t0 + milliseconds(10)).log);
+  auto held = limiter.drain(t0 + milliseconds(1000));
+  CHECK(held.size() == 2);
+}
+
+TEST_CASE("reasons past kMaxReasons share one budget, and quiet reasons are forgotten") {
+  LogLimiter limiter(std::chrono::seconds(1));
+  const Clock::time_point t0{};
+  for (size_t i = 0; i < LogLimiter::kMaxReasons; ++i) CHECK(limiter.admit(fmt::format("reason {}", i), t0).log);
+  CHECK(limiter.admit("one more", t0).log);
+  CHECK_FALSE(limiter.admit("and another", t0).log);
+  auto held = limiter.drain(t0 + std::chrono::seconds(1));
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].count == 1);
+  // Everything was quiet for a second after that: all forgotten, room again.
+  CHECK(limiter.drain(t0 + std::chrono::seconds(3)).empty());
+  CHECK(limiter.admit("a new reason", t0 + std::chrono::seconds(3)).log);
+  CHECK(limiter.admit("another new reason", t0 + std::chrono::seconds(3)).log);
 }
 
 }  // namespace pvfs
