@@ -33,9 +33,6 @@ class FileSetCatalog {
   // server holds no such file set.
   NamespaceStore* find(InodeId ino) const;
   NamespaceStore* find(FileSetId set) const;
-  // The same store, shared: for a coroutine that uses it across an await
-  // or hands it to another thread (it stays open even if destroy() runs).
-  std::shared_ptr<NamespaceStore> hold(FileSetId set) const;
   bool has(FileSetId set) const { return sets_.count(set.value) != 0; }
   // The ids held, in increasing order.
   std::vector<uint16_t> ids() const;

@@ -142,9 +142,8 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
     remember_move({set, self_, to, unix_ms_now(), 0, ms_since(started), why.to_string()});
     return false;
   };
-  // Looked up after the wait (the set may have been deleted meanwhile) and
-  // held: the sync runs on another thread.
-  std::shared_ptr<NamespaceStore> store = filesets_.hold(FileSetId(set));
+  // Looked up after the wait: the set may have been deleted meanwhile.
+  NamespaceStore* store = filesets_.find(FileSetId(set));
   if (!store) {
     if (!committed_.count(set)) leaving_.erase(set);
     co_return false;
