@@ -11,6 +11,7 @@
 #include "shared/log_level.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
+#include "shared/request_limits.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
@@ -495,6 +496,12 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::invalid_argument,
                          fmt::format("stripe size {} is not a multiple of 4096 up to {}",
                                      policy.stripe_size, rpc::kMaxDataBytes));
+        break;
+      }
+      if (policy.servers.size() > kMaxStripeCount || policy.stripe_count > kMaxStripeCount) {
+        failure = Status(Errc::invalid_argument,
+                         fmt::format("layout policy names {} servers and {} stripes; the limit is {}",
+                                     policy.servers.size(), policy.stripe_count, kMaxStripeCount));
         break;
       }
       auto* s = at(ino.value);

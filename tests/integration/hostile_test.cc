@@ -240,4 +240,36 @@ TEST_CASE("a flood of failed handshakes writes a few log lines with counts, not 
   CHECK(servers.ok());
 }
 
+TEST_CASE("a layout policy naming more servers than the limit is refused and not stored") {
+  TestCluster cluster(with_servers(2));
+  const Config& config = cluster.config();
+  auto key = load_secret(config.secret_file);
+  REQUIRE(key.ok());
+  Session client(config);
+  auto dir = client.run(client->mkdir(kRoot, kRootInode, "striped", 0755));
+  REQUIRE(dir.ok());
+  RawConn c(config.mds[0].address);
+  REQUIRE(c.handshake(*key));
+  // Sends setLayout on the directory naming server 0 `count` times.
+  auto set_layout = [&](uint64_t id, unsigned count) {
+    rpc::OutMessage out;
+    auto req = out.init_body<mp::Request>();
+    req.initCaller();
+    auto s = req.initSetLayout();
+    s.setIno(dir->ino.value);
+    auto servers = s.initPolicy().initServers(count);
+    for (unsigned i = 0; i < count; ++i) servers.set(i, 0);
+    REQUIRE(c.send_request(out, id));
+    return outcome(c, id);
+  };
+  // Half a million entries: 2 MB stored with the directory and copied into
+  // every file made in it, before.
+  CHECK(set_layout(1, 500000) == "invalid argument");
+  CHECK(set_layout(2, kMaxStripeCount + 1) == "invalid argument");
+  CHECK(set_layout(3, 2) == "ok");
+  auto file = client.create(dir->ino, "f");
+  CHECK(file.first.layout.servers.size() == 2);
+  CHECK(client.release(file.second).ok());
+}
+
 }  // namespace pvfs::test
