@@ -230,6 +230,7 @@ TEST_CASE("a flood of failed handshakes writes a few log lines with counts, not 
   const auto log = cluster.cluster().dir() / "logs" / "server0.log";
   const size_t lines_before = lines_with(read_text(log), "rejected");
   constexpr int kAttempts = 300;
+  const auto started = std::chrono::steady_clock::now();
   for (int i = 0; i < kAttempts; ++i) {
     RawConn c(config.servers[0].address);
     Bytes junk(rpc::kHelloBytes);
@@ -242,9 +243,13 @@ TEST_CASE("a flood of failed handshakes writes a few log lines with counts, not 
                    std::chrono::seconds(5)));
   const std::string text = read_text(log);
   const size_t lines = lines_with(text, "rejected") - lines_before;
-  MESSAGE(kAttempts, " failed handshakes made ", lines, " log lines");
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count();
+  MESSAGE(kAttempts, " failed handshakes in about ", seconds, " s made ", lines, " log lines");
   CHECK(lines >= 1);
-  CHECK(lines <= 10);
+  // One line a second and one summary a second at most, whatever the pace.
+  CHECK(lines <= static_cast<size_t>(2 * (seconds + 2)));
+  CHECK(lines < kAttempts / 10);
   // The daemon still serves.
   Session client(config);
   auto servers = client.run(client->servers());
