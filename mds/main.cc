@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
   }
   pvfs::mds::MdsService service(io, *config, *key, id, **filesets, cluster, sync_pool);
   auto server = pvfs::rpc::RpcServer::listen(
-      io, self->address, *key,
+      io, self->address,
+      pvfs::rpc::Auth(*key, {pvfs::rpc::Kind::mds, id}, config->encrypt),
       [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
       std::chrono::milliseconds(config->connect_timeout_ms));
   if (!server) {

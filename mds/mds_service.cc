@@ -131,7 +131,8 @@ rpc::Peer* MdsService::storage_peer(ServerId id) {
   if (!ep) return nullptr;
   auto& peer = storage_peers_[id];
   if (!peer || !(peer->address() == *ep))
-    peer = std::make_unique<rpc::Peer>(io_.get_executor(), *ep, key_,
+    peer = std::make_unique<rpc::Peer>(io_.get_executor(), *ep,
+                                       rpc::Auth(key_, {rpc::Kind::mds, id_}, config_.encrypt),
                                        milliseconds(config_.connect_timeout_ms));
   return peer.get();
 }

@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
   if (delay_factor > 1.0)
     (*service)->straggler().set(delay_factor, std::chrono::seconds(delay_for_s));
   auto server = pvfs::rpc::RpcServer::listen(
-      io, self->address, *key,
+      io, self->address,
+      pvfs::rpc::Auth(*key, {pvfs::rpc::Kind::server, id}, config->encrypt),
       [&service](auto conn, auto msg) { return (*service)->handle(std::move(conn), std::move(msg)); },
       std::chrono::milliseconds(config->connect_timeout_ms));
   if (!server) {

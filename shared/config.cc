@@ -255,6 +255,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
   }
+  if (auto* t = root.get_as<toml::table>("security")) {
+    if (Status s = read_bool(*t, "security", "encrypt", c.encrypt); !s.ok()) return s;
+  }
   return c;
 }
 
@@ -337,7 +340,10 @@ std::string Config::render() const {
       << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
-      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n";
+      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"
+      << "# Every frame is authenticated under per-connection keys; see pvfs.toml(5).\n"
+      << "[security]\n"
+      << "encrypt = " << (encrypt ? "true" : "false") << "    # also encrypt every frame\n";
   return out.str();
 }
 

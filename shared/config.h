@@ -91,6 +91,9 @@ struct Config {
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;
 
+  // [security]
+  bool encrypt = false;      // encrypt every frame (every frame is authenticated regardless)
+
   // Reads and validates `file`; relative paths in it are relative to its folder.
   static Result<Config> load(const std::filesystem::path& file);
   // The entries, or nullptr when `id` is not in the config.

@@ -328,3 +328,21 @@ TEST_CASE("a bad metrics address is an error naming the entry's metrics key") {
 
 }  // namespace pvfs
 
+
+namespace pvfs {
+
+TEST_CASE("[security] is read, round-trips through render, and bad values name their key") {
+  TempDir dir;
+  auto off = Config::load(dir.write("off.toml", kMinimal));
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->encrypt);
+  auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) + "[security]\nencrypt = true\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->encrypt);
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE_MESSAGE(back.ok(), back.status().to_string());
+  CHECK(back->encrypt);
+  expect_error_naming(std::string(kMinimal) + "[security]\nencrypt = 1\n", "security.encrypt");
+}
+
+}  // namespace pvfs
