@@ -93,6 +93,8 @@ struct Config {
 
   // [security]
   bool encrypt = false;      // encrypt every frame (every frame is authenticated regardless)
+  bool root_squash = false;  // the MDS treats uid 0 of clients as nobody (65534)...
+  std::vector<std::string> root_squash_except;  // ...except from these client IP addresses
 
   // Reads and validates `file`; relative paths in it are relative to its folder.
   static Result<Config> load(const std::filesystem::path& file);

@@ -1,7 +1,10 @@
-// Integrity on the wire, against real daemons: a keyless relay that changes
-// bytes in transit is caught (the request fails, nothing changed is returned
-// or written, the daemon keeps serving others); the responder proves itself
-// only to a peer that proved itself first; an encrypted cluster works.
+// Integrity on the wire and trust, against real daemons: a keyless relay
+// that changes bytes in transit is caught (the request fails, nothing
+// changed is returned or written, the daemon keeps serving others); the
+// responder proves itself only to a peer that proved itself first; a
+// storage server cannot be impersonated at registration; an encrypted
+// cluster works; daemon state files are private; root is squashed through a
+// real mount when the config says so.
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -336,6 +339,58 @@ TEST_CASE("daemons send their proof only after checking the initiator's, and nev
   }
 }
 
+TEST_CASE("a storage server cannot be impersonated at registration") {
+  TestCluster cluster(with_servers(1));
+  const Config& config = cluster.config();
+  const Secret key = key_of(config);
+  const Endpoint mds = config.mds[0].address;
+  auto register_as = [&](rpc::Identity who, uint32_t id, const std::string& address) {
+    return call_at(mds, rpc::Auth(key, who), [&](rpc::OutMessage& out) {
+             auto info = out.init_body<mp::Request>().initRegisterServer();
+             info.setId(id);
+             info.setAddress(address);
+             info.setAlive(true);
+           }).code();
+  };
+  const std::string real = config.servers[0].address.to_string();
+  // A client claiming to be server 0, a server at another address, an unknown server.
+  CHECK(register_as({}, 0, real) == Errc::not_permitted);
+  CHECK(register_as({rpc::Kind::server, 0}, 0, "127.0.0.1:1") == Errc::not_permitted);
+  CHECK(register_as({rpc::Kind::server, 7}, 7, "127.0.0.1:1") == Errc::not_permitted);
+  CHECK(register_as({rpc::Kind::server, 0}, 0, real) == Errc::ok);
+  auto servers = call_at(mds, rpc::Auth(key), [](rpc::OutMessage& out) {
+    out.init_body<mp::Request>().setGetServers();
+  });
+  REQUIRE(servers.ok());
+  auto list = (*servers)->body<mp::Reply>().getServers();
+  REQUIRE(list.size() == 1);
+  CHECK(std::string(list[0].getAddress().cStr()) == real);
+  const auto log = cluster.cluster().dir() / "logs" / "mds0.log";
+  CHECK(count_of(read_text(log), "refused registration") == 3);
+  // The real server's data path is unaffected.
+  Session s(config);
+  const InodeId ino = write_file(s, "after", kMiB, 41);
+  CHECK(check_contents(s, ino, kMiB, 41) == "");
+}
+
+TEST_CASE("daemon state files are readable by their owner only") {
+  TestCluster cluster(with_servers(1));
+  Session s(cluster.config());
+  write_file(s, "some", kMiB, 51);
+  size_t files = 0;
+  for (const auto& dir : {cluster.config().mds[0].data_dir, cluster.config().servers[0].data_dir}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      struct stat st {};
+      REQUIRE(::lstat(e.path().c_str(), &st) == 0);
+      if (!S_ISREG(st.st_mode)) continue;
+      ++files;
+      CAPTURE(e.path().string());
+      CHECK((st.st_mode & 077) == 0);
+    }
+  }
+  CHECK(files >= 4);  // at least the namespace's and the server's LMDB files and an object
+}
+
 TEST_CASE("with encrypt = true reads and writes work and file data does not cross the wire in the clear") {
   EditedCluster cluster(1);
   const InodeId plain_ino = [&] {
@@ -367,6 +422,75 @@ TEST_CASE("with encrypt = true reads and writes work and file data does not cros
   CHECK(pattern_mismatch((*reply)->data().span(), 61, 0) == std::nullopt);
   CHECK(relay.seen_from_daemon().size() > 64 * 1024);
   CHECK(relay.seen_from_daemon().find(needle) == std::string::npos);
+}
+
+TEST_CASE("daemons refuse a key file open to group or others, naming it and its mode") {
+  TempDir dir("pvfs-keymode");
+  Config c;
+  c.secret_file = dir.path() / "cluster.key";
+  c.mds = {{0, {"127.0.0.1", 0}, dir.path() / "mds0"}};
+  c.servers = {{0, {"127.0.0.1", 0}, dir.path() / "server0"}};
+  std::ofstream(dir.path() / "pvfs.toml") << c.render();
+  REQUIRE(generate_secret(c.secret_file).ok());
+  REQUIRE(::chmod(c.secret_file.c_str(), 0644) == 0);
+  const char* root = std::getenv("PVFS_BUILD_ROOT");
+  REQUIRE_MESSAGE(root, "PVFS_BUILD_ROOT is not set: run this test through meson test");
+  for (const char* daemon : {"mds/pvfs-mds", "server/pvfs-server"}) {
+    CAPTURE(daemon);
+    const auto err = dir.path() / "stderr";
+    const std::string command = fmt::format("'{}/{}' --config '{}' --id 0 2>'{}' >/dev/null", root,
+                                            daemon, (dir.path() / "pvfs.toml").string(), err.string());
+    const int raw = std::system(command.c_str());
+    REQUIRE(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    const std::string text = read_text(err);
+    CAPTURE(text);
+    CHECK(text.find("UNPROTECTED KEY FILE") != std::string::npos);
+    CHECK(text.find(c.secret_file.string()) != std::string::npos);
+    CHECK(text.find("0644") != std::string::npos);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("with root_squash, root through a mount is nobody unless its address is exempt") {
+  if (skip_without_fuse()) return;
+  EditedCluster cluster(1);
+  const auto mnt = cluster.mnt();
+  cluster.mount();
+  // Set up as root, before squashing: a directory anyone may write in and a
+  // file that belongs to someone else.
+  REQUIRE(::mkdir((mnt / "shared").c_str(), 0777) == 0);
+  REQUIRE(::chmod((mnt / "shared").c_str(), 0777) == 0);
+  int fd = ::open((mnt / "theirs").c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  REQUIRE(::chown((mnt / "theirs").c_str(), 1000, 1000) == 0);
+
+  cluster.restart_with("root_squash = false", "root_squash = true");
+  cluster.mount();
+  errno = 0;
+  CHECK(::chmod((mnt / "theirs").c_str(), 0666) == -1);
+  CHECK(errno == EPERM);
+  fd = ::open((mnt / "shared" / "mine").c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE_MESSAGE(fd >= 0, std::strerror(errno));
+  struct stat st {};
+  REQUIRE(::fstat(fd, &st) == 0);
+  ::close(fd);
+  CHECK(st.st_uid == 65534);
+  CHECK(st.st_gid == 65534);
+  // The root directory is root's and 0755: nobody may not create there.
+  errno = 0;
+  CHECK(::open((mnt / "in-root").c_str(), O_CREAT | O_WRONLY, 0644) == -1);
+  CHECK(errno == EACCES);
+
+  cluster.restart_with("root_squash_except = []", "root_squash_except = [\"127.0.0.1\"]");
+  cluster.mount();
+  CHECK(::chmod((mnt / "theirs").c_str(), 0666) == 0);
+  fd = ::open((mnt / "shared" / "root-made").c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::fstat(fd, &st) == 0);
+  ::close(fd);
+  CHECK(st.st_uid == 0);
 }
 
 }  // namespace pvfs::test
