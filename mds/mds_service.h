@@ -55,6 +55,9 @@ class MdsService {
   // registers at a new address gets a new peer; calls still waiting on the
   // old one keep it alive through their copy.
   std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
+  // Whether requests on `conn` have root squashed ([security] root_squash):
+  // a client's, from an address not in root_squash_except.
+  bool squashes(const rpc::Connection& conn) const;
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
 
   // ---- file sets (mds/mds_filesets.cc) ----
@@ -87,6 +90,8 @@ class MdsService {
   asio::io_context& io_;
   const Config& config_;
   Secret key_;
+  // [security] root_squash_except, parsed once.
+  std::vector<asio::ip::address> squash_exempt_;
   uint32_t id_;
   FileSetCatalog& filesets_;
   MdsCluster& cluster_;

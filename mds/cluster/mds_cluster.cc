@@ -132,7 +132,8 @@ rpc::Peer& MdsCluster::peer(MdsId member) {
   if (!p) {
     const DaemonEntry* entry = config_.find_mds(member.value);
     Endpoint address = entry ? entry->address : Endpoint{"127.0.0.1", 0};
-    p = std::make_unique<rpc::Peer>(io_.get_executor(), address, key_,
+    p = std::make_unique<rpc::Peer>(io_.get_executor(), address,
+                                    rpc::Auth(key_, {rpc::Kind::mds, self_.value}, config_.encrypt),
                                     milliseconds(config_.connect_timeout_ms));
   }
   return *p;

@@ -9,19 +9,19 @@ namespace pvfs::rpc {
 using asio::ip::tcp;
 
 Result<std::unique_ptr<RpcServer>> RpcServer::listen(asio::io_context& io, const Endpoint& at,
-                                                     const Secret& key, Connection::Handler handler,
+                                                     const Auth& auth, Connection::Handler handler,
                                                      milliseconds handshake_timeout) {
   auto acceptor = listen_on(io, at);
   if (!acceptor) return acceptor.status();
-  return std::make_unique<RpcServer>(io, std::move(*acceptor), key, std::move(handler),
+  return std::make_unique<RpcServer>(io, std::move(*acceptor), auth, std::move(handler),
                                      handshake_timeout);
 }
 
-RpcServer::RpcServer(asio::io_context& io, tcp::acceptor acceptor, const Secret& key,
+RpcServer::RpcServer(asio::io_context& io, tcp::acceptor acceptor, const Auth& auth,
                      Connection::Handler handler, milliseconds handshake_timeout)
     : io_(io),
       acceptor_(std::move(acceptor)),
-      key_(key),
+      auth_(auth),
       handler_(std::move(handler)),
       handshake_timeout_(handshake_timeout) {}
 
@@ -59,7 +59,7 @@ asio::awaitable<void> RpcServer::admit(tcp::socket socket) {
   asio::error_code ec;
   const auto from = socket.remote_endpoint(ec);
   const std::string who = ec ? std::string() : fmt::format("{}:{}", from.address().to_string(), from.port());
-  auto conn = co_await Connection::accept(std::move(socket), key_, handshake_timeout_);
+  auto conn = co_await Connection::accept(std::move(socket), auth_, handshake_timeout_);
   if (!conn) {
     rejected(conn.status().detail(), who);
     co_return;

@@ -20,7 +20,7 @@ class RpcServer {
   // Binds `at` (port 0 picks a free port). Errors: unavailable, naming the
   // address and the reason (e.g. address in use).
   static Result<std::unique_ptr<RpcServer>> listen(asio::io_context& io, const Endpoint& at,
-                                                   const Secret& key, Connection::Handler handler,
+                                                   const Auth& auth, Connection::Handler handler,
                                                    milliseconds handshake_timeout);
   // The port actually bound.
   uint16_t port() const;
@@ -29,7 +29,7 @@ class RpcServer {
   // Stops accepting and closes every connection.
   void stop();
 
-  RpcServer(asio::io_context& io, asio::ip::tcp::acceptor acceptor, const Secret& key,
+  RpcServer(asio::io_context& io, asio::ip::tcp::acceptor acceptor, const Auth& auth,
             Connection::Handler handler, milliseconds handshake_timeout);
 
  private:
@@ -42,7 +42,7 @@ class RpcServer {
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
-  Secret key_;
+  Auth auth_;
   Connection::Handler handler_;
   milliseconds handshake_timeout_;
   std::set<std::shared_ptr<Connection>> connections_;
