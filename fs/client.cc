@@ -30,7 +30,8 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
       timeout(config_.rpc_timeout_ms),
       router(mds_ids(config_), placement::parse_policy(config_.mds_placement).value_or(placement::Policy::anu)) {
   for (const auto& m : config_.mds)
-    mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address, key_,
+    mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address,
+                                                  rpc::Auth(key_, {}, config_.encrypt),
                                                   milliseconds(config_.connect_timeout_ms));
   dispatch.min_bytes = config_.dispatch_min_bytes;
   dispatch.margin_bytes = config_.redirect_margin_bytes;
@@ -68,7 +69,10 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
     if (!servers.count(server.value))
       co_return Status(Errc::io, fmt::format("storage server {} is unknown to the MDS", server.value));
   }
-  rpc::Peer& peer = *servers.at(server.value);
+  // Held by this call: refresh_servers() may replace the map's entry
+  // while it waits.
+  const std::shared_ptr<rpc::Peer> held = servers.at(server.value);
+  rpc::Peer& peer = *held;
   const auto deadline = rpc::Clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
@@ -107,7 +111,8 @@ asio::awaitable<Status> Client::Impl::refresh_servers() {
     auto it = servers.find(s.getId());
     if (it == servers.end() || !(it->second->address() == *ep)) {
       if (it != servers.end()) it->second->close();
-      servers[s.getId()] = std::make_unique<rpc::Peer>(io.get_executor(), *ep, key,
+      servers[s.getId()] = std::make_shared<rpc::Peer>(io.get_executor(), *ep,
+                                                       rpc::Auth(key, {}, config.encrypt),
                                                        milliseconds(config.connect_timeout_ms));
     }
     server_info[s.getId()] = info;

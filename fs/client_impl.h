@@ -95,7 +95,9 @@ struct Client::Impl {
   // Warns once when `member`, holding the very map `version` the client
   // routed by, denies owning `set`: the placement policies differ.
   void warn_if_placement_differs(MdsId member, FileSetId set, uint64_t version);
-  std::map<uint32_t, std::unique_ptr<rpc::Peer>> servers;
+  // Storage servers by id. Shared: refresh_servers() replaces the peer of a
+  // server that moved while calls may still be waiting on the old one.
+  std::map<uint32_t, std::shared_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
 

@@ -16,10 +16,12 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "shared/request_limits.h"
+
 namespace pvfs {
 
-// Longest job id sent to the daemons; longer values are cut.
-inline constexpr size_t kMaxJobIdBytes = 64;
+// Job ids longer than kMaxJobIdBytes (shared/request_limits.h, what the daemons
+// accept) are cut before they are sent.
 
 // Chooses the job id from a NUL-separated "NAME=value" environment block:
 // PVFS_JOBID, else SLURM_JOB_ID, else the variable named `jobid_var` (if

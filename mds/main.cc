@@ -1,5 +1,7 @@
 // pvfs-mds: parses options, opens the namespace, serves the metadata
 // protocol. Wiring only.
+#include <sys/stat.h>
+
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -62,6 +64,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   pvfs::init_logging(fmt::format("pvfs-mds[{}]", id), verbose);
+  // Everything this daemon creates (namespace, state, objects) is its own:
+  // files 0600, directories 0700.
+  ::umask(077);
   auto key = pvfs::load_secret(config->secret_file);
   if (!key) {
     std::fprintf(stderr, "pvfs-mds: %s\n", key.status().to_string().c_str());
@@ -97,7 +102,8 @@ int main(int argc, char** argv) {
   }
   pvfs::mds::MdsService service(io, *config, *key, id, **filesets, cluster, sync_pool);
   auto server = pvfs::rpc::RpcServer::listen(
-      io, self->address, *key,
+      io, self->address,
+      pvfs::rpc::Auth(*key, {pvfs::rpc::Kind::mds, id}, config->encrypt),
       [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
       std::chrono::milliseconds(config->connect_timeout_ms));
   if (!server) {

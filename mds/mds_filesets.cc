@@ -114,13 +114,19 @@ asio::awaitable<Status> MdsService::rmdir(NamespaceStore& store, const Caller& c
     if (Status s = co_await cluster_.remote_detach(gone, origin); !s.ok()) co_return s;
   }
   if (!attr) co_return attr.status();
-  auto again = store.fileset_root_at(caller, parent, name);
+  // `store` may be gone after the awaits above (its file set deleted or
+  // moved away; a move waits for this request, but nothing else does):
+  // look the parent's store up again.
+  NamespaceStore* here = filesets_.find(parent);
+  if (!here)
+    co_return Status(Errc::again, fmt::format("file set {} moved meanwhile", parent.fileset().value));
+  auto again = here->fileset_root_at(caller, parent, name);
   if (!again) co_return again.status();
   if (*again != std::optional<InodeId>(root_ino)) {
     spdlog::error("file set {} was detached for rmdir but its entry '{}' changed meanwhile", gone.value, name);
     co_return Status(Errc::again, "the directory changed");
   }
-  if (Status s = store.remove_fileset_root(caller, parent, name, *attr, now); !s.ok()) co_return s;
+  if (Status s = here->remove_fileset_root(caller, parent, name, *attr, now); !s.ok()) co_return s;
   spdlog::info("file set {} ('{}' in {:#x}) removed", gone.value, name, parent.value);
   co_return Status{};
 }

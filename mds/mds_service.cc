@@ -3,14 +3,17 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "mds/permissions.h"
 #include "shared/log.h"
 #include "shared/log_level.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
+#include "shared/request_limits.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
@@ -52,7 +55,21 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       registry_(milliseconds(config.heartbeat_timeout_ms)),
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
-      orphan_timer_(io) {}
+      orphan_timer_(io) {
+  for (const auto& text : config.root_squash_except) {
+    asio::error_code ec;
+    auto addr = asio::ip::make_address(text, ec);
+    if (!ec) squash_exempt_.push_back(addr);  // Config::load checked the syntax
+  }
+}
+
+bool MdsService::squashes(const rpc::Connection& conn) const {
+  if (!config_.root_squash || conn.peer_identity().kind != rpc::Kind::client) return false;
+  asio::error_code ec;
+  auto from = asio::ip::make_address(conn.peer_address(), ec);
+  if (ec) return true;
+  return std::find(squash_exempt_.begin(), squash_exempt_.end(), from) == squash_exempt_.end();
+}
 
 void MdsService::start() {
   // Servers we knew before a restart count as alive until their heartbeat
@@ -125,16 +142,19 @@ asio::awaitable<void> MdsService::orphan_loop() {
   }
 }
 
-rpc::Peer* MdsService::storage_peer(ServerId id) {
+std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
   const auto* entry = registry_.find(id);
   if (!entry) return nullptr;
   auto ep = parse_endpoint(entry->address);
   if (!ep) return nullptr;
   auto& peer = storage_peers_[id];
-  if (!peer || !(peer->address() == *ep))
-    peer = std::make_unique<rpc::Peer>(io_.get_executor(), *ep, key_,
+  if (!peer || !(peer->address() == *ep)) {
+    if (peer) peer->close();
+    peer = std::make_shared<rpc::Peer>(io_.get_executor(), *ep,
+                                       rpc::Auth(key_, {rpc::Kind::mds, id_}, config_.encrypt),
                                        milliseconds(config_.connect_timeout_ms));
-  return peer.get();
+  }
+  return peer;
 }
 
 asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
@@ -144,9 +164,9 @@ asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
     by_server[orphan.layout.servers[i]].push_back(i);
   std::vector<asio::awaitable<Status>> tasks;
   for (auto& [server, indexes] : by_server) {
-    rpc::Peer* peer = storage_peer(server);
+    std::shared_ptr<rpc::Peer> peer = storage_peer(server);
     if (!peer) co_return false;
-    tasks.push_back([](rpc::Peer* p, InodeId ino, std::vector<uint32_t> idx,
+    tasks.push_back([](std::shared_ptr<rpc::Peer> p, InodeId ino, std::vector<uint32_t> idx,
                        milliseconds timeout) -> asio::awaitable<Status> {
       rpc::OutMessage out;
       auto list = out.init_body<proto::storage::Request>().initRemove().initObjects(
@@ -180,7 +200,9 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   auto req = msg->body<mp::Request>();
   const rpc::Origin origin = rpc::origin_of(*msg);
   jobs_.count(text(msg->envelope().getJobId()), 0, 0);
-  const Caller caller = rpc::from_wire(req.getCaller());
+  // Root squash applies to what clients ask, not to daemons' own requests.
+  const Caller caller = squashes(*conn) ? squash_root(rpc::from_wire(req.getCaller()))
+                                        : rpc::from_wire(req.getCaller());
   const Timespec now = wall_now();
   rpc::OutMessage out;
   auto reply = out.init_body<mp::Reply>();
@@ -460,6 +482,15 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = ep.status();
         break;
       }
+      failure = check_registration(config_, r.getId(), *ep);
+      if (failure.ok() && conn->peer_identity() != rpc::Identity{rpc::Kind::server, r.getId()})
+        failure = Status(Errc::not_permitted,
+                         fmt::format("{} may not register as storage server {}",
+                                     rpc::to_string(conn->peer_identity()), r.getId()));
+      if (!failure.ok()) {
+        spdlog::warn("refused registration from {}: {}", conn->peer(), failure.detail());
+        break;
+      }
       ServerRegistry::Entry entry{ServerId(r.getId()), std::string(text(r.getAddress())),
                                   r.getCapacityBytes(), r.getFreeBytes(), {}};
       if (registry_.heard_from(entry, std::chrono::steady_clock::now())) {
@@ -494,6 +525,12 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::invalid_argument,
                          fmt::format("stripe size {} is not a multiple of 4096 up to {}",
                                      policy.stripe_size, rpc::kMaxDataBytes));
+        break;
+      }
+      if (policy.servers.size() > kMaxStripeCount || policy.stripe_count > kMaxStripeCount) {
+        failure = Status(Errc::invalid_argument,
+                         fmt::format("layout policy names {} servers and {} stripes; the limit is {}",
+                                     policy.servers.size(), policy.stripe_count, kMaxStripeCount));
         break;
       }
       auto* s = at(ino.value);

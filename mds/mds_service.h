@@ -51,7 +51,13 @@ class MdsService {
   asio::awaitable<void> orphan_loop();
   // Deletes the objects of one orphan; true when all are gone.
   asio::awaitable<bool> delete_objects(const Orphan& orphan);
-  rpc::Peer* storage_peer(ServerId id);
+  // The peer of a registered storage server, or nullptr. A server that
+  // registers at a new address gets a new peer; calls still waiting on the
+  // old one keep it alive through their copy.
+  std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
+  // Whether requests on `conn` have root squashed ([security] root_squash):
+  // a client's, from an address not in root_squash_except.
+  bool squashes(const rpc::Connection& conn) const;
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
 
   // ---- file sets (mds/mds_filesets.cc) ----
@@ -84,13 +90,15 @@ class MdsService {
   asio::io_context& io_;
   const Config& config_;
   Secret key_;
+  // [security] root_squash_except, parsed once.
+  std::vector<asio::ip::address> squash_exempt_;
   uint32_t id_;
   FileSetCatalog& filesets_;
   MdsCluster& cluster_;
   std::set<uint16_t> detached_;  // file sets removed from the namespace, not yet deleted
   asio::thread_pool& sync_pool_;
   ServerRegistry registry_;
-  std::map<ServerId, std::unique_ptr<rpc::Peer>> storage_peers_;
+  std::map<ServerId, std::shared_ptr<rpc::Peer>> storage_peers_;
   rpc::JobCounters jobs_;
   metrics::RequestStats requests_;  // by Request union member
   std::mt19937_64 rng_{std::random_device{}()};

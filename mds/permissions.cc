@@ -32,6 +32,13 @@ bool only_clears_setid(uint32_t current, uint32_t mode) {
 
 }  // namespace
 
+Caller squash_root(Caller caller) {
+  if (caller.uid == 0) caller.uid = kNobody;
+  if (caller.gid == 0) caller.gid = kNobody;
+  std::erase(caller.groups, 0u);
+  return caller;
+}
+
 bool in_group(const Caller& caller, uint32_t gid) {
   return caller.gid == gid ||
          std::find(caller.groups.begin(), caller.groups.end(), gid) != caller.groups.end();

@@ -16,6 +16,12 @@ namespace pvfs::mds {
 inline bool is_root(const Caller& caller) { return caller.uid == 0; }
 // caller.gid == gid or gid is one of caller.groups.
 bool in_group(const Caller& caller, uint32_t gid);
+
+// The uid and gid root is mapped to by root squash.
+inline constexpr uint32_t kNobody = 65534;
+// Root squash, as NFS's root_squash: uid 0 and gid 0 become kNobody and
+// group 0 is dropped from the supplementary groups; other callers unchanged.
+Caller squash_root(Caller caller);
 // The owner, or root (Linux: inode_owner_or_capable).
 bool owner_or_root(const Caller& caller, const Attr& attr);
 

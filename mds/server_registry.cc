@@ -1,5 +1,7 @@
 #include "mds/server_registry.h"
 
+#include <fmt/format.h>
+
 namespace pvfs::mds {
 
 bool ServerRegistry::heard_from(const Entry& info, TimePoint now) {
@@ -31,6 +33,19 @@ std::vector<ServerRegistry::Entry> ServerRegistry::all() const {
 const ServerRegistry::Entry* ServerRegistry::find(ServerId id) const {
   auto it = servers_.find(id);
   return it == servers_.end() ? nullptr : &it->second;
+}
+
+Status check_registration(const Config& config, uint32_t id, const Endpoint& address) {
+  const DaemonEntry* entry = config.find_server(id);
+  if (!entry)
+    return Status(Errc::not_permitted,
+                  fmt::format("storage server {} at {} is not in the config", id, address.to_string()));
+  if (entry->address.host != address.host ||
+      (entry->address.port != 0 && entry->address.port != address.port))
+    return Status(Errc::not_permitted,
+                  fmt::format("storage server {} claims address {} but the config says {}", id,
+                              address.to_string(), entry->address.to_string()));
+  return {};
 }
 
 }  // namespace pvfs::mds

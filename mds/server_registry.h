@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "shared/config.h"
 #include "shared/ids.h"
+#include "shared/status.h"
 
 namespace pvfs::mds {
 
@@ -42,5 +44,11 @@ class ServerRegistry {
   std::chrono::milliseconds timeout_;
   std::map<ServerId, Entry> servers_;
 };
+
+// Whether a storage server may register as `id` at `address`: `config` must
+// list a [[server]] with that id whose address has the same host and the
+// same port (any port when the configured one is 0). not_permitted, saying
+// what was claimed and what is configured, otherwise.
+Status check_registration(const Config& config, uint32_t id, const Endpoint& address);
 
 }  // namespace pvfs::mds

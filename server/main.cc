@@ -1,5 +1,7 @@
 // pvfs-server: parses options, opens the object store, serves the storage
 // protocol and heartbeats to the metadata server. Wiring only.
+#include <sys/stat.h>
+
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -69,6 +71,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   pvfs::init_logging(fmt::format("pvfs-server[{}]", id), verbose);
+  // Everything this daemon creates (namespace, state, objects) is its own:
+  // files 0600, directories 0700.
+  ::umask(077);
   auto key = pvfs::load_secret(config->secret_file);
   if (!key) {
     std::fprintf(stderr, "pvfs-server: %s\n", key.status().to_string().c_str());
@@ -102,7 +107,8 @@ int main(int argc, char** argv) {
   if (delay_factor > 1.0)
     (*service)->straggler().set(delay_factor, std::chrono::seconds(delay_for_s));
   auto server = pvfs::rpc::RpcServer::listen(
-      io, self->address, *key,
+      io, self->address,
+      pvfs::rpc::Auth(*key, {pvfs::rpc::Kind::server, id}, config->encrypt),
       [&service](auto conn, auto msg) { return (*service)->handle(std::move(conn), std::move(msg)); },
       std::chrono::milliseconds(config->connect_timeout_ms));
   if (!server) {

@@ -21,7 +21,8 @@ Maintainer::Maintainer(asio::any_io_executor ex, const Config& config, const Sec
     : ex_(ex), config_(config), id_(id), service_(service) {
   for (const auto& s : config.servers)
     if (s.id != id)
-      peers_[s.id] = std::make_unique<rpc::Peer>(ex, s.address, key,
+      peers_[s.id] = std::make_unique<rpc::Peer>(ex, s.address,
+                                                 rpc::Auth(key, {rpc::Kind::server, id}, config.encrypt),
                                                  std::chrono::milliseconds(config.connect_timeout_ms));
 }
 

@@ -113,7 +113,7 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::open(const std::filesystem::pa
   if (ec) return Status::from_errno(ec.value(), fmt::format("create data directory {}", data_dir.string()));
 
   const std::string lock_path = (data_dir / "LOCK").string();
-  int lock_fd = open_retry(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int lock_fd = open_retry(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) return Status::from_errno(errno, fmt::format("open {}", lock_path));
   int rc;
   do {

@@ -17,7 +17,8 @@ Registration::Registration(asio::any_io_executor ex, const Config& config, const
       disk_pool_(disk_pool) {
   for (const auto& m : config.mds)
     members_.push_back(
-        std::make_unique<Member>(ex, m, key, std::chrono::milliseconds(config.connect_timeout_ms)));
+        std::make_unique<Member>(ex, m, rpc::Auth(key, {rpc::Kind::server, id}, config.encrypt),
+                                 std::chrono::milliseconds(config.connect_timeout_ms)));
 }
 
 void Registration::start() {

@@ -29,7 +29,7 @@ class Registration {
  private:
   // One metadata server and the loop that keeps us registered with it.
   struct Member {
-    Member(asio::any_io_executor ex, const DaemonEntry& entry, const Secret& key,
+    Member(asio::any_io_executor ex, const DaemonEntry& entry, const rpc::Auth& key,
            std::chrono::milliseconds connect_timeout)
         : id(entry.id), peer(ex, entry.address, key, connect_timeout), timer(ex) {}
     uint32_t id;

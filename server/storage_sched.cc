@@ -62,7 +62,8 @@ void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
 void StorageService::learn(capnp::List<sp::ServerLoad>::Reader loads) {
   const auto t = std::chrono::steady_clock::now();
   for (auto l : loads) {
-    if (l.getServer() == id_) continue;
+    // Only servers of the config: a peer's list must not grow this map.
+    if (l.getServer() == id_ || !config_.find_server(l.getServer())) continue;
     const auto at = t - std::chrono::milliseconds(l.getAgeMs());
     auto it = learned_.find(l.getServer());
     if (it != learned_.end() && it->second.at >= at) continue;
@@ -136,19 +137,31 @@ asio::awaitable<Status> StorageService::read_fragment(sp::Request::ReadFragment:
 }
 
 asio::awaitable<Status> StorageService::drop_fragments(std::vector<std::pair<ObjectId, uint64_t>> list) {
+  // Idempotent: collectors re-send a drop every round until they hear it
+  // succeeded, and one request may name a fragment twice, so a fragment
+  // that is not (or no longer) held here counts as dropped. Another drop of
+  // the same fragment may run while this one waits for the disk: nothing
+  // found in held_ is kept across the await; it is looked up again after.
   std::vector<uint64_t> dropped;
+  Status first;
   for (const auto& [object, fragment] : list) {
-    auto it = held_.find(fragment);
-    if (it == held_.end() || !(it->second.object == object)) continue;
+    if (auto it = held_.find(fragment); it == held_.end() || !(it->second.object == object)) continue;
     Status st = co_await rpc::run_blocking(disk_pool_, [&, f = fragment] {
       return fragments_->remove(fragment_key(f));
     });
-    if (!st.ok()) co_return st;
+    if (!st.ok()) {
+      first = st;
+      break;
+    }
+    auto it = held_.find(fragment);
+    if (it == held_.end() || !(it->second.object == object)) continue;  // the other drop got here first
     held_bytes_ -= it->second.bytes;
     held_.erase(it);
     dropped.push_back(fragment);
   }
-  co_return db_->delete_fragments(dropped);
+  // What left held_ leaves the database too, even when a later removal failed.
+  Status forgotten = db_->delete_fragments(dropped);
+  co_return first.ok() ? forgotten : first;
 }
 
 std::map<ServerId, std::vector<redirect::Garbage>> StorageService::due_garbage(

@@ -1,5 +1,7 @@
 #include "shared/config.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -9,6 +11,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "shared/request_limits.h"
+
 namespace pvfs {
 
 std::string Endpoint::to_string() const {
@@ -17,6 +21,9 @@ std::string Endpoint::to_string() const {
 }
 
 Result<Endpoint> parse_endpoint(std::string_view text) {
+  if (text.size() > kMaxAddressBytes)
+    return Status(Errc::invalid_argument, fmt::format("address is {} bytes; the limit is {} bytes", text.size(),
+                                                      kMaxAddressBytes));
   Endpoint ep;
   std::string_view port_text;
   if (!text.empty() && text.front() == '[') {
@@ -134,6 +141,12 @@ Result<std::vector<DaemonEntry>> read_daemons(const toml::table& root, std::stri
     out.push_back(std::move(e));
   }
   return out;
+}
+
+bool valid_ip(const std::string& text) {
+  in6_addr v6{};
+  in_addr v4{};
+  return ::inet_pton(AF_INET, text.c_str(), &v4) == 1 || ::inet_pton(AF_INET6, text.c_str(), &v6) == 1;
 }
 
 // Shortest text that reads back as exactly `v`, and as a TOML float, not an
@@ -260,6 +273,21 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
   }
+  if (auto* t = root.get_as<toml::table>("security")) {
+    if (Status s = read_bool(*t, "security", "encrypt", c.encrypt); !s.ok()) return s;
+    if (Status s = read_bool(*t, "security", "root_squash", c.root_squash); !s.ok()) return s;
+    if (const toml::node* node = t->get("root_squash_except")) {
+      const toml::array* arr = node->as_array();
+      if (!arr) return key_error("security.root_squash_except", "must be an array of IP addresses");
+      for (const auto& item : *arr) {
+        auto v = item.value_exact<std::string>();
+        if (!v || !valid_ip(*v))
+          return key_error("security.root_squash_except",
+                           "must be an array of IP addresses (\"127.0.0.1\", \"::1\")");
+        c.root_squash_except.push_back(*v);
+      }
+    }
+  }
   return c;
 }
 
@@ -345,7 +373,16 @@ std::string Config::render() const {
       << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
-      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n";
+      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"
+      << "# Every frame is authenticated under per-connection keys; see pvfs.toml(5).\n"
+      << "[security]\n"
+      << "encrypt = " << (encrypt ? "true" : "false") << "    # also encrypt every frame\n"
+      << "root_squash = " << (root_squash ? "true" : "false")
+      << "    # uid 0 of clients is nobody (65534) on the MDS\n"
+      << "root_squash_except = [";
+  for (size_t i = 0; i < root_squash_except.size(); ++i)
+    out << (i ? ", " : "") << toml::value<std::string>(root_squash_except[i]);
+  out << "]    # client addresses whose root stays root\n";
   return out.str();
 }
 

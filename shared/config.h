@@ -100,6 +100,11 @@ struct Config {
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;
 
+  // [security]
+  bool encrypt = false;      // encrypt every frame (every frame is authenticated regardless)
+  bool root_squash = false;  // the MDS treats uid 0 of clients as nobody (65534)...
+  std::vector<std::string> root_squash_except;  // ...except from these client IP addresses
+
   // Reads and validates `file`; relative paths in it are relative to its folder.
   static Result<Config> load(const std::filesystem::path& file);
   // The entries, or nullptr when `id` is not in the config.

@@ -1,11 +1,12 @@
 #include "shared/secret.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -21,10 +22,32 @@ void ensure_sodium() {
 }  // namespace
 
 Result<Secret> load_secret(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return Status(Errc::not_found, fmt::format("cannot read secret file {}", file.string()));
-  std::string hex;
-  in >> hex;
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status(Errc::not_found, fmt::format("cannot read secret file {}: {}", file.string(),
+                                               std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, fmt::format("cannot stat secret file {}", file.string()));
+  }
+  // As ssh does with private keys: a key others can read is no longer secret,
+  // and one others can write is no longer ours.
+  if ((st.st_mode & 077) != 0) {
+    ::close(fd);
+    return Status(Errc::access_denied,
+                  fmt::format("UNPROTECTED KEY FILE: {} has mode {:04o}, open to group or others; "
+                              "refusing it (chmod 600 {})",
+                              file.string(), st.st_mode & 07777, file.string()));
+  }
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n < 0) return Status::from_errno(errno, fmt::format("cannot read secret file {}", file.string()));
+  std::string text(buf, static_cast<size_t>(n));
+  const size_t from = std::min(text.size(), text.find_first_not_of(" \t\r\n"));
+  std::string hex = text.substr(from, text.find_first_of(" \t\r\n", from) - from);
   Secret key{};
   size_t len = 0;
   if (hex.size() != 64 ||

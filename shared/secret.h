@@ -16,7 +16,8 @@ using Secret = std::array<uint8_t, 32>;
 using Mac = std::array<uint8_t, 32>;
 
 // Reads the key file; a missing, unreadable or malformed file is an error
-// whose detail names the file.
+// whose detail names the file. A file with any group or other permission
+// bit is refused with access_denied, naming the file and its mode.
 Result<Secret> load_secret(const std::filesystem::path& file);
 // Writes a fresh random key with mode 0600; fails if the file exists.
 Status generate_secret(const std::filesystem::path& file);

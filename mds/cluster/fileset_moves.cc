@@ -135,9 +135,7 @@ asio::awaitable<void> MdsCluster::reconcile_loop() {
 
 asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
   const auto started = std::chrono::steady_clock::now();
-  // Shared: the set may be closed while this waits (a fence lost it).
-  const std::shared_ptr<NamespaceStore> store = filesets_.shared(FileSetId(set));
-  if (!store) co_return false;
+  if (!filesets_.has(FileSetId(set))) co_return false;
   ++shipping_;
   struct Done {
     int& n;
@@ -161,17 +159,25 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
     remember_move({set, self_, to, unix_ms_now(), 0, ms_since(started), why.to_string()});
     return false;
   };
-  if (filesets_.find(FileSetId(set)) != store.get()) co_return abandon(Status(Errc::again, "closed meanwhile"));
+  // Looked up after the wait, and held: the set may be closed meanwhile
+  // (deleted, or lost by a fence) and this keeps using it across waits.
+  const std::shared_ptr<NamespaceStore> store = filesets_.shared(FileSetId(set));
+  if (!store) {
+    if (!committed_.count(set)) leaving_.erase(set);
+    co_return false;
+  }
   // No write runs on the set from here: flushed, its file is a consistent copy.
-  Status synced = co_await rpc::run_blocking(disk_pool_, [store] { return store->sync(); });
+  Status synced = co_await rpc::run_blocking(disk_pool_, [s = store.get()] { return s->sync(); });
   if (!synced.ok()) co_return abandon(synced);
   if (filesets_.find(FileSetId(set)) != store.get()) co_return abandon(Status(Errc::again, "closed meanwhile"));
   const auto file = filesets_.dir_of(FileSetId(set)) / kDataFile;
   std::error_code ec;
   const uint64_t total = std::filesystem::file_size(file, ec);
   if (ec) co_return abandon(Status(Errc::io, "size of " + file.string() + ": " + ec.message()));
-  uint64_t& ship_id = ship_ids_[set];
-  if (!committed_.count(set) || ship_id == 0) ship_id = rng_() | 1;
+  // A copy, not a reference into ship_ids_: it is used across awaits.
+  uint64_t& stored_id = ship_ids_[set];
+  if (!committed_.count(set) || stored_id == 0) stored_id = rng_() | 1;
+  const uint64_t ship_id = stored_id;
   uint64_t offset = 0;
   for (;;) {
     const uint64_t want = std::min(kChunkBytes, total - offset);
@@ -228,7 +234,7 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
   }
   const auto dir = filesets_.data_dir() / fmt::format("fileset-{}.incoming-{:x}", set, ship_id);
   const auto file = dir / kDataFile;
-  Incoming& in = incoming_[set];
+  Incoming& in = incoming_[set];  // not used across the await below
   if (chunk.getOffset() == 0) {
     if (in.ship_id != 0 && in.ship_id != ship_id) {
       std::error_code ec;
@@ -247,11 +253,16 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
   const bool last = chunk.getLast();
   const uint64_t offset = chunk.getOffset();
   Status wrote = co_await rpc::run_blocking(disk_pool_, [&] { return write_chunk(file, offset, data, last); });
+  // Another chunk of this set (a retry that started the ship over, or one
+  // whose write failed) may have replaced or erased the entry meanwhile.
+  auto now_in = incoming_.find(set);
+  if (now_in == incoming_.end() || now_in->second.ship_id != ship_id || now_in->second.received != offset)
+    co_return Status(Errc::again, fmt::format("file set {}: ship {:x} was started over meanwhile", set, ship_id));
   if (!wrote.ok()) {
-    incoming_.erase(set);
+    incoming_.erase(now_in);
     co_return wrote;
   }
-  in.received += data.size();
+  now_in->second.received += data.size();
   if (!last) co_return Status{};
   const uint64_t total = chunk.getTotalBytes();
   incoming_.erase(set);

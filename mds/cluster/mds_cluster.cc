@@ -138,7 +138,8 @@ rpc::Peer& MdsCluster::peer(MdsId member) {
   if (!p) {
     const DaemonEntry* entry = config_.find_mds(member.value);
     Endpoint address = entry ? entry->address : Endpoint{"127.0.0.1", 0};
-    p = std::make_unique<rpc::Peer>(io_.get_executor(), address, key_,
+    p = std::make_unique<rpc::Peer>(io_.get_executor(), address,
+                                    rpc::Auth(key_, {rpc::Kind::mds, self_.value}, config_.encrypt),
                                     milliseconds(config_.connect_timeout_ms));
   }
   return *p;
@@ -255,7 +256,7 @@ asio::awaitable<void> MdsCluster::fence() {
   // A named list: it must outlive every co_await in the loop.
   const auto stores = filesets_.stores();
   for (const auto& store : stores) {
-    Status synced = co_await rpc::run_blocking(disk_pool_, [store] { return store->sync(); });
+    Status synced = co_await rpc::run_blocking(disk_pool_, [s = store.get()] { return s->sync(); });
     if (!synced.ok()) spdlog::error("fencing: syncing file set {}: {}", store->fileset().value, synced.to_string());
   }
   filesets_.release_locks();

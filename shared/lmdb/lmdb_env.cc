@@ -40,11 +40,16 @@ Result<std::unique_ptr<Env>> Env::open(const std::filesystem::path& dir, const E
   if (rc == 0) rc = mdb_env_set_mapsize(env, options.map_size_bytes);
   // MDB_NOTLS: read transactions are not tied to a thread, so the owner may
   // run them on any thread of its blocking pool.
-  if (rc == 0) rc = mdb_env_open(env, dir.c_str(), MDB_NOSYNC | MDB_NOTLS, 0644);
+  // 0600: the namespace holds every name and owner; nobody else reads it.
+  if (rc == 0) rc = mdb_env_open(env, dir.c_str(), MDB_NOSYNC | MDB_NOTLS, 0600);
   if (rc != 0) {
     mdb_env_close(env);
     return from_mdb(rc, "open " + dir.string());
   }
+  // Files an older version made 0644 are closed to others too.
+  for (const char* name : {"data.mdb", "lock.mdb"})
+    std::filesystem::permissions(dir / name, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                 ec);
   return std::unique_ptr<Env>(new Env(env));
 }
 

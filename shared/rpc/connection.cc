@@ -7,6 +7,7 @@
 #include "shared/log.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/handshake.h"
+#include "shared/rpc/origin.h"
 #include "shared/rpc/wire_status.h"
 
 namespace pvfs::rpc {
@@ -59,31 +60,66 @@ Result<tcp::acceptor> listen_on(asio::io_context& io, const Endpoint& at) {
 
 namespace {
 
-// Both sides: exchange hellos, then proofs. Runs without a deadline of its
-// own; callers race it against a timer.
-asio::awaitable<Status> run_handshake(tcp::socket& socket, const Secret& key, Role own_role) {
+struct Handshake {
+  Identity peer;
+  SessionKeys keys;
+  bool encrypt = false;
+};
+
+asio::awaitable<Status> read_proof(tcp::socket& socket, Mac& proof, std::string_view closed_why) {
+  asio::error_code ec;
+  co_await asio::async_read(socket, asio::buffer(proof), redirect_error(use_awaitable, ec));
+  if (ec) co_return Status(Errc::access_denied, std::string(closed_why));
+  co_return Status{};
+}
+
+// One side of the handshake (handshake.h). Runs without a deadline of its
+// own; callers race it against a timer. The responder speaks second at every
+// step, so it proves nothing to a peer that has not proved itself first.
+asio::awaitable<Result<Handshake>> run_handshake(tcp::socket& socket, const Auth& auth, Side side) {
   asio::error_code ec;
   Nonce own{};
   random_bytes(own);
-  Hello hello = make_hello(own);
-  co_await asio::async_write(socket, asio::buffer(hello), redirect_error(use_awaitable, ec));
+  const Hello mine = make_hello(auth.self, auth.encrypt, own);
+  Hello theirs{};
+  auto send = [&](std::span<const uint8_t> bytes) -> asio::awaitable<Status> {
+    co_await asio::async_write(socket, asio::buffer(bytes.data(), bytes.size()),
+                               redirect_error(use_awaitable, ec));
+    if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
+    co_return Status{};
+  };
+  if (side == Side::initiator) {
+    if (Status st = co_await send(mine); !st.ok()) co_return st;
+  }
+  co_await asio::async_read(socket, asio::buffer(theirs), redirect_error(use_awaitable, ec));
   if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
-  Hello peer_hello{};
-  co_await asio::async_read(socket, asio::buffer(peer_hello), redirect_error(use_awaitable, ec));
-  if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
-  Nonce peer{};
-  if (!parse_hello(peer_hello, peer))
-    co_return Status(Errc::access_denied, "peer does not speak the pvfs handshake");
-  Mac proof = make_proof(key, own_role, peer, own);
-  co_await asio::async_write(socket, asio::buffer(proof), redirect_error(use_awaitable, ec));
-  if (ec) co_return Status(Errc::unavailable, "handshake: " + ec.message());
+  auto fields = parse_hello(theirs);
+  if (!fields)
+    co_return Status(Errc::access_denied, "peer does not speak this version of the pvfs handshake");
+  const Hello& initiator = side == Side::initiator ? mine : theirs;
+  const Hello& responder = side == Side::initiator ? theirs : mine;
   Mac peer_proof{};
-  co_await asio::async_read(socket, asio::buffer(peer_proof), redirect_error(use_awaitable, ec));
-  if (ec) co_return Status(Errc::access_denied, "peer closed during handshake (wrong secret?)");
-  Role peer_role = own_role == Role::client ? Role::server : Role::client;
-  if (!check_proof(key, peer_role, own, peer, peer_proof))
-    co_return Status(Errc::access_denied, "peer failed the secret check");
-  co_return Status{};
+  if (side == Side::initiator) {
+    Mac proof = make_proof(auth.key, Side::initiator, initiator, responder);
+    if (Status st = co_await send(proof); !st.ok()) co_return st;
+    if (Status st = co_await read_proof(socket, peer_proof, "peer refused our proof (wrong secret?)");
+        !st.ok())
+      co_return st;
+    if (!check_proof(auth.key, Side::responder, initiator, responder, peer_proof))
+      co_return Status(Errc::access_denied, "peer failed the secret check");
+  } else {
+    if (Status st = co_await send(mine); !st.ok()) co_return st;
+    if (Status st = co_await read_proof(socket, peer_proof, "peer closed during handshake");
+        !st.ok())
+      co_return st;
+    if (!check_proof(auth.key, Side::initiator, initiator, responder, peer_proof))
+      co_return Status(Errc::access_denied,
+                       fmt::format("peer ({}) failed the secret check", to_string(fields->who)));
+    Mac proof = make_proof(auth.key, Side::responder, initiator, responder);
+    if (Status st = co_await send(proof); !st.ok()) co_return st;
+  }
+  co_return Handshake{fields->who, derive_session_keys(auth.key, initiator, responder),
+                      auth.encrypt || fields->encrypt};
 }
 
 std::string describe(const tcp::socket& socket) {
@@ -93,9 +129,31 @@ std::string describe(const tcp::socket& socket) {
   return fmt::format("{}:{}", ep.address().to_string(), ep.port());
 }
 
+std::string address_of(const tcp::socket& socket) {
+  asio::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return {};
+  auto addr = ep.address();
+  if (addr.is_v6() && addr.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6()).to_string();
+  return addr.to_string();
+}
+
+std::span<std::byte> bytes_of(kj::Array<capnp::word>& words) {
+  auto b = words.asBytes();
+  return {reinterpret_cast<std::byte*>(b.begin()), b.size()};
+}
+
 }  // namespace
 
-Connection::Connection(tcp::socket socket) : socket_(std::move(socket)), peer_(describe(socket_)) {
+Connection::Connection(tcp::socket socket, Identity peer, const SessionKeys& keys, bool initiator,
+                       bool encrypt)
+    : socket_(std::move(socket)),
+      peer_(describe(socket_)),
+      peer_address_(address_of(socket_)),
+      peer_identity_(peer),
+      send_seal_(initiator ? keys.initiator_to_responder : keys.responder_to_initiator, encrypt),
+      receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {
   asio::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
 }
@@ -103,7 +161,7 @@ Connection::Connection(tcp::socket socket) : socket_(std::move(socket)), peer_(d
 Connection::~Connection() = default;
 
 asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::connect(const Endpoint& to,
-                                                                          const Secret& key,
+                                                                          const Auth& auth,
                                                                           milliseconds timeout) {
   auto ex = co_await asio::this_coro::executor;
   auto target = resolve(to);
@@ -118,28 +176,31 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::connect(const E
   if (ec)
     co_return Status(Errc::unavailable, fmt::format("cannot connect to {}: {}", to.to_string(), ec.message()));
   timer.expires_after(timeout);
-  auto hs = co_await (run_handshake(socket, key, Role::client) ||
+  auto hs = co_await (run_handshake(socket, auth, Side::initiator) ||
                       timer.async_wait(redirect_error(use_awaitable, timer_ec)));
   if (hs.index() == 1)
     co_return Status(Errc::timeout, fmt::format("handshake with {} timed out", to.to_string()));
-  Status st = std::get<0>(hs);
-  if (!st.ok()) co_return Status(st.code(), fmt::format("{}: {}", to.to_string(), st.detail()));
-  co_return std::make_shared<Connection>(std::move(socket));
+  auto& done = std::get<0>(hs);
+  if (!done)
+    co_return Status(done.code(), fmt::format("{}: {}", to.to_string(), done.status().detail()));
+  co_return std::make_shared<Connection>(std::move(socket), done->peer, done->keys, true,
+                                         done->encrypt);
 }
 
 asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::accept(tcp::socket socket,
-                                                                         const Secret& key,
+                                                                         const Auth& auth,
                                                                          milliseconds timeout) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer timer(ex, timeout);
   asio::error_code timer_ec;
   std::string who = describe(socket);
-  auto hs = co_await (run_handshake(socket, key, Role::server) ||
+  auto hs = co_await (run_handshake(socket, auth, Side::responder) ||
                       timer.async_wait(redirect_error(use_awaitable, timer_ec)));
   if (hs.index() == 1) co_return Status(Errc::timeout, fmt::format("handshake from {} timed out", who));
-  Status st = std::get<0>(hs);
-  if (!st.ok()) co_return Status(st.code(), fmt::format("{}: {}", who, st.detail()));
-  co_return std::make_shared<Connection>(std::move(socket));
+  auto& done = std::get<0>(hs);
+  if (!done) co_return Status(done.code(), fmt::format("{}: {}", who, done.status().detail()));
+  co_return std::make_shared<Connection>(std::move(socket), done->peer, done->keys, false,
+                                         done->encrypt);
 }
 
 void Connection::start(Handler on_request, std::function<void()> on_close) {
@@ -182,14 +243,22 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     if (!open_) break;
     const auto frame_start = Clock::now();
     auto words = kj::heapArray<capnp::word>(header->message_bytes / sizeof(capnp::word));
-    co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
-                              redirect_error(use_awaitable, ec));
-    if (ec) break;
     Buffer data(header->data_bytes);
-    if (header->data_bytes) {
-      co_await asio::async_read(socket_, asio::buffer(data.data(), data.size()),
-                                redirect_error(use_awaitable, ec));
-      if (ec) break;
+    FrameTag tag{};
+    // Message, data and tag in one read; the data lands in its aligned buffer.
+    std::array<asio::mutable_buffer, 3> parts{asio::buffer(words.begin(), header->message_bytes),
+                                              asio::buffer(data.data(), data.size()),
+                                              asio::buffer(tag)};
+    co_await asio::async_read(socket_, parts, redirect_error(use_awaitable, ec));
+    if (ec) break;
+    if (!receive_seal_.open(header_bytes, bytes_of(words), data.span(), tag)) {
+      const uint64_t frame = receive_seal_.frames();
+      spdlog::error("closing connection with {} ({}): frame {} failed its integrity check "
+                    "(changed, replayed, reordered or dropped on the path)",
+                    peer_, to_string(peer_identity_), frame);
+      close_with(Status(Errc::io, fmt::format("frame {} from {} failed its integrity check; "
+                                              "connection closed", frame, peer_)));
+      break;
     }
     std::unique_ptr<InMessage> msg;
     bool is_reply = false;
@@ -227,7 +296,9 @@ asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InM
     failure = Status(Errc::not_supported, "this endpoint serves no requests");
   } else {
     try {
-      co_await handler(self, std::move(msg));
+      // Bounds every daemon keeps, checked before any service sees the request.
+      if (Status bounded = check_envelope(msg->envelope()); !bounded.ok()) failure = bounded;
+      else co_await handler(self, std::move(msg));
     } catch (const kj::Exception& e) {
       failure = Status(Errc::invalid_argument,
                        std::string("malformed request: ") + e.getDescription().cStr());
@@ -302,7 +373,7 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
   auto self = shared_from_this();
   auto ex = socket_.get_executor();
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg.builder());
-  auto bytes = words.asBytes();
+  std::span<std::byte> bytes = bytes_of(words);
   HeaderBytes header = encode_header({static_cast<uint32_t>(bytes.size()), data.size()});
   asio::error_code ec;
   while (writing_) {
@@ -318,9 +389,18 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
   }
   if (!open_) co_return Status(Errc::unavailable, fmt::format("connection to {} lost", peer_));
   writing_ = true;
-  std::array<asio::const_buffer, 3> buffers{asio::buffer(header),
-                                            asio::buffer(bytes.begin(), bytes.size()),
-                                            asio::buffer(data.data(), data.size())};
+  // Sealed only now, in wire order: the receiver counts frames as they arrive.
+  Buffer encrypted;
+  std::span<const std::byte> sent = data;
+  if (send_seal_.encrypts() && !data.empty()) {
+    encrypted = Buffer(data.size());
+    sent = encrypted.span();
+  }
+  const FrameTag tag = send_seal_.seal(header, bytes, data, encrypted.span());
+  std::array<asio::const_buffer, 4> buffers{asio::buffer(header),
+                                            asio::buffer(bytes.data(), bytes.size()),
+                                            asio::buffer(sent.data(), sent.size()),
+                                            asio::buffer(tag)};
   asio::steady_timer timer(ex, deadline);
   asio::error_code timer_ec;
   auto first = co_await (asio::async_write(socket_, buffers, redirect_error(use_awaitable, ec)) ||
@@ -377,12 +457,16 @@ void Connection::fail_pending(const Status& status) {
 }
 
 void Connection::close() {
+  close_with(Status(Errc::unavailable, fmt::format("connection to {} lost", peer_)));
+}
+
+void Connection::close_with(const Status& why) {
   if (!open_) return;
   open_ = false;
   asio::error_code ec;
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
-  fail_pending(Status(Errc::unavailable, fmt::format("connection to {} lost", peer_)));
+  fail_pending(why);
   for (auto& w : write_waiters_) w->cancel();
   write_waiters_.clear();
   if (inflight_wait_) inflight_wait_->cancel();

@@ -1,6 +1,8 @@
 // One authenticated TCP connection carrying pvfs frames in both directions:
 // many calls in flight at once, matched to replies by id; every call has a
-// deadline; requests from the peer go to a handler coroutine each.
+// deadline; requests from the peer go to a handler coroutine each. Every
+// frame is sealed (frame_seal.h); one that fails its check closes the
+// connection and fails the calls in flight with `io` (EIO).
 // Does not reconnect (see Peer) and does not know any service's schema.
 // Thread-safety: a Connection belongs to one single-threaded io_context;
 // every member must be called from that thread.
@@ -19,6 +21,8 @@
 #include <asio.hpp>
 
 #include "shared/config.h"
+#include "shared/rpc/frame_seal.h"
+#include "shared/rpc/handshake.h"
 #include "shared/rpc/message.h"
 #include "shared/secret.h"
 #include "shared/status.h"
@@ -34,14 +38,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Handler =
       std::function<asio::awaitable<void>(std::shared_ptr<Connection>, std::unique_ptr<InMessage>)>;
 
-  // Connects to `to` and runs the handshake, all within `timeout`.
+  // Connects to `to` and runs the handshake (as initiator), all within
+  // `timeout`. Frames are encrypted when either end asks for it.
   // Errors: unavailable (refused/unreachable), timeout, access_denied (wrong secret).
   static asio::awaitable<Result<std::shared_ptr<Connection>>> connect(const Endpoint& to,
-                                                                       const Secret& key,
+                                                                       const Auth& auth,
                                                                        milliseconds timeout);
-  // Runs the server side of the handshake on an accepted socket.
+  // Runs the responder side of the handshake on an accepted socket: it
+  // sends its proof only after checking the initiator's.
   static asio::awaitable<Result<std::shared_ptr<Connection>>> accept(asio::ip::tcp::socket socket,
-                                                                      const Secret& key,
+                                                                      const Auth& auth,
                                                                       milliseconds timeout);
 
   // Starts reading frames. Requests go to `on_request` (may be empty on a
@@ -71,9 +77,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close();
   bool is_open() const { return open_; }
   const std::string& peer() const { return peer_; }
+  // Who the peer said it is in its hello (bound into its proof).
+  const Identity& peer_identity() const { return peer_identity_; }
+  // The peer's IP address as text ("127.0.0.1"); empty when unknown.
+  const std::string& peer_address() const { return peer_address_; }
+  bool encrypted() const { return send_seal_.encrypts(); }
   asio::any_io_executor executor() { return socket_.get_executor(); }
 
-  explicit Connection(asio::ip::tcp::socket socket);
+  // After a finished handshake: `keys` as derived from it, `initiator` true
+  // on the connecting side.
+  Connection(asio::ip::tcp::socket socket, Identity peer, const SessionKeys& keys, bool initiator,
+             bool encrypt);
   ~Connection();
 
  private:
@@ -93,9 +107,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                       Clock::time_point deadline);
   void wake_next_writer();
   void fail_pending(const Status& status);
+  // Closes, failing the calls in flight with `why` instead of unavailable.
+  void close_with(const Status& why);
 
   asio::ip::tcp::socket socket_;
   std::string peer_;
+  std::string peer_address_;
+  Identity peer_identity_;
+  FrameSeal send_seal_;
+  FrameSeal receive_seal_;
   bool open_ = true;
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_;

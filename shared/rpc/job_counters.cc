@@ -8,19 +8,23 @@ namespace pvfs::rpc {
 void JobCounters::count(std::string_view job, uint64_t bytes_read, uint64_t bytes_written) {
   ++total_;
   if (job.empty()) job = "unknown";
+  job = job.substr(0, kMaxJobIdBytes);
   auto it = jobs_.find(job);
   if (it == jobs_.end()) {
     if (jobs_.size() >= kMaxJobs) {
-      auto least = std::min_element(jobs_.begin(), jobs_.end(), [](const auto& a, const auto& b) {
-        return a.second.ops < b.second.ops;
-      });
-      jobs_.erase(least);
+      auto idle = by_last_.begin();
+      jobs_.erase(jobs_.find(idle->second));
+      by_last_.erase(idle);
     }
     it = jobs_.emplace(std::string(job), Counts{}).first;
+  } else {
+    by_last_.erase(it->second.last);
   }
   ++it->second.ops;
   it->second.bytes_read += bytes_read;
   it->second.bytes_written += bytes_written;
+  it->second.last = total_;
+  by_last_.emplace(total_, std::string_view(it->first));
 }
 
 std::vector<JobCounters::Job> JobCounters::busiest(size_t max) const {

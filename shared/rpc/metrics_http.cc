@@ -91,7 +91,20 @@ asio::awaitable<void> MetricsHttpServer::accept_loop() {
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    if (*open_ >= kMaxConnections) continue;  // the socket closes as it goes out of scope
+    if (*open_ >= kMaxConnections) {
+      // Full: the connection that has waited longest for its request goes,
+      // so a scraper that sends at once is served whatever idles here.
+      bool evicted = false;
+      while (!evicted && !waiting_.empty()) {
+        auto oldest = waiting_.begin()->second.lock();
+        waiting_.erase(waiting_.begin());
+        if (oldest && oldest->is_open()) {
+          oldest->close(ec);
+          evicted = true;
+        }
+      }
+      if (!evicted) continue;  // every one is being answered: this socket closes as it goes
+    }
     asio::co_spawn(io_, serve(std::move(socket)), asio::detached);
   }
 }
@@ -114,9 +127,12 @@ asio::awaitable<void> MetricsHttpServer::serve(tcp::socket accepted) {
   });
   std::string head;
   asio::error_code ec;
+  const uint64_t me = next_connection_++;
+  waiting_.emplace(me, socket);
   const size_t n = co_await asio::async_read_until(*socket, asio::dynamic_buffer(head, kMaxHeadBytes),
                                                    "\r\n\r\n",
                                                    asio::redirect_error(asio::use_awaitable, ec));
+  waiting_.erase(me);
   if (!socket->is_open() || (ec && head.empty())) co_return;  // timed out, or left without a word
   const HttpResponse response =
       respond(std::string_view(head).substr(0, ec ? head.size() : n), !ec, source_);

@@ -4,11 +4,15 @@
 // other request and 400 for a malformed or oversized one, then closes the
 // connection. Unauthenticated and read-only: bind it to a management
 // network. Bounded: requests up to 8 KiB, 5 s to send one, at most 16
-// connections at once (more are closed at once); bad input never stops the
-// daemon. Belongs to one single-threaded io_context; so does `source`.
+// connections at once; each connection is served on its own, and when all
+// 16 are taken a new one closes the connection that has waited longest for
+// its request (an idle or slow peer), so idle connections never keep a
+// scraper out. Bad input never stops the daemon. Belongs to one
+// single-threaded io_context; so does `source`.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 
 #include <asio.hpp>
@@ -44,6 +48,9 @@ class MetricsHttpServer {
   asio::ip::tcp::acceptor acceptor_;
   Source source_;
   std::shared_ptr<unsigned> open_ = std::make_shared<unsigned>(0);  // connections being served
+  // Connections still waiting for their request head, oldest first.
+  std::map<uint64_t, std::weak_ptr<asio::ip::tcp::socket>> waiting_;
+  uint64_t next_connection_ = 0;
 };
 
 // The response to one request head (the bytes up to and including the

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <string>
 
+#include "shared/request_limits.h"
 #include "shared/rpc/message.h"
+#include "shared/status.h"
 
 namespace pvfs::rpc {
 
@@ -21,6 +23,12 @@ inline void stamp(proto::Envelope::Builder envelope, const Origin& origin) {
   envelope.setJobId(origin.job);
   envelope.setRequestId(origin.request_id);
 }
+
+// Whether a request's envelope is within the bounds every daemon enforces
+// before a handler sees the request: a job id of at most kMaxJobIdBytes
+// without control characters. Errors: invalid_argument naming the field
+// and the limit. Pure.
+Status check_envelope(proto::Envelope::Reader envelope);
 
 inline Origin origin_of(const InMessage& message) {
   auto e = message.envelope();

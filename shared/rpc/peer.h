@@ -18,7 +18,7 @@ namespace pvfs::rpc {
 
 class Peer {
  public:
-  Peer(asio::any_io_executor ex, Endpoint address, Secret key, milliseconds connect_timeout);
+  Peer(asio::any_io_executor ex, Endpoint address, const Auth& auth, milliseconds connect_timeout);
 
   // As Connection::call, after connecting if needed. A request is sent at
   // most once; a lost connection fails the calls in flight with unavailable.
@@ -37,7 +37,7 @@ class Peer {
 
   asio::any_io_executor ex_;
   Endpoint address_;
-  Secret key_;
+  Auth auth_;
   milliseconds connect_timeout_;
   std::shared_ptr<Connection> conn_;
   bool connecting_ = false;

@@ -9,19 +9,19 @@ namespace pvfs::rpc {
 using asio::ip::tcp;
 
 Result<std::unique_ptr<RpcServer>> RpcServer::listen(asio::io_context& io, const Endpoint& at,
-                                                     const Secret& key, Connection::Handler handler,
+                                                     const Auth& auth, Connection::Handler handler,
                                                      milliseconds handshake_timeout) {
   auto acceptor = listen_on(io, at);
   if (!acceptor) return acceptor.status();
-  return std::make_unique<RpcServer>(io, std::move(*acceptor), key, std::move(handler),
+  return std::make_unique<RpcServer>(io, std::move(*acceptor), auth, std::move(handler),
                                      handshake_timeout);
 }
 
-RpcServer::RpcServer(asio::io_context& io, tcp::acceptor acceptor, const Secret& key,
+RpcServer::RpcServer(asio::io_context& io, tcp::acceptor acceptor, const Auth& auth,
                      Connection::Handler handler, milliseconds handshake_timeout)
     : io_(io),
       acceptor_(std::move(acceptor)),
-      key_(key),
+      auth_(auth),
       handler_(std::move(handler)),
       handshake_timeout_(handshake_timeout) {}
 
@@ -56,9 +56,12 @@ asio::awaitable<void> RpcServer::accept_loop() {
 }
 
 asio::awaitable<void> RpcServer::admit(tcp::socket socket) {
-  auto conn = co_await Connection::accept(std::move(socket), key_, handshake_timeout_);
+  asio::error_code ec;
+  const auto from = socket.remote_endpoint(ec);
+  const std::string who = ec ? std::string() : fmt::format("{}:{}", from.address().to_string(), from.port());
+  auto conn = co_await Connection::accept(std::move(socket), auth_, handshake_timeout_);
   if (!conn) {
-    spdlog::warn("rejected connection: {}", conn.status().detail());
+    rejected(conn.status().detail(), who);
     co_return;
   }
   auto c = *conn;
@@ -67,6 +70,41 @@ asio::awaitable<void> RpcServer::admit(tcp::socket socket) {
   c->start(handler_, [this, weak] {
     if (auto strong = weak.lock()) connections_.erase(strong);
   });
+}
+
+void RpcServer::rejected(const std::string& detail, const std::string& who) {
+  // The reason without the peer's address and port: a peer failing on
+  // purpose (or a port scanner) must not write a line per attempt.
+  std::string reason = detail;
+  if (!who.empty()) {
+    if (reason.starts_with(who + ": ")) reason.erase(0, who.size() + 2);
+    for (size_t at; (at = reason.find(who)) != std::string::npos;) reason.replace(at, who.size(), "a peer");
+  }
+  const auto verdict = rejections_.admit(reason, std::chrono::steady_clock::now());
+  if (verdict.log) {
+    if (verdict.suppressed)
+      spdlog::warn("rejected connection: {} (and {} more for this reason since its last line)", detail,
+                   verdict.suppressed);
+    else
+      spdlog::warn("rejected connection: {}", detail);
+    return;
+  }
+  if (!reporting_) {
+    reporting_ = true;
+    asio::co_spawn(io_, report_held(), asio::detached);
+  }
+}
+
+asio::awaitable<void> RpcServer::report_held() {
+  while (rejections_.holding()) {
+    asio::steady_timer pause(io_, std::chrono::seconds(1));
+    asio::error_code ec;
+    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    for (const auto& held : rejections_.drain(std::chrono::steady_clock::now()))
+      spdlog::warn("rejected {} more connections since the last line for this reason: {}", held.count,
+                   held.reason);
+  }
+  reporting_ = false;
 }
 
 }  // namespace pvfs::rpc

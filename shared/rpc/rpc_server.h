@@ -1,6 +1,7 @@
 // Accepts connections on one address, authenticates each with the cluster
-// secret (logging and dropping peers that fail), and hands every request to
-// the service's handler. Belongs to one single-threaded io_context.
+// secret (dropping peers that fail, and logging them at most once a second
+// per reason with a count of the rest), and hands every request to the
+// service's handler. Belongs to one single-threaded io_context.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include <asio.hpp>
 
 #include "shared/config.h"
+#include "shared/log_limiter.h"
 #include "shared/rpc/connection.h"
 
 namespace pvfs::rpc {
@@ -18,7 +20,7 @@ class RpcServer {
   // Binds `at` (port 0 picks a free port). Errors: unavailable, naming the
   // address and the reason (e.g. address in use).
   static Result<std::unique_ptr<RpcServer>> listen(asio::io_context& io, const Endpoint& at,
-                                                   const Secret& key, Connection::Handler handler,
+                                                   const Auth& auth, Connection::Handler handler,
                                                    milliseconds handshake_timeout);
   // The port actually bound.
   uint16_t port() const;
@@ -27,19 +29,25 @@ class RpcServer {
   // Stops accepting and closes every connection.
   void stop();
 
-  RpcServer(asio::io_context& io, asio::ip::tcp::acceptor acceptor, const Secret& key,
+  RpcServer(asio::io_context& io, asio::ip::tcp::acceptor acceptor, const Auth& auth,
             Connection::Handler handler, milliseconds handshake_timeout);
 
  private:
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> admit(asio::ip::tcp::socket socket);
+  // Logs a failed handshake from `who`, rate-limited.
+  void rejected(const std::string& detail, const std::string& who);
+  // Logs the counts of rejections held back, once a second while there are any.
+  asio::awaitable<void> report_held();
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
-  Secret key_;
+  Auth auth_;
   Connection::Handler handler_;
   milliseconds handshake_timeout_;
   std::set<std::shared_ptr<Connection>> connections_;
+  LogLimiter rejections_;
+  bool reporting_ = false;  // report_held() is running
 };
 
 }  // namespace pvfs::rpc

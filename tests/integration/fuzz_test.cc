@@ -138,7 +138,7 @@ TEST_CASE("frames and hellos cut short are dropped without harm to the daemon") 
         // Part of a hello, then hang up.
         c = std::make_unique<RawConn>(t.address);
         rpc::Nonce n{};
-        auto hello = rpc::make_hello(n);
+        auto hello = rpc::make_hello({}, false, n);
         c->send(hello.data(), rng() % hello.size());
       } else {
         c = fx.authed(t);
@@ -226,7 +226,7 @@ TEST_CASE("random bytes instead of the handshake are refused and logged") {
       // A valid hello followed by a random proof.
       RawConn c(t.address);
       rpc::Nonce n{};
-      auto hello = rpc::make_hello(n);
+      auto hello = rpc::make_hello({}, false, n);
       c.send(hello.data(), hello.size());
       c.send(random_bytes_of(rng, 32));
       CHECK(c.wait_closed() == RawConn::Got::closed);

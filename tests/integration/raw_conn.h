@@ -1,6 +1,7 @@
 // A raw pvfs connection for tests that must speak the wire protocol by
-// hand (the fuzz tests): blocking POSIX socket with timeouts, the client side
-// of the handshake, and frames in and out. Test-only; one thread per object.
+// hand (the fuzz tests): blocking POSIX socket with timeouts, the initiator
+// side of the handshake, and sealed frames in and out (bytes sent with
+// send() are not sealed). Test-only; one thread per object.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <span>
 #include <string>
 #include <variant>
@@ -21,6 +23,7 @@
 #include "shared/config.h"
 #include "shared/proto/common.capnp.h"
 #include "shared/rpc/frame.h"
+#include "shared/rpc/frame_seal.h"
 #include "shared/rpc/handshake.h"
 #include "shared/rpc/message.h"
 #include "shared/rpc/wire_status.h"
@@ -86,26 +89,35 @@ class RawConn {
     return Got::ok;
   }
 
-  // Runs the client side of the handshake with `key`.
+  // Runs the initiator side of the handshake with `key`, as a client.
   bool handshake(const Secret& key) {
     rpc::Nonce own{};
     random_bytes(own);
-    rpc::Hello hello = rpc::make_hello(own);
+    rpc::Hello hello = rpc::make_hello({}, false, own);
     if (!send(hello.data(), hello.size())) return false;
     rpc::Hello theirs{};
     if (recv_exact(std::as_writable_bytes(std::span(theirs))) != Got::ok) return false;
-    rpc::Nonce peer{};
-    if (!rpc::parse_hello(theirs, peer)) return false;
-    Mac proof = rpc::make_proof(key, rpc::Role::client, peer, own);
+    auto fields = rpc::parse_hello(theirs);
+    if (!fields) return false;
+    Mac proof = rpc::make_proof(key, rpc::Side::initiator, hello, theirs);
     if (!send(proof.data(), proof.size())) return false;
     Mac server_proof{};
     if (recv_exact(std::as_writable_bytes(std::span(server_proof))) != Got::ok) return false;
-    return rpc::check_proof(key, rpc::Role::server, own, peer, server_proof);
+    if (!rpc::check_proof(key, rpc::Side::responder, hello, theirs, server_proof)) return false;
+    auto keys = rpc::derive_session_keys(key, hello, theirs);
+    send_seal_ = std::make_unique<rpc::FrameSeal>(keys.initiator_to_responder, fields->encrypt);
+    receive_seal_ = std::make_unique<rpc::FrameSeal>(keys.responder_to_initiator, fields->encrypt);
+    return true;
   }
 
+  // Sends one frame: sealed after handshake(), bare (no tag) before it.
   bool send_frame(std::span<const std::byte> message, std::span<const std::byte> data) {
     auto header = rpc::encode_header({static_cast<uint32_t>(message.size()), data.size()});
-    return send(header) && send(message) && send(data);
+    if (!send_seal_) return send(header) && send(message) && send(data);
+    REQUIRE(!send_seal_->encrypts());
+    Bytes copy(message.begin(), message.end());
+    auto tag = send_seal_->seal(header, copy, data, {});
+    return send(header) && send(message) && send(data) && send(tag);
   }
   bool send_request(rpc::OutMessage& out, uint64_t id, std::span<const std::byte> data = {}) {
     out.envelope().setId(id);
@@ -133,6 +145,12 @@ class RawConn {
     Reply r;
     r.data.resize(header->data_bytes);
     if (Got g = recv_exact(r.data); g != Got::ok) return g;
+    rpc::FrameTag tag{};
+    if (Got g = recv_exact(tag); g != Got::ok) return g;
+    REQUIRE(receive_seal_);
+    REQUIRE_MESSAGE(receive_seal_->open(hb, std::as_writable_bytes(std::span(words.begin(), words.size())),
+                                        r.data, tag),
+                    "daemon sent a frame that fails its integrity check");
     capnp::FlatArrayMessageReader reader(words, rpc::reader_options());
     auto env = reader.getRoot<proto::Envelope>();
     r.id = env.getId();
@@ -161,6 +179,8 @@ class RawConn {
 
  private:
   int fd_ = -1;
+  std::unique_ptr<rpc::FrameSeal> send_seal_;
+  std::unique_ptr<rpc::FrameSeal> receive_seal_;
 };
 
 // The status of the reply to `id`, or "closed" / "hung".

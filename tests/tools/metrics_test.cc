@@ -303,3 +303,32 @@ TEST_CASE("the metrics endpoint answers 404 and 400 to bad requests and the daem
   CHECK(ping.status == 0);
   CHECK(http_get(port, "/metrics?x=1").status_line == "HTTP/1.1 200 OK");
 }
+
+TEST_CASE("idle connections to the metrics endpoint do not keep a scrape out") {
+  TestCluster cluster(three_servers());
+  for (const uint16_t port : {cluster.config().find_server(1)->metrics->port, cluster.config().mds[0].metrics->port}) {
+    CAPTURE(port);
+    // 20 connections that never send a request (more than the endpoint
+    // serves at once), left open while a scraper comes.
+    std::vector<int> idle;
+    for (int i = 0; i < 20; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      REQUIRE(fd >= 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(port);
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+      idle.push_back(fd);
+    }
+    // Let the daemon accept every one of them first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto started = std::chrono::steady_clock::now();
+    const HttpReply r = http_get(port, "/metrics");
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    MESSAGE("scrape beside 20 idle connections: ", r.status_line, " in ", took.count(), " ms");
+    CHECK(r.status_line == "HTTP/1.1 200 OK");
+    CHECK(r.body.find("_uptime_seconds") != std::string::npos);
+    for (int fd : idle) ::close(fd);
+  }
+}

@@ -342,3 +342,33 @@ TEST_CASE("a bad metrics address is an error naming the entry's metrics key") {
 
 }  // namespace pvfs
 
+
+namespace pvfs {
+
+TEST_CASE("[security] is read, round-trips through render, and bad values name their key") {
+  TempDir dir;
+  auto off = Config::load(dir.write("off.toml", kMinimal));
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->encrypt);
+  CHECK_FALSE(off->root_squash);
+  CHECK(off->root_squash_except.empty());
+  auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +
+                                                   "[security]\nencrypt = true\nroot_squash = true\n"
+                                                   "root_squash_except = [\"127.0.0.1\", \"::1\"]\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->encrypt);
+  CHECK(c->root_squash);
+  CHECK(c->root_squash_except == std::vector<std::string>{"127.0.0.1", "::1"});
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE_MESSAGE(back.ok(), back.status().to_string());
+  CHECK(back->encrypt);
+  CHECK(back->root_squash);
+  CHECK(back->root_squash_except == c->root_squash_except);
+  expect_error_naming(std::string(kMinimal) + "[security]\nencrypt = 1\n", "security.encrypt");
+  expect_error_naming(std::string(kMinimal) + "[security]\nroot_squash_except = \"127.0.0.1\"\n",
+                      "security.root_squash_except");
+  expect_error_naming(std::string(kMinimal) + "[security]\nroot_squash_except = [\"node-a\"]\n",
+                      "security.root_squash_except");
+}
+
+}  // namespace pvfs

@@ -1,6 +1,8 @@
 // The mutual challenge-response every connection runs first: both sides
-// accept each other only when they hold the same key, and no proof can be
-// reflected or replayed. Drives the pure message functions directly.
+// accept each other only when they hold the same key; each proof covers both
+// hellos (so both roles, daemon ids, encryption requests and nonces), cannot
+// be reflected, and the session keys are fresh per connection and per
+// direction. Drives the pure message functions directly.
 #include "shared/rpc/handshake.h"
 
 #include <cstring>
@@ -22,78 +24,97 @@ Secret key_of(uint8_t seed) {
   return k;
 }
 
+const Identity kClient{};
+const Identity kServer3{Kind::server, 3};
+
 }  // namespace
 
-TEST_CASE("a hello carries the pvfs magic, the version and the sender's nonce") {
+TEST_CASE("a hello carries the magic, the version, who sends it, its encryption wish and its nonce") {
   const Nonce mine = nonce_of(1);
-  Hello h = make_hello(mine);
+  Hello h = make_hello(kServer3, true, mine);
   CHECK(std::memcmp(h.data(), "PVFSAUTH", 8) == 0);
-  CHECK(h[8] == 1);
-  Nonce parsed{};
-  REQUIRE(parse_hello(h, parsed));
-  CHECK(parsed == mine);
+  auto f = parse_hello(h);
+  REQUIRE(f.has_value());
+  CHECK(f->who == kServer3);
+  CHECK(f->encrypt);
+  CHECK(f->nonce == mine);
+  auto c = parse_hello(make_hello({Kind::mds, 0x01020304}, false, mine));
+  REQUIRE(c.has_value());
+  CHECK(c->who == Identity{Kind::mds, 0x01020304});
+  CHECK_FALSE(c->encrypt);
 }
 
-TEST_CASE("a hello with another magic or version is not a pvfs hello") {
-  Nonce out{};
-  Hello wrong_magic = make_hello(nonce_of(2));
+TEST_CASE("hellos with a wrong magic, version or kind are refused") {
+  Hello wrong_magic = make_hello(kClient, false, nonce_of(2));
   wrong_magic[0] = 'X';
-  CHECK_FALSE(parse_hello(wrong_magic, out));
-  Hello wrong_version = make_hello(nonce_of(2));
-  wrong_version[8] = 2;
-  CHECK_FALSE(parse_hello(wrong_version, out));
-  Hello zeros{};
-  CHECK_FALSE(parse_hello(zeros, out));
-  // A frame header sent where a hello belongs (a client skipping the handshake).
-  Hello frame{};
-  std::memcpy(frame.data(), "PVF1", 4);
-  CHECK_FALSE(parse_hello(frame, out));
+  CHECK_FALSE(parse_hello(wrong_magic).has_value());
+  Hello old_version = make_hello(kClient, false, nonce_of(2));
+  old_version[8] = 1;  // the version that had no identities and unsealed frames
+  CHECK_FALSE(parse_hello(old_version).has_value());
+  Hello bad_kind = make_hello(kClient, false, nonce_of(2));
+  bad_kind[9] = 'Z';
+  CHECK_FALSE(parse_hello(bad_kind).has_value());
 }
 
-TEST_CASE("a client and a server holding the same key accept each other") {
-  const Secret key = key_of(9);
-  const Nonce client_nonce = nonce_of(3), server_nonce = nonce_of(4);
-  Mac from_client = make_proof(key, Role::client, server_nonce, client_nonce);
-  Mac from_server = make_proof(key, Role::server, client_nonce, server_nonce);
-  CHECK(check_proof(key, Role::client, server_nonce, client_nonce, from_client));
-  CHECK(check_proof(key, Role::server, client_nonce, server_nonce, from_server));
+TEST_CASE("each side accepts the other's proof only under the same key") {
+  const Secret key = key_of(1), other = key_of(2);
+  const Hello hi = make_hello(kClient, false, nonce_of(1));
+  const Hello hr = make_hello(kServer3, false, nonce_of(2));
+  CHECK(check_proof(key, Side::initiator, hi, hr, make_proof(key, Side::initiator, hi, hr)));
+  CHECK(check_proof(key, Side::responder, hi, hr, make_proof(key, Side::responder, hi, hr)));
+  CHECK_FALSE(check_proof(key, Side::initiator, hi, hr, make_proof(other, Side::initiator, hi, hr)));
+  CHECK_FALSE(check_proof(key, Side::responder, hi, hr, make_proof(other, Side::responder, hi, hr)));
 }
 
-TEST_CASE("a proof made with another key is refused by both sides") {
-  const Secret key = key_of(9), other = key_of(10);
-  const Nonce client_nonce = nonce_of(3), server_nonce = nonce_of(4);
-  CHECK_FALSE(check_proof(key, Role::client, server_nonce, client_nonce,
-                          make_proof(other, Role::client, server_nonce, client_nonce)));
-  CHECK_FALSE(check_proof(key, Role::server, client_nonce, server_nonce,
-                          make_proof(other, Role::server, client_nonce, server_nonce)));
+TEST_CASE("a proof is not valid for the other side, so it cannot be reflected") {
+  const Secret key = key_of(1);
+  const Hello hi = make_hello(kClient, false, nonce_of(1));
+  const Hello hr = make_hello(kServer3, false, nonce_of(2));
+  CHECK_FALSE(check_proof(key, Side::responder, hi, hr, make_proof(key, Side::initiator, hi, hr)));
+  CHECK_FALSE(check_proof(key, Side::initiator, hi, hr, make_proof(key, Side::responder, hi, hr)));
+  // Both hellos in swapped places (an attacker echoing ours back) do not help either.
+  CHECK_FALSE(check_proof(key, Side::responder, hi, hr, make_proof(key, Side::initiator, hr, hi)));
 }
 
-TEST_CASE("a server's own proof sent back to it by an impostor is refused") {
-  // The impostor (no key) echoes the server's nonce as its own, hoping the
-  // server's proof answers the server's challenge. The role byte stops it.
-  const Secret key = key_of(9);
-  const Nonce n = nonce_of(5);
-  Mac server_proof = make_proof(key, Role::server, n, n);
-  CHECK_FALSE(check_proof(key, Role::client, n, n, server_proof));
+TEST_CASE("the role, the daemon id, the encryption wish and both nonces are bound into the proof") {
+  const Secret key = key_of(1);
+  const Hello hi = make_hello(kClient, false, nonce_of(1));
+  const Hello hr = make_hello(kServer3, false, nonce_of(2));
+  const Mac proof = make_proof(key, Side::initiator, hi, hr);
+  CHECK_FALSE(check_proof(key, Side::initiator, make_hello({Kind::mds, 0}, false, nonce_of(1)), hr, proof));
+  CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello({Kind::server, 4}, false, nonce_of(2)), proof));
+  CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello(kServer3, true, nonce_of(2)), proof));
+  CHECK_FALSE(check_proof(key, Side::initiator, make_hello(kClient, false, nonce_of(9)), hr, proof));
+  CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello(kServer3, false, nonce_of(9)), proof));
 }
 
-TEST_CASE("a proof recorded on one connection does not pass on another") {
-  const Secret key = key_of(9);
-  const Nonce client_nonce = nonce_of(3);
-  Mac recorded = make_proof(key, Role::client, nonce_of(4), client_nonce);
-  // The server picks a fresh nonce for the new connection.
-  CHECK_FALSE(check_proof(key, Role::client, nonce_of(6), client_nonce, recorded));
-}
-
-TEST_CASE("a proof with any one bit flipped is refused") {
-  const Secret key = key_of(9);
-  const Nonce client_nonce = nonce_of(3), server_nonce = nonce_of(4);
-  const Mac good = make_proof(key, Role::client, server_nonce, client_nonce);
-  for (size_t bit = 0; bit < good.size() * 8; ++bit) {
+TEST_CASE("a single flipped bit anywhere in a proof is refused") {
+  const Secret key = key_of(3);
+  const Hello hi = make_hello(kClient, false, nonce_of(1));
+  const Hello hr = make_hello(kServer3, false, nonce_of(2));
+  const Mac good = make_proof(key, Side::initiator, hi, hr);
+  for (size_t i = 0; i < good.size(); ++i) {
     Mac bad = good;
-    bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
-    CHECK_FALSE(check_proof(key, Role::client, server_nonce, client_nonce, bad));
+    bad[i] ^= 0x01;
+    CHECK_FALSE(check_proof(key, Side::initiator, hi, hr, bad));
   }
+}
+
+TEST_CASE("session keys differ per direction, per key and per pair of hellos, and both ends agree") {
+  const Secret key = key_of(1);
+  const Hello hi = make_hello(kClient, false, nonce_of(1));
+  const Hello hr = make_hello(kServer3, false, nonce_of(2));
+  const SessionKeys a = derive_session_keys(key, hi, hr);
+  const SessionKeys again = derive_session_keys(key, hi, hr);
+  CHECK(a.initiator_to_responder == again.initiator_to_responder);
+  CHECK(a.responder_to_initiator == again.responder_to_initiator);
+  CHECK(a.initiator_to_responder != a.responder_to_initiator);
+  CHECK(a.initiator_to_responder != key);
+  const SessionKeys other_key = derive_session_keys(key_of(2), hi, hr);
+  CHECK(other_key.initiator_to_responder != a.initiator_to_responder);
+  const SessionKeys other_nonce = derive_session_keys(key, hi, make_hello(kServer3, false, nonce_of(3)));
+  CHECK(other_nonce.initiator_to_responder != a.initiator_to_responder);
+  CHECK(other_nonce.responder_to_initiator != a.responder_to_initiator);
 }
 
 }  // namespace pvfs::rpc
