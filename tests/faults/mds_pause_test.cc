@@ -1,0 +1,141 @@
+// Fault suite: a metadata server paused (SIGSTOP) for longer than its
+// peers' dead_after while clients create files in every file set, then
+// resumed (SIGCONT). A pause is not a crash: the paused member must not act
+// on what it believed before the pause, and the others must not take its
+// file sets while it can still write them. What a user must see: every
+// create that returned success (open, write, close) is there afterwards
+// with its content, and pvfs-ctl fsck runs and finds the cluster clean.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "mds/fileset_catalog.h"
+#include "tests/faults/ack_log.h"
+#include "tests/support/run_tool.h"
+#include "tests/support/test_cluster.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using pvfs::test::AckLog;
+using pvfs::test::TestCluster;
+
+constexpr int kSets = 12;
+constexpr int kWriters = 4;
+
+pvfs::ClusterOptions three_members() {
+  pvfs::ClusterOptions o;
+  o.mds = 3;
+  o.servers = 2;
+  o.fileset_per_top_directory = true;
+  o.mds_dead_after_ms = 3000;
+  o.mds_tune_interval_ms = 60000;  // no tuning moves: only the pause moves file sets
+  o.rpc_timeout_ms = 4000;
+  return o;
+}
+
+size_t filesets_in(const fs::path& data_dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(data_dir, ec))
+    if (item.is_directory() && pvfs::mds::FileSetCatalog::parse_dir_name(item.path().filename().string()))
+      ++n;
+  return n;
+}
+
+// Creates files in every file set from kWriters threads until stopped,
+// logging each create whose open, write and close all succeeded.
+class CreateStorm {
+ public:
+  CreateStorm(fs::path mnt, AckLog& log) : mnt_(std::move(mnt)), log_(log) {
+    for (int w = 0; w < kWriters; ++w) threads_.emplace_back([this, w] { run(w); });
+  }
+  ~CreateStorm() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  uint64_t failed() const { return failed_; }
+
+ private:
+  void run(int w) {
+    for (uint64_t n = 0; !stop_; ++n) {
+      const fs::path file = mnt_ / ("set" + std::to_string((n + w) % kSets)) /
+                            ("w" + std::to_string(w) + "-" + std::to_string(n));
+      const std::string content = AckLog::content_for(file.string());
+      if (pvfs::test::write_whole(file, content)) log_.acknowledged(file, content);
+      else ++failed_;
+    }
+  }
+  fs::path mnt_;
+  AckLog& log_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> failed_{0};
+  std::vector<std::thread> threads_;
+};
+
+// Pauses member `victim` for dead_after + 3 s in the middle of a create
+// storm, resumes it, and checks every acknowledged create.
+void pause_during_storm(TestCluster& t, size_t victim) {
+  const fs::path mnt = t.mnt();
+  for (int i = 0; i < kSets; ++i) REQUIRE(fs::create_directory(mnt / ("set" + std::to_string(i))));
+  const std::string name = "mds" + std::to_string(t.config().mds[victim].id);
+  MESSAGE("pausing " << name << ", which holds " << filesets_in(t.config().mds[victim].data_dir)
+                     << " file sets");
+  AckLog log;
+  {
+    CreateStorm storm(mnt, log);
+    std::this_thread::sleep_for(1500ms);
+    REQUIRE(t.cluster().kill_daemon(name, SIGSTOP).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(t.config().mds_dead_after_ms) + 3s);
+    REQUIRE(t.cluster().kill_daemon(name, SIGCONT).ok());
+    std::this_thread::sleep_for(5s);
+    storm.stop();
+    MESSAGE("creates that failed during the pause (not acknowledged): " << storm.failed());
+  }
+  const auto tally = log.verify(60s);
+  MESSAGE("acknowledged " << tally.acknowledged << ", verified " << tally.verified << ", lost "
+                          << tally.lost);
+  CHECK(tally.acknowledged > 100);
+  CHECK(tally.lost == 0);
+  CAPTURE(tally.first_lost);
+
+  // fsck runs while the cluster is healthy again, and finds nothing wrong.
+  pvfs::test::Outcome fsck;
+  const auto until = Clock::now() + 30s;
+  do {
+    fsck = pvfs::test::run_tool("PVFS_CTL", t.dir(), {"fsck", "-c", t.cluster().config_path().string()});
+    if (fsck.status == 0) break;
+    std::this_thread::sleep_for(1s);
+  } while (Clock::now() < until);
+  CAPTURE(fsck);
+  CHECK(fsck.status == 0);
+}
+
+}  // namespace
+
+TEST_CASE("every create acknowledged while a non-delegate metadata server was paused past dead_after is kept") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TestCluster t(three_members(), true);
+  pause_during_storm(t, 2);  // the member with the highest id: never the delegate
+}
+
+TEST_CASE("every create acknowledged while the delegate was paused past dead_after is kept") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TestCluster t(three_members(), true);
+  pause_during_storm(t, 0);  // the lowest id: the delegate
+}

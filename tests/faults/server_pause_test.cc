@@ -1,0 +1,76 @@
+// Fault suite: a storage server paused (SIGSTOP) for longer than the
+// clients' RPC timeout while they write files striped over every server,
+// then resumed (SIGCONT). Writes to it fail or wait while it is stopped;
+// what a user must see afterwards: every file whose writes and close
+// returned success reads back with its content, and the resumed server
+// stays up (peers re-send the same pull-back and garbage requests to it).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/faults/ack_log.h"
+#include "tests/support/test_cluster.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using pvfs::test::AckLog;
+using pvfs::test::TestCluster;
+
+constexpr int kWriters = 3;
+
+}  // namespace
+
+TEST_CASE("every write acknowledged while a storage server was paused is readable after it resumes") {
+  if (pvfs::test::skip_without_fuse()) return;
+  pvfs::ClusterOptions o;
+  o.servers = 4;
+  o.rpc_timeout_ms = 2000;
+  o.stripe_size = 256 << 10;  // files of 0.3-1.3 MiB touch every server
+  TestCluster t(o, true);
+  const fs::path mnt = t.mnt();
+  AckLog log;
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> failed{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w)
+    writers.emplace_back([&, w] {
+      for (uint64_t n = 0; !stop; ++n) {
+        const fs::path file = mnt / ("w" + std::to_string(w) + "-" + std::to_string(n));
+        const std::string content = AckLog::content_for(file.string(), (300 << 10) + (n % 5) * (250 << 10));
+        if (pvfs::test::write_whole(file, content)) log.acknowledged(file, content);
+        else ++failed;
+      }
+    });
+  std::this_thread::sleep_for(1500ms);
+  REQUIRE(t.cluster().kill_daemon("server1", SIGSTOP).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2 * o.rpc_timeout_ms) + 2s);
+  REQUIRE(t.cluster().kill_daemon("server1", SIGCONT).ok());
+  std::this_thread::sleep_for(4s);
+  stop = true;
+  for (auto& th : writers) th.join();
+  MESSAGE("writes that failed during the pause (not acknowledged): " << failed.load());
+
+  const auto tally = log.verify(30s);
+  MESSAGE("acknowledged " << tally.acknowledged << ", verified " << tally.verified << ", lost "
+                          << tally.lost);
+  CHECK(tally.acknowledged > 20);
+  CHECK(tally.lost == 0);
+  CAPTURE(tally.first_lost);
+  // The resumed server is still up and serving.
+  bool alive = false;
+  for (const auto& d : t.cluster().daemons())
+    if (d.name == "server1") alive = d.running;
+  CHECK(alive);
+  const fs::path after = mnt / "after-resume";
+  const std::string content = AckLog::content_for(after.string(), 2 << 20);
+  CHECK(pvfs::test::write_whole(after, content));
+  CHECK(pvfs::test::read_whole(after) == content);
+}
