@@ -96,70 +96,16 @@ asio::awaitable<void> MdsService::sync_loop() {
   }
 }
 
-asio::awaitable<void> MdsService::orphan_loop() {
-  while (!stopped_) {
-    orphan_timer_.expires_after(milliseconds(500));
-    asio::error_code ec;
-    co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (stopped_) break;
-    for (const auto& store : filesets_.stores()) {
-      if (cluster_.moving(store->fileset())) continue;  // its file is being copied
-      auto orphans = store->list_orphans(64);
-      if (!orphans) {
-        spdlog::error("listing unlinked files of file set {} failed: {}", store->fileset().value,
-                      orphans.status().to_string());
-        continue;
-      }
-      for (const auto& orphan : *orphans) {
-        if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
-        if (stopped_) co_return;
-        // Its file may have started moving meanwhile: the new owner purges it.
-        if (cluster_.moving(store->fileset()) || !filesets_.find(store->fileset())) break;
-        // The store is held by `store` even if its file set went meanwhile.
-        if (Status st = store->purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
-          spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
-      }
-      if (!cluster_.moving(store->fileset()) && filesets_.find(store->fileset())) drop_if_detached(*store);
-    }
-  }
-}
-
-rpc::Peer* MdsService::storage_peer(ServerId id) {
+std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
   const auto* entry = registry_.find(id);
   if (!entry) return nullptr;
   auto ep = parse_endpoint(entry->address);
   if (!ep) return nullptr;
   auto& peer = storage_peers_[id];
   if (!peer || !(peer->address() == *ep))
-    peer = std::make_unique<rpc::Peer>(io_.get_executor(), *ep, key_,
+    peer = std::make_shared<rpc::Peer>(io_.get_executor(), *ep, key_,
                                        milliseconds(config_.connect_timeout_ms));
-  return peer.get();
-}
-
-asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
-  // Group the objects by server: one remove request per server.
-  std::map<ServerId, std::vector<uint32_t>> by_server;
-  for (uint32_t i = 0; i < orphan.layout.stripe_count(); ++i)
-    by_server[orphan.layout.servers[i]].push_back(i);
-  std::vector<asio::awaitable<Status>> tasks;
-  for (auto& [server, indexes] : by_server) {
-    rpc::Peer* peer = storage_peer(server);
-    if (!peer) co_return false;
-    tasks.push_back([](rpc::Peer* p, InodeId ino, std::vector<uint32_t> idx,
-                       milliseconds timeout) -> asio::awaitable<Status> {
-      rpc::OutMessage out;
-      auto list = out.init_body<proto::storage::Request>().initRemove().initObjects(
-          static_cast<unsigned>(idx.size()));
-      for (size_t i = 0; i < idx.size(); ++i) {
-        list[i].setIno(ino.value);
-        list[i].setIndex(idx[i]);
-      }
-      auto reply = co_await p->call(out, {}, timeout);
-      co_return reply.status();
-    }(peer, orphan.ino, indexes, milliseconds(config_.rpc_timeout_ms)));
-  }
-  Status st = co_await rpc::run_all(std::move(tasks));
-  co_return st.ok();
+  return peer;
 }
 
 Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId parent) {
@@ -593,6 +539,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       break;
   }
   in_flight.reset();
+  if (failure.ok() && (req.isUnlink() || req.isRename() || req.isReleaseOrphan())) wake_orphan_collector();
   if (route && failure.code() != Errc::again) cluster_.record(std::chrono::steady_clock::now() - started);
   rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
   requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,

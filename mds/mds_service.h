@@ -48,10 +48,28 @@ class MdsService {
 
  private:
   asio::awaitable<void> sync_loop();
+  // ---- orphan collection (mds/mds_orphans.cc) ----
+  // Deletes unlinked files' objects and forgets the files, full batches
+  // back to back; with less than a batch waiting it passes every 200 ms.
   asio::awaitable<void> orphan_loop();
-  // Deletes the objects of one orphan; true when all are gone.
-  asio::awaitable<bool> delete_objects(const Orphan& orphan);
-  rpc::Peer* storage_peer(ServerId id);
+  struct OrphanPass {
+    uint64_t purged = 0;  // files forgotten: their objects are gone from every server
+    uint64_t left = 0;    // files listed whose objects could not all be deleted
+  };
+  // One pass over `store`'s orphans in inode order, batch by batch.
+  asio::awaitable<OrphanPass> collect_orphans(std::shared_ptr<NamespaceStore> store);
+  // Removes the objects of `orphans`, one request per server for the whole
+  // batch, all servers at once. Returns the files whose objects are gone
+  // from every server; files on a server that is down or failed are left
+  // for a later pass.
+  asio::awaitable<std::vector<InodeId>> delete_objects(std::vector<Orphan> orphans);
+  // A file may have lost its last link (or a held one was closed): counts
+  // it, and ends the collector's pause when a full batch is waiting.
+  void wake_orphan_collector();
+  // The connection to storage server `id`, nullptr when it is unknown.
+  // Shared so that a call in flight keeps it when the server's address
+  // changes meanwhile.
+  std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
 
   // ---- file sets (mds/mds_filesets.cc) ----
@@ -90,12 +108,15 @@ class MdsService {
   std::set<uint16_t> detached_;  // file sets removed from the namespace, not yet deleted
   asio::thread_pool& sync_pool_;
   ServerRegistry registry_;
-  std::map<ServerId, std::unique_ptr<rpc::Peer>> storage_peers_;
+  std::map<ServerId, std::shared_ptr<rpc::Peer>> storage_peers_;
   rpc::JobCounters jobs_;
   metrics::RequestStats requests_;  // by Request union member
   std::mt19937_64 rng_{std::random_device{}()};
   asio::steady_timer sync_timer_;
   asio::steady_timer orphan_timer_;
+  bool orphans_idle_ = false;     // orphan_loop() waits on orphan_timer_
+  uint32_t orphans_arrived_ = 0;  // unlinks since the current pass began
+  uint64_t orphans_reclaimed_ = 0;  // files whose objects the collector deleted
   bool stopped_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

@@ -1,0 +1,139 @@
+// Space on the storage servers, end to end through a real mount: unlinked
+// files' objects are deleted in batches (a handful of remove requests per
+// server for thousands of files) and a server that is down holds up no other
+// file's deletion.
+// The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
+// $PVFS_CTL.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/session.h"
+#include "tests/support/run_tool.h"
+
+namespace pvfs::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool write_small(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  out.close();
+  return out.good();
+}
+
+// Counter or gauge `name` of daemon `daemon` (with label `label`, e.g.
+// `type="remove"`, when given) from `pvfs-ctl stats --prometheus`; 0 when absent.
+double metric(TestCluster& c, const std::string& daemon, const std::string& name, const std::string& label = {}) {
+  auto out = run_tool("PVFS_CTL", c.dir(),
+                      {"stats", "-c", c.cluster().config_path().string(), daemon, "--prometheus"});
+  REQUIRE_MESSAGE(out.status == 0, out);
+  std::istringstream in(out.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name, 0) != 0 || line.size() <= name.size()) continue;
+    if (line[name.size()] != ' ' && line[name.size()] != '{') continue;
+    if (!label.empty() && line.find(label) == std::string::npos) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return 0;
+}
+
+// Object files on every storage server, fragments not included.
+size_t objects_on_servers(const Config& config) {
+  size_t n = 0;
+  for (const auto& server : config.servers) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(server.data_dir / "objects", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      n += it->is_regular_file();
+  }
+  return n;
+}
+
+std::string server_name(uint32_t id) { return "server" + std::to_string(id); }
+
+}  // namespace
+
+TEST_CASE("an rm -rf of 3,000 files is reclaimed in batches: a few remove requests per server, not one per file") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(3), true);
+  const fs::path dir = c.mnt() / "many";
+  REQUIRE(fs::create_directory(dir));
+  constexpr int kFiles = 3000;
+  for (int i = 0; i < kFiles; ++i) REQUIRE(write_small(dir / ("f" + std::to_string(i)), "x"));
+  REQUIRE(objects_on_servers(c.config()) >= kFiles);
+  std::vector<double> removes_before;
+  for (const auto& s : c.config().servers)
+    removes_before.push_back(metric(c, server_name(s.id), "pvfs_server_requests_total", "type=\"remove\""));
+  const double reclaimed_before = metric(c, "mds0", "pvfs_mds_orphans_reclaimed_total");
+
+  fs::remove_all(dir);
+  // The deadline only guards against waiting forever.
+  CHECK_MESSAGE(eventually([&] { return objects_on_servers(c.config()) == 0; }, std::chrono::seconds(120)),
+                objects_on_servers(c.config()), " objects left");
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+  CHECK(metric(c, "mds0", "pvfs_mds_orphans_reclaimed_total") - reclaimed_before == kFiles);
+  for (const auto& s : c.config().servers) {
+    const double removes =
+        metric(c, server_name(s.id), "pvfs_server_requests_total", "type=\"remove\"") - removes_before[s.id];
+    CAPTURE(s.id);
+    CHECK(removes > 0);
+    CHECK(removes <= kFiles / 30);
+  }
+}
+
+TEST_CASE("files with an object on a stopped server wait for it without holding up the deletion of others") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = with_servers(3);
+  options.heartbeat_timeout_ms = 2500;
+  TestCluster c(options, true);
+  // Files in `on1` live on server 1 only, those in `on2` on server 2 only;
+  // `on1` comes first, so its files have the lower inode numbers.
+  const fs::path on1 = c.mnt() / "on1", on2 = c.mnt() / "on2";
+  REQUIRE(fs::create_directory(on1));
+  REQUIRE(fs::create_directory(on2));
+  const std::string one = "stripe_size=0 stripe_count=1 servers=1";
+  const std::string two = "stripe_size=0 stripe_count=1 servers=2";
+  REQUIRE(::setxattr(on1.c_str(), "user.pvfs.layout", one.data(), one.size(), 0) == 0);
+  REQUIRE(::setxattr(on2.c_str(), "user.pvfs.layout", two.data(), two.size(), 0) == 0);
+  constexpr int kFiles = 200;
+  for (int i = 0; i < kFiles; ++i) REQUIRE(write_small(on1 / ("f" + std::to_string(i)), "x"));
+  for (int i = 0; i < kFiles; ++i) REQUIRE(write_small(on2 / ("f" + std::to_string(i)), "x"));
+  auto objects_of = [&](uint32_t server) {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(c.config().servers.at(server).data_dir / "objects", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      n += it->is_regular_file();
+    return n;
+  };
+  REQUIRE(objects_of(1) == kFiles);
+  REQUIRE(objects_of(2) == kFiles);
+
+  REQUIRE(c.cluster().kill_daemon("server1", SIGSTOP).ok());
+  fs::remove_all(on1);
+  fs::remove_all(on2);
+  // Server 2's objects go although the files before them wait for server 1.
+  CHECK_MESSAGE(eventually([&] { return objects_of(2) == 0; }, std::chrono::seconds(60)), objects_of(2),
+                " objects left on server 2");
+  // Their files are forgotten once the batch is done; those on server 1 wait.
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == kFiles; }, std::chrono::seconds(60)));
+  CHECK(objects_of(1) == kFiles);
+
+  REQUIRE(c.cluster().kill_daemon("server1", SIGCONT).ok());
+  CHECK_MESSAGE(eventually([&] { return objects_of(1) == 0; }, std::chrono::seconds(60)), objects_of(1),
+                " objects left on server 1");
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+}
+
+}  // namespace pvfs::test
