@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -106,6 +107,14 @@ std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
     peer = std::make_shared<rpc::Peer>(io_.get_executor(), *ep, key_,
                                        milliseconds(config_.connect_timeout_ms));
   return peer;
+}
+
+std::vector<ServerId> MdsService::cluster_servers() const {
+  std::vector<ServerId> out;
+  for (const auto& s : config_.servers) out.push_back(ServerId(s.id));
+  for (const auto& e : registry_.all())
+    if (std::find(out.begin(), out.end(), e.id) == out.end()) out.push_back(e.id);
+  return out;
 }
 
 Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId parent) {
@@ -439,6 +448,12 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::invalid_argument,
                          fmt::format("stripe size {} is not a multiple of 4096 up to {}",
                                      policy.stripe_size, rpc::kMaxDataBytes));
+        break;
+      }
+      // A layout naming a server the cluster lacks would make every create
+      // under it fail later; refuse it now, when the user can see why.
+      if (Status st = check_policy(policy, cluster_servers()); !st.ok()) {
+        failure = st;
         break;
       }
       auto* s = at(ino.value);

@@ -71,6 +71,9 @@ class MdsService {
   // changes meanwhile.
   std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
+  // The cluster's storage servers: those in the config and any other that
+  // registered, alive or not.
+  std::vector<ServerId> cluster_servers() const;
 
   // ---- file sets (mds/mds_filesets.cc) ----
   struct MadeFileSet {

@@ -1,7 +1,8 @@
 // Space on the storage servers, end to end through a real mount: unlinked
 // files' objects are deleted in batches (a handful of remove requests per
 // server for thousands of files) and a server that is down holds up no other
-// file's deletion.
+// file's deletion; layouts naming servers or stripe counts the cluster does
+// not have are refused.
 // The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
 // $PVFS_CTL.
 #include <fcntl.h>
@@ -134,6 +135,65 @@ TEST_CASE("files with an object on a stopped server wait for it without holding 
   CHECK_MESSAGE(eventually([&] { return objects_of(1) == 0; }, std::chrono::seconds(60)), objects_of(1),
                 " objects left on server 1");
   CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+}
+
+TEST_CASE("a layout naming a server or a stripe count the cluster does not have is refused with EINVAL") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(3), true);
+  const fs::path dir = c.mnt() / "striped";
+  REQUIRE(fs::create_directory(dir));
+  const std::string good = "stripe_size=0 stripe_count=2 servers=2,0";
+  REQUIRE(::setxattr(dir.c_str(), "user.pvfs.layout", good.data(), good.size(), 0) == 0);
+  auto policy_of = [](const fs::path& p) {
+    std::string value(256, '\0');
+    const ssize_t n = ::getxattr(p.c_str(), "user.pvfs.layout", value.data(), value.size());
+    REQUIRE(n >= 0);
+    value.resize(static_cast<size_t>(n));
+    return value;
+  };
+  const std::string before = policy_of(dir);
+
+  // Through the mount: a server id the cluster lacks, one given twice, and
+  // stripe counts wider than the cluster or than the servers listed.
+  for (const std::string bad : {"stripe_size=0 stripe_count=0 servers=7",
+                                "stripe_size=0 stripe_count=0 servers=1,1",
+                                "stripe_size=0 stripe_count=4 servers=",
+                                "stripe_size=0 stripe_count=3 servers=0,1"}) {
+    CAPTURE(bad);
+    errno = 0;
+    CHECK(::setxattr(dir.c_str(), "user.pvfs.layout", bad.data(), bad.size(), 0) == -1);
+    CHECK(errno == EINVAL);
+  }
+  // An empty file too keeps its layout.
+  const fs::path file = c.mnt() / "empty";
+  REQUIRE(write_small(file, ""));
+  const std::string file_before = policy_of(file);
+  const std::string bad = "stripe_size=0 stripe_count=0 servers=3";
+  CHECK(::setxattr(file.c_str(), "user.pvfs.layout", bad.data(), bad.size(), 0) == -1);
+  CHECK(errno == EINVAL);
+  CHECK(policy_of(file) == file_before);
+
+  // Through pvfs-ctl setstripe: exit 1 and a message that says why.
+  auto refused = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-s", "0,9", dir.string()});
+  CAPTURE(refused);
+  CHECK(refused.status == 1);
+  CHECK(refused.err.find("Invalid argument") != std::string::npos);
+  CHECK(refused.err.find("no such storage server") != std::string::npos);
+  auto wide = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-c", "8", dir.string()});
+  CAPTURE(wide);
+  CHECK(wide.status == 1);
+  // A new path named in a refused setstripe is not left behind.
+  auto fresh = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-s", "5", (c.mnt() / "new").string()});
+  CHECK(fresh.status == 1);
+  CHECK_FALSE(fs::exists(c.mnt() / "new"));
+
+  // Nothing was lost: the directory's policy stands and files are made with it.
+  CHECK(policy_of(dir) == before);
+  REQUIRE(write_small(dir / "f", std::string(3 << 20, 'y')));
+  CHECK(policy_of(dir / "f").find("servers=2,0") != std::string::npos);
+  auto ok = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-c", "3", dir.string()});
+  CAPTURE(ok);
+  CHECK(ok.status == 0);
 }
 
 }  // namespace pvfs::test
