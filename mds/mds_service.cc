@@ -117,12 +117,21 @@ std::vector<ServerId> MdsService::cluster_servers() const {
   return out;
 }
 
+Layout MdsService::layout_for_policy(const LayoutPolicy& policy) {
+  LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
+  // Where the MDS chooses, a full server gets no part of a new file; a
+  // layout that names its servers gets them while they are alive.
+  const auto now = std::chrono::steady_clock::now();
+  return choose_layout(policy, defaults,
+                       policy.servers.empty() ? registry_.with_room(now, config_.full_percent)
+                                              : registry_.live(now),
+                       rng_());
+}
+
 Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId parent) {
   auto policy = store.get_layout_policy(parent);
   if (!policy) return policy.status();
-  LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
-  Layout layout =
-      choose_layout(*policy, defaults, registry_.live(std::chrono::steady_clock::now()), rng_());
+  Layout layout = layout_for_policy(*policy);
   if (!layout.valid()) return Status(Errc::io, "no storage server is alive");
   return layout;
 }
@@ -466,9 +475,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       if (S_ISDIR(attr->mode)) {
         attr_or(s->set_layout_policy(caller, ino, policy));
       } else if (S_ISREG(attr->mode)) {
-        LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
-        Layout layout = choose_layout(policy, defaults,
-                                      registry_.live(std::chrono::steady_clock::now()), rng_());
+        Layout layout = layout_for_policy(policy);
         if (!layout.valid()) {
           failure = Status(Errc::invalid_argument, "no live storage server matches that layout");
           break;

@@ -70,6 +70,10 @@ class MdsService {
   // Shared so that a call in flight keeps it when the server's address
   // changes meanwhile.
   std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
+  // The layout of a new file under `policy`: its servers chosen among the
+  // live ones, full ones left out where the policy names none (may be
+  // invalid when no server fits).
+  Layout layout_for_policy(const LayoutPolicy& policy);
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
   // The cluster's storage servers: those in the config and any other that
   // registered, alive or not.

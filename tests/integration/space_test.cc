@@ -2,7 +2,7 @@
 // files' objects are deleted in batches (a handful of remove requests per
 // server for thousands of files) and a server that is down holds up no other
 // file's deletion; layouts naming servers or stripe counts the cluster does
-// not have are refused.
+// not have are refused; new files avoid a server that is full.
 // The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
 // $PVFS_CTL.
 #include <fcntl.h>
@@ -194,6 +194,114 @@ TEST_CASE("a layout naming a server or a stripe count the cluster does not have 
   auto ok = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-c", "3", dir.string()});
   CAPTURE(ok);
   CHECK(ok.status == 0);
+}
+
+namespace {
+
+// Storage server `id`'s data directory moved onto a tmpfs of `bytes`, made
+// while the server is down; unmounted (lazily) on destruction.
+class TmpfsDataDir {
+ public:
+  TmpfsDataDir(TestCluster& c, uint32_t id, uint64_t bytes) : dir_(c.config().servers.at(id).data_dir) {
+    const fs::path saved = c.dir() / ("saved-server" + std::to_string(id));
+    fs::copy(dir_, saved, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
+    REQUIRE_MESSAGE(::mount("tmpfs", dir_.c_str(), "tmpfs", 0, options.c_str()) == 0, std::strerror(errno));
+    mounted_ = true;
+    fs::copy(saved, dir_, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+  ~TmpfsDataDir() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  // Fills the tmpfs until `leave` bytes are free.
+  void fill(uint64_t leave) {
+    struct statvfs vfs {};
+    REQUIRE(::statvfs(dir_.c_str(), &vfs) == 0);
+    const uint64_t free = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    REQUIRE(free > leave);
+    const int fd = ::open((dir_ / "filler").c_str(), O_WRONLY | O_CREAT, 0600);
+    REQUIRE(fd >= 0);
+    CHECK(::posix_fallocate(fd, 0, static_cast<off_t>(free - leave)) == 0);
+    ::close(fd);
+  }
+  void empty() { fs::remove(dir_ / "filler"); }
+
+ private:
+  fs::path dir_;
+  bool mounted_ = false;
+};
+
+std::string layout_of(const fs::path& p) {
+  std::string value(256, '\0');
+  const ssize_t n = ::getxattr(p.c_str(), "user.pvfs.layout", value.data(), value.size());
+  REQUIRE_MESSAGE(n >= 0, p, ": ", std::strerror(errno));
+  value.resize(static_cast<size_t>(n));
+  return value;
+}
+
+// The server ids of a file's layout ("... servers=2,0,1").
+std::vector<uint32_t> servers_of(const fs::path& file) {
+  const std::string layout = layout_of(file);
+  const auto at = layout.find("servers=");
+  REQUIRE(at != std::string::npos);
+  std::vector<uint32_t> out;
+  std::istringstream in(layout.substr(at + 8));
+  for (std::string id; std::getline(in, id, ',');) out.push_back(static_cast<uint32_t>(std::stoul(id)));
+  return out;
+}
+
+bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace
+
+TEST_CASE("new files avoid a full server while the others have room, and use it again once it has room") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(3), true);
+  REQUIRE(c.cluster().kill_daemon("server2", SIGKILL).ok());
+  REQUIRE(eventually([&] { return daemon_pid(c.cluster(), "server2") == 0; }, std::chrono::seconds(10)));
+  TmpfsDataDir small(c, 2, 128 << 20);
+  small.fill(2 << 20);  // 98% full
+  REQUIRE(c.cluster().restart_daemon("server2").ok());
+  // The MDS learns the free space from the next heartbeats: until then new
+  // files may still be given server 2.
+  int probe = 0;
+  REQUIRE(eventually([&] {
+    const fs::path file = c.mnt() / ("probe" + std::to_string(probe++));
+    return write_small(file, "") && !contains(servers_of(file), 2);
+  }, std::chrono::seconds(20)));
+  struct statvfs vfs {};
+  REQUIRE(::statvfs(c.mnt().c_str(), &vfs) == 0);
+  CHECK(static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize > (uint64_t{1} << 30));  // df: plenty free
+
+  // 8 MiB files striped 1 MiB wide: one on server 2 would need more than its 2 MiB.
+  const std::string data(8 << 20, 'z');
+  for (int i = 0; i < 10; ++i) {
+    const fs::path file = c.mnt() / ("f" + std::to_string(i));
+    CAPTURE(file);
+    CHECK(write_small(file, data));
+    const auto servers = servers_of(file);
+    CHECK(servers.size() == 2);
+    CHECK_FALSE(contains(servers, 2));
+    std::ifstream in(file, std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == data);
+  }
+  // A layout that names the full server still gets it.
+  const fs::path named = c.mnt() / "named";
+  REQUIRE(fs::create_directory(named));
+  const std::string policy = "stripe_size=0 stripe_count=1 servers=2";
+  REQUIRE(::setxattr(named.c_str(), "user.pvfs.layout", policy.data(), policy.size(), 0) == 0);
+  REQUIRE(write_small(named / "small", "fits"));
+  CHECK(servers_of(named / "small") == std::vector<uint32_t>{2});
+
+  // With room again, server 2 takes new files again.
+  small.empty();
+  int n = 0;
+  CHECK(eventually([&] {
+    const fs::path file = c.mnt() / ("later" + std::to_string(n++));
+    return write_small(file, "x") && contains(servers_of(file), 2);
+  }, std::chrono::seconds(20)));
 }
 
 }  // namespace pvfs::test
