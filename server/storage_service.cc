@@ -196,12 +196,28 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       co_return st;
     }
     case sp::Request::STAT: {
-      ObjectId obj = rpc::from_wire(req.getStat());
-      auto st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.stat(obj); });
+      auto st = co_await stat(rpc::from_wire(req.getStat()));
       if (!st) co_return st.status();
       auto s = reply.initStat();
       s.setExists(st->exists);
       s.setSize(st->size);
+      s.setBlocks(st->blocks);
+      co_return Status{};
+    }
+    case sp::Request::ALLOCATE: {
+      auto a = req.getAllocate();
+      Status st =
+          co_await allocate(rpc::from_wire(a.getObject()), a.getOffset(), a.getLength(), a.getPunch());
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
+    case sp::Request::SEEK: {
+      auto k = req.getSeek();
+      auto found = co_await seek(rpc::from_wire(k.getObject()), k.getOffset(), k.getHole());
+      if (!found) co_return found.status();
+      auto r = reply.initSeek();
+      r.setFound(found->has_value());
+      r.setOffset(found->value_or(0));
       co_return Status{};
     }
     case sp::Request::STATFS: {
