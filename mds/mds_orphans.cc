@@ -47,7 +47,8 @@ asio::awaitable<void> MdsService::orphan_loop() {
   while (!stopped_) {
     orphans_arrived_ = 0;
     OrphanPass pass;
-    for (const auto& store : filesets_.stores()) {
+    const auto stores = filesets_.stores();  // named: it must outlive the co_awaits below
+    for (const auto& store : stores) {
       OrphanPass one = co_await collect_orphans(store);
       if (stopped_) co_return;
       pass.purged += one.purged;
