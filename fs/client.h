@@ -72,6 +72,9 @@ struct InodeState {
   // (object index, server) pairs that hold fragments written here since the
   // last fsync: fsync must reach them too.
   std::set<std::pair<uint32_t, uint32_t>> fragment_servers;
+  // Objects known to exist: written here, or made empty for a hole a write
+  // past the end left (client_space.cc).
+  std::set<uint32_t> objects_made;
 };
 
 // What the write dispatcher did since the client started.
@@ -176,9 +179,29 @@ class Client {
   asio::awaitable<Status> flush(const Credentials& who, OpenFile& file);
   // flush() plus an fsync of every object on the storage servers.
   asio::awaitable<Status> fsync(const Credentials& who, OpenFile& file);
-  // Makes [offset, offset+length) part of the file (posix_fallocate mode 0).
+  // fallocate(2) modes the client supports.
+  enum class Falloc {
+    allocate,   // mode 0: reserve space for the range and grow the file to its end
+    keep_size,  // FALLOC_FL_KEEP_SIZE: reserve space, the size stays
+    punch,      // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: free the range, it reads as zeros
+  };
+  // fallocate of [offset, offset+length) on every object the range covers,
+  // on their home servers at once (client_space.cc). Errors: no_space when
+  // a server cannot reserve its part (the size then stays), not_supported
+  // when a server's file system cannot; too_big past the largest offset.
   asio::awaitable<Status> fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
-                                    uint64_t length);
+                                    uint64_t length, Falloc mode);
+  // lseek SEEK_DATA (`hole` false) or SEEK_HOLE from `offset`, asking every
+  // object's home server (client_space.cc). Redirected bytes are data; the
+  // end of the file is a hole. nullopt: `offset` is at or past the end, or
+  // (SEEK_DATA) no data follows it: ENXIO.
+  asio::awaitable<Result<std::optional<uint64_t>>> seek(const Credentials& who, OpenFile& file,
+                                                        uint64_t offset, bool hole);
+  // 512-byte blocks the objects of regular file `attr` occupy on the storage
+  // servers (their own and redirected ranges), for st_blocks. Errors: as a
+  // storage request, timeout after `timeout`.
+  asio::awaitable<Result<uint64_t>> allocated_blocks(const Credentials& who, const Attr& attr,
+                                                     std::chrono::milliseconds timeout);
   // Closes one open file description; the last one for an unlinked file frees its data.
   asio::awaitable<Status> release(const Credentials& who, std::shared_ptr<OpenFile> file);
 

@@ -193,9 +193,13 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   if (offset + data.size() < offset) co_return Status(Errc::too_big);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
-  for (const Piece& p : split_range(state.layout, offset, data.size()))
+  const std::vector<Piece> pieces = split_range(state.layout, offset, data.size());
+  for (const Piece& p : pieces) {
     tasks.push_back(impl_->write_piece(state, p.object_index, p.object_offset,
                                        data.subspan(p.buffer_offset, p.length), sync, origin_of(who)));
+    state.objects_made.insert(p.object_index);
+  }
+  if (offset > state.size) impl_->make_hole_objects(file.inode, offset, pieces, origin_of(who), tasks);
   Status st = co_await rpc::run_all(std::move(tasks));
   if (!st.ok()) co_return st;
   state.size = std::max(state.size, offset + data.size());
@@ -254,17 +258,6 @@ asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
   Status st2 = co_await rpc::run_all(std::move(tasks));
   if (!st2.ok()) file.inode->fragment_servers.insert(fragment_servers.begin(), fragment_servers.end());
   co_return st2;
-}
-
-asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
-                                          uint64_t length) {
-  if (offset + length < offset) co_return Status(Errc::too_big);
-  auto& state = *file.inode;
-  if (offset + length <= state.size) co_return Status{};
-  state.size = offset + length;
-  state.size_dirty = true;
-  ++state.writes;
-  co_return co_await flush(who, file);
 }
 
 asio::awaitable<Status> Client::release(const Credentials& who, std::shared_ptr<OpenFile> file) {

@@ -132,6 +132,13 @@ struct Client::Impl {
   // home (falling back to home when either fails).
   asio::awaitable<Status> write_piece(InodeState& state, uint32_t index, uint64_t offset,
                                       std::span<const std::byte> data, bool sync, rpc::Origin origin);
+  // A write of `pieces` at `offset` past the end of the file (`state.size`)
+  // leaves a hole; an object lying wholly in it would never exist, and fsck
+  // could not tell it from a lost one. Adds to `tasks` the creation (empty)
+  // of each such object not known to exist, best effort: a failure is not
+  // the write's (client_space.cc).
+  void make_hole_objects(std::shared_ptr<InodeState> state, uint64_t offset, std::span<const Piece> pieces,
+                         rpc::Origin origin, std::vector<asio::awaitable<Status>>& tasks);
 
   sched::Options dispatch;
   std::mt19937_64 rng{std::random_device{}()};

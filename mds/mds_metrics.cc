@@ -22,19 +22,28 @@ metrics::Families MdsService::metrics() {
                       Type::gauge, std::chrono::duration<double>(now - started_).count());
   // A failed count (LMDB trouble) leaves the gauge out rather than report
   // a part as the whole.
-  uint64_t inodes = 0;
+  uint64_t inodes = 0, orphans = 0;
   bool counted = true;
   for (const auto& store : filesets_.stores()) {
     auto n = store->inode_count();
-    if (!n) {
+    auto o = store->orphan_count();
+    if (!n || !o) {
       counted = false;
       break;
     }
     inodes += *n;
+    orphans += *o;
   }
-  if (counted)
+  if (counted) {
     metrics::add_single(out, "pvfs_mds_inodes", "Inodes in the namespace (files, directories, links).",
                         Type::gauge, static_cast<double>(inodes));
+    metrics::add_single(out, "pvfs_mds_orphans",
+                        "Unlinked files whose objects are not deleted yet (open ones included).",
+                        Type::gauge, static_cast<double>(orphans));
+  }
+  metrics::add_single(out, "pvfs_mds_orphans_reclaimed_total",
+                      "Unlinked files whose objects the collector deleted from every server.",
+                      Type::counter, static_cast<double>(orphans_reclaimed_));
   metrics::add_single(out, "pvfs_mds_storage_servers", "Storage servers registered with this MDS.",
                       Type::gauge, static_cast<double>(registry_.all().size()));
   metrics::add_single(out, "pvfs_mds_storage_servers_alive",

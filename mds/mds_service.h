@@ -48,17 +48,39 @@ class MdsService {
 
  private:
   asio::awaitable<void> sync_loop();
+  // ---- orphan collection (mds/mds_orphans.cc) ----
+  // Deletes unlinked files' objects and forgets the files, full batches
+  // back to back; with less than a batch waiting it passes every 200 ms.
   asio::awaitable<void> orphan_loop();
-  // Deletes the objects of one orphan; true when all are gone.
-  asio::awaitable<bool> delete_objects(const Orphan& orphan);
-  // The peer of a registered storage server, or nullptr. A server that
-  // registers at a new address gets a new peer; calls still waiting on the
-  // old one keep it alive through their copy.
+  struct OrphanPass {
+    uint64_t purged = 0;  // files forgotten: their objects are gone from every server
+    uint64_t left = 0;    // files listed whose objects could not all be deleted
+  };
+  // One pass over `store`'s orphans in inode order, batch by batch.
+  asio::awaitable<OrphanPass> collect_orphans(std::shared_ptr<NamespaceStore> store);
+  // Removes the objects of `orphans`, one request per server for the whole
+  // batch, all servers at once. Returns the files whose objects are gone
+  // from every server; files on a server that is down or failed are left
+  // for a later pass.
+  asio::awaitable<std::vector<InodeId>> delete_objects(std::vector<Orphan> orphans);
+  // A file may have lost its last link (or a held one was closed): counts
+  // it, and ends the collector's pause when a full batch is waiting.
+  void wake_orphan_collector();
+  // The connection to storage server `id`, nullptr when it is unknown.
+  // Shared so that a call in flight keeps it when the server's address
+  // changes meanwhile.
   std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
+  // The layout of a new file under `policy`: its servers chosen among the
+  // live ones, full ones left out where the policy names none (may be
+  // invalid when no server fits).
+  Layout layout_for_policy(const LayoutPolicy& policy);
   // Whether requests on `conn` have root squashed ([security] root_squash):
   // a client's, from an address not in root_squash_except.
   bool squashes(const rpc::Connection& conn) const;
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
+  // The cluster's storage servers: those in the config and any other that
+  // registered, alive or not.
+  std::vector<ServerId> cluster_servers() const;
 
   // ---- file sets (mds/mds_filesets.cc) ----
   struct MadeFileSet {
@@ -104,6 +126,9 @@ class MdsService {
   std::mt19937_64 rng_{std::random_device{}()};
   asio::steady_timer sync_timer_;
   asio::steady_timer orphan_timer_;
+  bool orphans_idle_ = false;     // orphan_loop() waits on orphan_timer_
+  uint32_t orphans_arrived_ = 0;  // unlinks since the current pass began
+  uint64_t orphans_reclaimed_ = 0;  // files whose objects the collector deleted
   bool stopped_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

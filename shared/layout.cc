@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "shared/status.h"
 
 namespace pvfs {
@@ -66,6 +68,35 @@ Layout choose_layout(const LayoutPolicy& policy, const LayoutPolicy& defaults,
   const size_t start = policy.servers.empty() ? random_start % pool.size() : 0;
   for (uint32_t i = 0; i < count; ++i) layout.servers.push_back(pool[(start + i) % pool.size()]);
   return layout;
+}
+
+Status check_policy(const LayoutPolicy& policy, const std::vector<ServerId>& cluster) {
+  auto names = [](const std::vector<ServerId>& ids) {
+    std::vector<ServerId> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    std::string out;
+    for (ServerId id : sorted) out += (out.empty() ? "" : ",") + std::to_string(id.value);
+    return out.empty() ? std::string("none") : out;
+  };
+  for (size_t i = 0; i < policy.servers.size(); ++i) {
+    const ServerId id = policy.servers[i];
+    if (std::find(cluster.begin(), cluster.end(), id) == cluster.end())
+      return Status(Errc::invalid_argument,
+                    fmt::format("storage server {} is not in the cluster (its servers: {})", id.value,
+                                names(cluster)));
+    if (std::find(policy.servers.begin(), policy.servers.begin() + static_cast<ptrdiff_t>(i), id) !=
+        policy.servers.begin() + static_cast<ptrdiff_t>(i))
+      return Status(Errc::invalid_argument, fmt::format("storage server {} is listed twice", id.value));
+  }
+  const size_t usable = policy.servers.empty() ? cluster.size() : policy.servers.size();
+  if (policy.stripe_count > usable)
+    return Status(Errc::invalid_argument,
+                  policy.servers.empty()
+                      ? fmt::format("stripe count {} is more than the cluster's {} storage server(s)",
+                                    policy.stripe_count, usable)
+                      : fmt::format("stripe count {} is more than the {} storage server(s) listed",
+                                    policy.stripe_count, usable));
+  return {};
 }
 
 }  // namespace pvfs

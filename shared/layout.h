@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "shared/ids.h"
+#include "shared/status.h"
 
 namespace pvfs {
 
@@ -56,5 +57,13 @@ uint64_t object_size_for_file_size(const Layout& layout, uint32_t index, uint64_
 // to pick the first server. Returns an empty layout when no server is live.
 Layout choose_layout(const LayoutPolicy& policy, const LayoutPolicy& defaults,
                      const std::vector<ServerId>& live, uint64_t random_start);
+
+// Whether `policy` can be met by a cluster whose storage servers are
+// `cluster` (any order): each server it lists must be one of them and be
+// listed once, and its stripe count may not exceed the servers it could
+// stripe over (those listed, else the whole cluster). A policy that passes
+// may still be cut to the live servers when a file is created.
+// Errors: invalid_argument, with a message naming the value at fault.
+Status check_policy(const LayoutPolicy& policy, const std::vector<ServerId>& cluster);
 
 }  // namespace pvfs

@@ -237,4 +237,26 @@ TEST_CASE("no live servers gives an empty layout") {
   CHECK_FALSE(layout.valid());
 }
 
+TEST_CASE("check_policy refuses servers the cluster does not have, repeats and too large stripe counts") {
+  const auto cluster = ids({0, 1, 2, 5});
+  CHECK(check_policy(LayoutPolicy{}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 4, {}}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 2, ids({5, 0})}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 0, ids({5, 0, 1, 2})}, cluster).ok());
+
+  Status unknown = check_policy(LayoutPolicy{0, 0, ids({1, 9})}, cluster);
+  CHECK(unknown.code() == Errc::invalid_argument);
+  CHECK(unknown.detail() == "storage server 9 is not in the cluster (its servers: 0,1,2,5)");
+  Status twice = check_policy(LayoutPolicy{0, 0, ids({1, 2, 1})}, cluster);
+  CHECK(twice.code() == Errc::invalid_argument);
+  CHECK(twice.detail() == "storage server 1 is listed twice");
+  Status wide = check_policy(LayoutPolicy{0, 5, {}}, cluster);
+  CHECK(wide.code() == Errc::invalid_argument);
+  CHECK(wide.detail() == "stripe count 5 is more than the cluster's 4 storage server(s)");
+  Status listed = check_policy(LayoutPolicy{0, 3, ids({0, 1})}, cluster);
+  CHECK(listed.code() == Errc::invalid_argument);
+  CHECK(listed.detail() == "stripe count 3 is more than the 2 storage server(s) listed");
+  CHECK(check_policy(LayoutPolicy{0, 1, {}}, {}).code() == Errc::invalid_argument);
+}
+
 }  // namespace pvfs
