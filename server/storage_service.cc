@@ -201,6 +201,10 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       auto s = reply.initStat();
       s.setExists(st->exists);
       s.setSize(st->size);
+      // Redirected writes live in fragments until pulled home: the log's
+      // bounds say how far they reach. Read after the await: no state held.
+      const auto* log = table_.find(obj);
+      s.setDataEnd(std::max(st->size, log && !log->empty() ? log->max() : 0));
       co_return Status{};
     }
     case sp::Request::STATFS: {

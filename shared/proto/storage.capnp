@@ -230,6 +230,9 @@ struct Reply {
   struct ObjectStat {
     exists @0 :Bool;
     size @1 :UInt64;
+    dataEnd @2 :UInt64;           # first object byte past its data here and in the fragments
+                                  # its redirect log names (>= size); the MDS sets a file's size
+                                  # from it when the writing client died (pvfs-mds(8))
   }
   struct Statfs {
     capacityBytes @0 :UInt64;
