@@ -1,0 +1,138 @@
+// What survives crashes, through a real mount of real daemons: fsync and
+// fdatasync of a file and fsync of a directory return only after the MDS
+// has synced the file set (its per-set sync counter moved by then), while
+// write and close do not wait for a sync; and the bytes a pvfsmount
+// acknowledged before it was killed with SIGKILL are readable, with their
+// size, from another client within a bounded time. Needs /dev/fuse.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/integration/session.h"
+#include "utils/metrics_probe.h"
+
+namespace pvfs::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The MDS's count of syncs made for clients' fsyncs of file set 0.
+double fsync_syncs(const Config& config) {
+  auto key = load_secret(config.secret_file);
+  REQUIRE_MESSAGE(key.ok(), key.status().to_string());
+  auto families = fetch_metrics(DaemonKind::mds, config.mds.at(0).address, *key, milliseconds(5000));
+  REQUIRE_MESSAGE(families.ok(), families.status().to_string());
+  return metrics::sum(*families, "pvfs_mds_fsync_syncs_total", {{"fileset", "0"}});
+}
+
+// The pid of the pvfsmount serving `mountpoint` (it daemonizes, so the
+// cluster keeps no pid file for it), or 0.
+int pvfsmount_pid(const std::filesystem::path& mountpoint) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = read_text(entry.path() / "cmdline");
+    std::vector<std::string> argv;
+    for (size_t at = 0; at < cmdline.size();) {
+      const size_t end = cmdline.find('\0', at);
+      argv.push_back(cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    if (argv.empty() || !argv[0].ends_with("pvfsmount")) continue;
+    for (const auto& arg : argv)
+      if (arg == mountpoint.string()) return std::stoi(name);
+  }
+  return 0;
+}
+
+// Writes `length` bytes of pattern `seed` at `offset` of descriptor `fd`.
+void write_pattern(int fd, uint64_t seed, uint64_t offset, size_t length) {
+  AlignedBuffer buffer(length);
+  fill_pattern(buffer.span(), seed, offset);
+  REQUIRE(::pwrite(fd, buffer.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length));
+}
+
+TEST_CASE("fsync of a file or a directory returns after the MDS synced it; write and close do not") {
+  if (skip_without_fuse()) return;
+  TestCluster tc(with_servers(2), true);
+  const std::string file = (tc.mnt() / "f").string();
+  const std::string dir = (tc.mnt() / "d").string();
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+
+  const double before = fsync_syncs(tc.config());
+  int fd = ::open(file.c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(fd >= 0);
+  write_pattern(fd, 1, 0, 3 << 20);
+  REQUIRE(::close(fd) == 0);
+  CHECK(fsync_syncs(tc.config()) == before);
+
+  fd = ::open(file.c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  write_pattern(fd, 1, 3 << 20, 4096);
+  REQUIRE(::fsync(fd) == 0);
+  const double after_fsync = fsync_syncs(tc.config());
+  CHECK(after_fsync >= before + 1);
+
+  write_pattern(fd, 1, (3 << 20) + 4096, 4096);
+  REQUIRE(::fdatasync(fd) == 0);
+  const double after_fdatasync = fsync_syncs(tc.config());
+  CHECK(after_fdatasync >= after_fsync + 1);
+  REQUIRE(::close(fd) == 0);
+
+  REQUIRE(::mknod((dir + "/entry").c_str(), S_IFREG | 0644, 0) == 0);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(dfd >= 0);
+  REQUIRE(::fsync(dfd) == 0);
+  CHECK(fsync_syncs(tc.config()) >= after_fdatasync + 1);
+  ::close(dfd);
+}
+
+TEST_CASE("bytes acknowledged by a pvfsmount killed before close are readable with their size") {
+  if (skip_without_fuse()) return;
+  TestCluster tc(with_servers(3), true);
+  const std::string path = (tc.mnt() / "unclosed").string();
+  // Past several 1 MiB stripes and not stripe-aligned, written in pieces
+  // out of order so that the last write is not the one that ends the file.
+  constexpr uint64_t kSeed = 7;
+  constexpr size_t kBytes = (5 << 20) + 12345;
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(fd >= 0);
+  write_pattern(fd, kSeed, 4 << 20, kBytes - (4 << 20));
+  write_pattern(fd, kSeed, 0, 4 << 20);
+
+  const int mounter = pvfsmount_pid(std::filesystem::absolute(tc.mnt()));
+  REQUIRE(mounter > 0);
+  REQUIRE(::kill(mounter, SIGKILL) == 0);
+  REQUIRE(eventually([&] { return ::kill(mounter, 0) != 0; }));
+  ::close(fd);  // the mount is gone: only frees the descriptor
+
+  Session s(tc.config());
+  auto found = s.lookup(kRootInode, "unclosed");
+  REQUIRE_MESSAGE(found.ok(), found.status().to_string());
+  const InodeId ino = found->ino;
+  uint64_t size = 0;
+  CHECK_MESSAGE(eventually([&] {
+                  auto attr = s.getattr(ino);
+                  size = attr ? attr->size : 0;
+                  return size == kBytes;
+                }, milliseconds(5000)),
+                "size stayed ", size, " instead of ", kBytes);
+  auto file = s.open(ino, O_RDONLY);
+  REQUIRE(file.ok());
+  AlignedBuffer got(kBytes);
+  auto n = s.read(**file, 0, got.span());
+  REQUIRE(n.ok());
+  CHECK(*n == kBytes);
+  auto bad = pattern_mismatch(got.span(0, *n), kSeed, 0);
+  CHECK_MESSAGE(!bad, "first wrong byte at ", bad.value_or(0));
+  CHECK(s.release(*file).ok());
+}
+
+}  // namespace
+}  // namespace pvfs::test
