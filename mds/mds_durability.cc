@@ -141,6 +141,7 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   auto attr = store->getattr(ino);
   if (!attr) co_return attr.code() == Errc::not_found ? Status{} : attr.status();
   if (!S_ISREG(attr->mode) || !attr->layout.valid()) co_return Status{};
+  const Attr asked = *attr;
   const Layout layout = attr->layout;
   std::vector<uint64_t> ends(layout.stripe_count(), 0);
   std::vector<asio::awaitable<Status>> asks;
@@ -172,6 +173,10 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   auto now = store->getattr(ino);
   if (!now) co_return now.code() == Errc::not_found ? Status{} : now.status();
   if (end <= now->size) co_return Status{};
+  // Changed meanwhile (another client truncated or wrote it): the answers
+  // may predate that change, so ask again.
+  if (now->size != asked.size || now->mtime != asked.mtime || now->ctime != asked.ctime)
+    co_return Status(Errc::again);
   auto grown = store->update_size(ino, end, true, wall_clock());
   if (!grown) co_return grown.status();
   ++sizes_reconciled_;
