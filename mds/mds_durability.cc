@@ -158,9 +158,10 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
       o.setIndex(index);
       auto reply = co_await p->call(out, {}, timeout);
       if (!reply) co_return reply.status();
+      // An object whose every piece went elsewhere has no file at home,
+      // only redirect entries: dataEnd counts them either way.
       auto stat = (*reply)->body<proto::storage::Reply>().getStat();
-      if (stat.getExists())
-        end = file_size_for_object_size(layout, index, std::max(stat.getSize(), stat.getDataEnd()));
+      end = file_size_for_object_size(layout, index, std::max(stat.getSize(), stat.getDataEnd()));
       co_return Status{};
     }(peer, ino, layout, i, ends[i], milliseconds(config_.rpc_timeout_ms)));
   }

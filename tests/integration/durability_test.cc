@@ -3,7 +3,8 @@
 // has synced the file set (its per-set sync counter moved by then), while
 // write and close do not wait for a sync; and the bytes a pvfsmount
 // acknowledged before it was killed with SIGKILL are readable, with their
-// size, from another client within a bounded time. Needs /dev/fuse.
+// size, from another client within a bounded time, redirected ranges
+// included. Needs /dev/fuse (but the last case).
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -132,6 +133,52 @@ TEST_CASE("bytes acknowledged by a pvfsmount killed before close are readable wi
   auto bad = pattern_mismatch(got.span(0, *n), kSeed, 0);
   CHECK_MESSAGE(!bad, "first wrong byte at ", bad.value_or(0));
   CHECK(s.release(*file).ok());
+}
+
+TEST_CASE("a dead writer's sizes count the ranges redirected to other servers") {
+  ClusterOptions options = with_servers(3);
+  options.maintainer_threads = 0;  // redirected ranges stay in fragments
+  TestCluster tc(options);
+  constexpr int kFiles = 6;
+  // The tail piece too is past the size below which pieces go home unprobed.
+  auto bytes_of = [](int i) { return size_t{7 << 19} + 1000 * i + 7; };
+  std::vector<InodeId> inos;
+  {
+    // Pieces go to random servers, so most live in fragments named only by
+    // their home's redirect log; the last piece of most files too.
+    Session writer(tc.config());
+    writer->set_dispatch_policy(sched::Policy::random);
+    std::vector<std::shared_ptr<OpenFile>> open;  // never flushed nor released
+    for (int i = 0; i < kFiles; ++i) {
+      auto [attr, file] = writer.create(kRootInode, fmt::format("r{}", i));
+      AlignedBuffer data(bytes_of(i));
+      fill_pattern(data.span(), 100 + i, 0);
+      REQUIRE(writer.write(*file, 0, data.span()).ok());
+      inos.push_back(attr.ino);
+      open.push_back(file);
+    }
+    CHECK(writer->dispatch_stats().pieces_redirected > 0);
+  }  // the writer's client goes away without publishing a size
+
+  Session reader(tc.config());
+  for (int i = 0; i < kFiles; ++i) {
+    uint64_t size = 0;
+    CHECK_MESSAGE(eventually([&] {
+                    auto attr = reader.getattr(inos[i]);
+                    size = attr ? attr->size : 0;
+                    return size == bytes_of(i);
+                  }, milliseconds(5000)),
+                  "r", i, ": size stayed ", size, " instead of ", bytes_of(i));
+    auto file = reader.open(inos[i], O_RDONLY);
+    REQUIRE(file.ok());
+    AlignedBuffer got(bytes_of(i));
+    auto n = reader.read(**file, 0, got.span());
+    REQUIRE(n.ok());
+    CHECK(*n == bytes_of(i));
+    auto bad = pattern_mismatch(got.span(0, *n), 100 + i, 0);
+    CHECK_MESSAGE(!bad, "r", i, ": first wrong byte at ", bad.value_or(0));
+    CHECK(reader.release(*file).ok());
+  }
 }
 
 }  // namespace
