@@ -77,9 +77,9 @@ struct InodeState {
   // Set from the first write until the last close: this client has told the
   // MDS that it writes the file (or is telling it), so that the MDS sets the
   // size from the storage servers if the client dies before publishing it.
-  // Every write waits for that announcement before it is acknowledged.
+  // No write is acknowledged before the MDS has answered it.
   std::shared_ptr<WriterAnnouncement> writer;
-  int writes_in_flight = 0;
+  int writes_in_flight = 0;  // started, not finished: a close keeps `writer` meanwhile
 };
 
 // What the write dispatcher did since the client started.
