@@ -82,7 +82,7 @@ void MdsService::writer_starts(const std::shared_ptr<rpc::Connection>& conn, Ino
   auto& w = writers_[conn.get()];
   // The address of a connection gone unnoticed, now reused: its files first.
   if (w.conn.lock() != conn) {
-    unreconciled_.insert(w.files.begin(), w.files.end());
+    for (InodeId ino : w.files) unreconciled_.emplace(ino, false);
     w.files.clear();
     w.conn = conn;
   }
@@ -99,7 +99,7 @@ void MdsService::writer_stops(const rpc::Connection* conn, InodeId ino) {
 void MdsService::writer_gone(const rpc::Connection* conn) {
   auto it = writers_.find(conn);
   if (it == writers_.end()) return;
-  unreconciled_.insert(it->second.files.begin(), it->second.files.end());
+  for (InodeId ino : it->second.files) unreconciled_.emplace(ino, false);
   writers_.erase(it);
 }
 
@@ -116,15 +116,19 @@ asio::awaitable<void> MdsService::writer_loop() {
     }
     for (const auto* key : gone) writer_gone(key);
     // A copy: the set changes while the servers are asked.
-    const std::vector<InodeId> todo(unreconciled_.begin(), unreconciled_.end());
+    std::vector<InodeId> todo;
+    for (const auto& [ino, warned] : unreconciled_) todo.push_back(ino);
     for (InodeId ino : todo) {
       Status st = co_await reconcile_size(ino);
       if (stopped_) co_return;
+      auto it = unreconciled_.find(ino);
+      if (it == unreconciled_.end()) continue;
       if (st.ok()) {
-        unreconciled_.erase(ino);
-      } else if (st.code() != Errc::again) {
-        spdlog::warn("size of inode {:#x} from the storage servers: {} (trying again)", ino.value,
-                     st.to_string());
+        unreconciled_.erase(it);
+      } else if (st.code() != Errc::again && !it->second) {
+        it->second = true;  // once per file: the retries every tick stay quiet
+        spdlog::warn("size of inode {:#x} from the storage servers: {} (trying again until they "
+                     "answer)", ino.value, st.to_string());
       }
     }
   }

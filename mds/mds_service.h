@@ -136,7 +136,9 @@ class MdsService {
     std::set<InodeId> files;
   };
   std::map<const rpc::Connection*, Writer> writers_;
-  std::set<InodeId> unreconciled_;  // files of gone writers, waiting for their size
+  // Files of gone writers waiting for their size, and whether a failure to
+  // get it was logged already.
+  std::map<InodeId, bool> unreconciled_;
   uint64_t sizes_reconciled_ = 0;   // sizes grown by reconcile_size()
   asio::steady_timer writer_timer_;
   bool stopped_ = false;
