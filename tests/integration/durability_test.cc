@@ -181,5 +181,45 @@ TEST_CASE("a dead writer's sizes count the ranges redirected to other servers") 
   }
 }
 
+TEST_CASE("a dead writer's size waits for a storage server that is down, then comes") {
+  TestCluster tc(with_servers(2));
+  constexpr size_t kBytes = (4 << 20) + 777;
+  InodeId ino;
+  {
+    Session writer(tc.config());
+    writer->set_dispatch_policy(sched::Policy::fixed);  // every stripe at its home
+    auto [attr, file] = writer.create(kRootInode, "waits");
+    AlignedBuffer data(kBytes);
+    fill_pattern(data.span(), 9, 0);
+    REQUIRE(writer.write(*file, 0, data.span()).ok());
+    ino = attr.ino;
+    REQUIRE(tc.cluster().kill_daemon("server1", SIGKILL).ok());
+  }  // the writer goes away without publishing a size
+
+  Session reader(tc.config());
+  // Half the file's stripes are on the dead server: no size can be trusted yet.
+  std::this_thread::sleep_for(milliseconds(1000));
+  auto early = reader.getattr(ino);
+  REQUIRE(early.ok());
+  CHECK(early->size == 0);
+
+  REQUIRE(tc.cluster().restart_daemon("server1").ok());
+  uint64_t size = 0;
+  CHECK_MESSAGE(eventually([&] {
+                  auto attr = reader.getattr(ino);
+                  size = attr ? attr->size : 0;
+                  return size == kBytes;
+                }, milliseconds(10000)),
+                "size stayed ", size, " instead of ", kBytes);
+  auto file = reader.open(ino, O_RDONLY);
+  REQUIRE(file.ok());
+  AlignedBuffer got(kBytes);
+  auto n = reader.read(**file, 0, got.span());
+  REQUIRE(n.ok());
+  CHECK(*n == kBytes);
+  CHECK(!pattern_mismatch(got.span(0, *n), 9, 0));
+  CHECK(reader.release(*file).ok());
+}
+
 }  // namespace
 }  // namespace pvfs::test
