@@ -82,7 +82,7 @@ void MdsService::writer_starts(const std::shared_ptr<rpc::Connection>& conn, Ino
   auto& w = writers_[conn.get()];
   // The address of a connection gone unnoticed, now reused: its files first.
   if (w.conn.lock() != conn) {
-    for (InodeId ino : w.files) unreconciled_.emplace(ino, false);
+    for (InodeId file : w.files) unreconciled_.emplace(file, false);
     w.files.clear();
     w.conn = conn;
   }
@@ -99,7 +99,7 @@ void MdsService::writer_stops(const rpc::Connection* conn, InodeId ino) {
 void MdsService::writer_gone(const rpc::Connection* conn) {
   auto it = writers_.find(conn);
   if (it == writers_.end()) return;
-  for (InodeId ino : it->second.files) unreconciled_.emplace(ino, false);
+  for (InodeId file : it->second.files) unreconciled_.emplace(file, false);
   writers_.erase(it);
 }
 
