@@ -43,25 +43,21 @@ asio::awaitable<Status> MdsService::sync_fileset(FileSetId set) {
   auto& slot = syncs_[set.value];
   if (!slot) slot = std::make_shared<FileSetSync>(io_);
   const std::shared_ptr<FileSetSync> sync = slot;  // no reference into syncs_ across an await
-  // A sync already running may have started before this caller's commits:
-  // only the next one is sure to cover them.
-  const uint64_t need = sync->started + 1;
-  sync->wanted = std::max(sync->wanted, need);
-  if (!sync->running) {
-    sync->running = true;
+  const uint64_t ticket = sync->commits.arrive();
+  if (sync->commits.should_start()) {
+    sync->commits.start();
     asio::co_spawn(io_, run_syncs(set, sync), asio::detached);
   }
-  while (sync->finished < need) {
+  while (!sync->commits.done(ticket)) {
     asio::error_code ec;
     co_await sync->wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  // A later sync than `need` also covers this caller: its outcome counts.
+  // A later sync than the ticket's also covers this caller: its outcome counts.
   co_return sync->last;
 }
 
 asio::awaitable<void> MdsService::run_syncs(FileSetId set, std::shared_ptr<FileSetSync> sync) {
-  while (sync->started < sync->wanted) {
-    sync->started = sync->wanted;
+  for (;;) {
     // Held by this pointer while the pool syncs it, even if the set goes.
     // Captured by reference below: a by-value shared_ptr capture passed
     // through run_blocking() reached the pool thread dangling (GCC 12).
@@ -69,13 +65,14 @@ asio::awaitable<void> MdsService::run_syncs(FileSetId set, std::shared_ptr<FileS
     Status st;
     // A set shipped away was synced before it left (cluster/fileset_moves.cc).
     if (store) st = co_await rpc::run_blocking(sync_pool_, [&store] { return store->sync(); });
-    sync->finished = sync->started;
+    sync->commits.finish();
     sync->last = st;
     if (st.ok()) ++fsync_syncs_[set.value];
     else spdlog::error("sync of file set {} for fsync failed: {}", set.value, st.to_string());
     sync->wake.cancel();
+    if (!sync->commits.should_start()) break;
+    sync->commits.start();
   }
-  sync->running = false;
 }
 
 void MdsService::writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino) {

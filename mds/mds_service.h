@@ -19,6 +19,7 @@
 
 #include "mds/cluster/mds_cluster.h"
 #include "mds/fileset_catalog.h"
+#include "mds/group_commit.h"
 #include "mds/server_registry.h"
 #include "shared/config.h"
 #include "shared/metrics/request_stats.h"
@@ -51,20 +52,19 @@ class MdsService {
   asio::awaitable<void> sync_loop();
 
   // ---- durability (mds/mds_durability.cc) ----
-  // Group commit of one file set's LMDB syncs (Env::sync()).
+  // The LMDB syncs (Env::sync()) of one file set for clients' fsyncs.
   struct FileSetSync {
     explicit FileSetSync(asio::io_context& io);
-    uint64_t started = 0;   // syncs begun
-    uint64_t finished = 0;  // syncs ended; the last one's outcome in `last`
-    uint64_t wanted = 0;    // the sync the newest waiter needs
-    bool running = false;
-    Status last;
+    GroupCommit commits;
+    Status last;              // the outcome of the last sync finished
     asio::steady_timer wake;  // never expires: cancelled when a sync ends
   };
   // Returns once every commit to file set `set` made before the call is on
   // disk. Callers that arrive while a sync runs share the next one. A set
   // that left this MDS meanwhile was synced by its move: ok. Errors: io.
   asio::awaitable<Status> sync_fileset(FileSetId set);
+  // Runs the sync just started in `sync->commits`, and the next ones while
+  // callers wait for them.
   asio::awaitable<void> run_syncs(FileSetId set, std::shared_ptr<FileSetSync> sync);
   // UpdateSize.writer: `conn` writes `ino` from now on / no longer.
   void writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino);
