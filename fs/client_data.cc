@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "fs/client_impl.h"
+#include "shared/log.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
@@ -262,6 +263,10 @@ asio::awaitable<Status> Client::Impl::announce_writer(const Credentials& who,
     a->done = true;
     if (!a->status.ok() && state->writer == a) state->writer.reset();
     a->wake.cancel();
+    if (a->status.ok() && !watching_writers) {
+      watching_writers = true;
+      asio::co_spawn(io, watch_writers(alive, writer_timer), asio::detached);
+    }
     co_return a->status;
   }
   while (!a->done) {
@@ -269,6 +274,36 @@ asio::awaitable<Status> Client::Impl::announce_writer(const Credentials& who,
     co_await a->wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
   co_return a->status;
+}
+
+asio::awaitable<void> Client::Impl::watch_writers(std::shared_ptr<bool> alive,
+                                                 std::shared_ptr<asio::steady_timer> timer) {
+  for (;;) {
+    timer->expires_after(milliseconds(500));
+    asio::error_code ec;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!*alive) co_return;  // the client is gone: touch nothing of it
+    std::vector<std::shared_ptr<InodeState>> writing, stale;
+    for (const auto& [ino, weak] : open_inodes)
+      if (auto state = weak.lock(); state && state->writer) writing.push_back(state);
+    if (writing.empty()) {
+      watching_writers = false;
+      co_return;
+    }
+    for (const auto& state : writing)
+      if (state->writer->done && must_announce(*state)) stale.push_back(state);
+    for (auto& state : stale)
+      asio::co_spawn(io, [](Impl& impl, std::shared_ptr<bool> alive,
+                            std::shared_ptr<InodeState> state) -> asio::awaitable<void> {
+        if (!*alive) co_return;
+        // Named: GCC 12 mishandles a temporary living across a co_await.
+        const Credentials who;
+        Status st = co_await impl.announce_writer(who, state);
+        if (!st.ok() && *alive)
+          spdlog::warn("telling the metadata server again that inode {:#x} is being written: {}",
+                       state->ino.value, st.to_string());
+      }(*this, alive, std::move(state)), asio::detached);
+  }
 }
 
 asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {

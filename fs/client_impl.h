@@ -43,6 +43,7 @@ struct WriterAnnouncement {
 
 struct Client::Impl {
   Impl(asio::io_context& io, const Config& config, const Secret& key);
+  ~Impl();
 
   // Starts an MDS request with the caller, job and request id filled in.
   proto::mds::Request::Builder begin_mds(rpc::OutMessage& out, const Credentials& who);
@@ -94,6 +95,15 @@ struct Client::Impl {
   // Whether a write must (wait for an) announce first: none made, one in
   // flight, or the MDS may have lost it (connection gone, map changed).
   bool must_announce(InodeState& state);
+  // While some file here has an announcement: every 500 ms, announces
+  // again the files whose announcement the MDS may have lost (a restarted
+  // MDS, a file set moved to another member), without waiting for their
+  // next write. Started by announce_writer(); ends when none is left.
+  asio::awaitable<void> watch_writers(std::shared_ptr<bool> alive,
+                                      std::shared_ptr<asio::steady_timer> timer);
+  bool watching_writers = false;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // false once destroyed
+  std::shared_ptr<asio::steady_timer> writer_timer;
 
   // Sets every object of `layout` to the length `size` implies.
   asio::awaitable<Status> truncate_objects(InodeId ino, const Layout& layout, uint64_t size,

@@ -135,6 +135,44 @@ TEST_CASE("bytes acknowledged by a pvfsmount killed before close are readable wi
   CHECK(s.release(*file).ok());
 }
 
+TEST_CASE("after an MDS restart an idle writer announces itself again, so its size survives it") {
+  if (skip_without_fuse()) return;
+  TestCluster tc(with_servers(2), true);
+  const std::string path = (tc.mnt() / "idle").string();
+  constexpr size_t kBytes = (3 << 20) + 5;
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(fd >= 0);
+  write_pattern(fd, 11, 0, kBytes);
+
+  // The restarted MDS knows nothing of the announcement made to the old
+  // one; the mount must repeat it although it writes nothing more.
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  REQUIRE(tc.cluster().restart_daemon("mds0").ok());
+  auto key = load_secret(tc.config().secret_file);
+  REQUIRE(key.ok());
+  CHECK(eventually([&] {
+    auto families = fetch_metrics(DaemonKind::mds, tc.config().mds.at(0).address, *key, milliseconds(2000));
+    return families && metrics::sum(*families, "pvfs_mds_files_being_written") == 1;
+  }, milliseconds(10000)));
+
+  const int mounter = pvfsmount_pid(std::filesystem::absolute(tc.mnt()));
+  REQUIRE(mounter > 0);
+  REQUIRE(::kill(mounter, SIGKILL) == 0);
+  REQUIRE(eventually([&] { return ::kill(mounter, 0) != 0; }));
+  ::close(fd);
+
+  Session s(tc.config());
+  auto found = s.lookup(kRootInode, "idle");
+  REQUIRE(found.ok());
+  uint64_t size = 0;
+  CHECK_MESSAGE(eventually([&] {
+                  auto attr = s.getattr(found->ino);
+                  size = attr ? attr->size : 0;
+                  return size == kBytes;
+                }, milliseconds(5000)),
+                "size stayed ", size, " instead of ", kBytes);
+}
+
 TEST_CASE("a dead writer's sizes count the ranges redirected to other servers") {
   ClusterOptions options = with_servers(3);
   options.maintainer_threads = 0;  // redirected ranges stay in fragments
