@@ -60,6 +60,8 @@ struct StorageServer {
   bool alive = false;
 };
 
+struct WriterAnnouncement;  // fs/client_impl.h
+
 // What the client knows about one inode that has open handles here.
 struct InodeState {
   InodeId ino;
@@ -75,6 +77,12 @@ struct InodeState {
   // Objects known to exist: written here, or made empty for a hole a write
   // past the end left (client_space.cc).
   std::set<uint32_t> objects_made;
+  // Set from the first write until the last close: this client has told the
+  // MDS that it writes the file (or is telling it), so that the MDS sets the
+  // size from the storage servers if the client dies before publishing it.
+  // No write is acknowledged before the MDS has answered it.
+  std::shared_ptr<WriterAnnouncement> writer;
+  int writes_in_flight = 0;  // started, not finished: a close keeps `writer` meanwhile
 };
 
 // What the write dispatcher did since the client started.
@@ -175,9 +183,15 @@ class Client {
   // Reads up to out.size() bytes; short only at end of file; holes read as zeros.
   asio::awaitable<Result<size_t>> read(const Credentials& who, OpenFile& file, uint64_t offset,
                                        std::span<std::byte> out);
-  // Publishes the size and mtime of writes made through this client (close-to-open).
+  // Publishes the size and mtime of writes made through this client
+  // (close-to-open): called at every close(2). When `file` is the only open
+  // description of its inode here, also tells the MDS that this client
+  // stops writing it (a later write announces itself again).
   asio::awaitable<Status> flush(const Credentials& who, OpenFile& file);
-  // flush() plus an fsync of every object on the storage servers.
+  // Returns once the file's data is on the storage servers' disks and its
+  // metadata (size, name, parent directory: its whole file set) is on the
+  // MDS's disk: publishes the size, then fsyncs every object (and fragment)
+  // and has the MDS sync the file set, in parallel. For fsync and fdatasync.
   asio::awaitable<Status> fsync(const Credentials& who, OpenFile& file);
   // fallocate(2) modes the client supports.
   enum class Falloc {
@@ -189,6 +203,9 @@ class Client {
   // on their home servers at once (client_space.cc). Errors: no_space when
   // a server cannot reserve its part (the size then stays), not_supported
   // when a server's file system cannot; too_big past the largest offset.
+  // fsync(2) of a directory: returns once every metadata change the MDS has
+  // made to the file set of `dir` is on its disk.
+  asio::awaitable<Status> fsync_dir(const Credentials& who, InodeId dir);
   asio::awaitable<Status> fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
                                     uint64_t length, Falloc mode);
   // lseek SEEK_DATA (`hole` false) or SEEK_HOLE from `offset`, asking every
@@ -231,6 +248,10 @@ class Client {
  private:
   // setxattr of kFileSetXattr: `how` must be "create".
   asio::awaitable<Status> make_fileset(const Credentials& who, InodeId dir, std::string_view how);
+  // Publishes the size if writes made it dirty; `closing`: the caller is
+  // closing the last description here, so the MDS also learns that this
+  // client stops writing the file (unless writes are still in flight).
+  asio::awaitable<Status> publish(const Credentials& who, OpenFile& file, bool closing);
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<Impl> impl_;

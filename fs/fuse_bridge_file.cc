@@ -124,7 +124,8 @@ void on_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   b.spawn(req, "flush", call_file(b.client(), &Client::flush, b.credentials(req, h), h.file));
 }
 
-// fdatasync gets the same full fsync: the client has no cheaper variant.
+// fdatasync gets the same full fsync: the size is metadata it must make
+// durable too, and the MDS syncs a whole file set at once anyway.
 void on_fsync(fuse_req_t req, fuse_ino_t, int /*datasync*/, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   FileHandle& h = handle_of(fi);

@@ -64,6 +64,23 @@ metrics::Families MdsService::metrics() {
   moves.samples.push_back({{{"direction", "out"}}, static_cast<double>(cluster_.moves_out()), {}});
   out.push_back(std::move(moves));
 
+  auto syncs = metrics::make_family("pvfs_mds_fsync_syncs_total",
+                                    "LMDB syncs of a file set made for clients' fsync and fdatasync "
+                                    "(fsyncs that arrive together share one).",
+                                    Type::counter);
+  for (const auto& [set, n] : fsync_syncs_)
+    syncs.samples.push_back({{{"fileset", std::to_string(set)}}, static_cast<double>(n), {}});
+  out.push_back(std::move(syncs));
+  size_t writing = 0;
+  for (const auto& [conn, w] : writers_) writing += w.files.size();
+  metrics::add_single(out, "pvfs_mds_files_being_written",
+                      "Files clients have said they write and not yet said they stopped.", Type::gauge,
+                      static_cast<double>(writing));
+  metrics::add_single(out, "pvfs_mds_sizes_reconciled_total",
+                      "File sizes grown from the storage servers' data after the writing client's "
+                      "connection ended before it published them.",
+                      Type::counter, static_cast<double>(sizes_reconciled_));
+
   auto job_ops = metrics::make_family("pvfs_mds_job_requests_total", "Requests by job (the busiest 100).",
                                       Type::counter);
   for (const auto& j : jobs_.busiest(kMaxJobs))

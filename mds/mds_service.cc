@@ -55,7 +55,8 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       registry_(milliseconds(config.heartbeat_timeout_ms)),
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
-      orphan_timer_(io) {
+      orphan_timer_(io),
+      writer_timer_(io) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
@@ -85,12 +86,14 @@ void MdsService::start() {
   }
   asio::co_spawn(io_, sync_loop(), asio::detached);
   asio::co_spawn(io_, orphan_loop(), asio::detached);
+  asio::co_spawn(io_, writer_loop(), asio::detached);
 }
 
 void MdsService::stop() {
   stopped_ = true;
   sync_timer_.cancel();
   orphan_timer_.cancel();
+  writer_timer_.cancel();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
 
@@ -419,8 +422,21 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::too_big, fmt::format("size {} is past the largest file size", r.getSize()));
         break;
       }
-      if (auto* s = at(r.getIno()))
-        attr_or(s->update_size(InodeId(r.getIno()), r.getSize(), r.getTouchMtime(), now));
+      auto* s = at(r.getIno());
+      if (!s) break;
+      const InodeId ino(r.getIno());
+      // Nothing to record (a writer only announcing itself): no commit.
+      auto attr = s->getattr(ino);
+      if (attr && (!S_ISREG(attr->mode) || r.getSize() > attr->size || r.getTouchMtime()))
+        attr = s->update_size(ino, r.getSize(), r.getTouchMtime(), now);
+      if (attr && r.getWriter() == mp::Request::UpdateSize::Writer::STARTS) writer_starts(conn, ino);
+      if (attr && r.getWriter() == mp::Request::UpdateSize::Writer::STOPS) writer_stops(conn.get(), ino);
+      attr_or(std::move(attr));
+      break;
+    }
+    case mp::Request::SYNC_FILE_SET: {
+      const InodeId ino(req.getSyncFileSet().getIno());
+      if (at(ino.value)) none_or(co_await sync_fileset(ino.fileset()));
       break;
     }
     case mp::Request::GET_SERVERS: {
@@ -598,7 +614,10 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   }
   in_flight.reset();
   if (failure.ok() && (req.isUnlink() || req.isRename() || req.isReleaseOrphan())) wake_orphan_collector();
-  if (route && failure.code() != Errc::again) cluster_.record(std::chrono::steady_clock::now() - started);
+  // An fsync waits for the disk, not for this member's load: not a latency
+  // sample for placement.
+  if (route && failure.code() != Errc::again && !req.isSyncFileSet())
+    cluster_.record(std::chrono::steady_clock::now() - started);
   rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
   requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,
                    std::chrono::steady_clock::now() - started);

@@ -196,11 +196,16 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       co_return st;
     }
     case sp::Request::STAT: {
-      auto st = co_await stat(rpc::from_wire(req.getStat()));
+      const ObjectId obj = rpc::from_wire(req.getStat());
+      auto st = co_await stat(obj);
       if (!st) co_return st.status();
       auto s = reply.initStat();
       s.setExists(st->exists);
       s.setSize(st->size);
+      // Redirected writes live in fragments until pulled home: the log's
+      // bounds say how far they reach. Read after the await: no state held.
+      const auto* log = table_.find(obj);
+      s.setDataEnd(std::max(st->size, log && !log->empty() ? log->max() : 0));
       s.setBlocks(st->blocks);
       co_return Status{};
     }

@@ -49,6 +49,14 @@ uint64_t object_size_for_file_size(const Layout& layout, uint32_t index, uint64_
   return size;
 }
 
+uint64_t file_size_for_object_size(const Layout& layout, uint32_t index, uint64_t object_bytes) {
+  PVFS_CHECK(layout.valid() && index < layout.stripe_count());
+  if (object_bytes == 0) return 0;
+  const uint64_t last = object_bytes - 1;  // the object's last byte
+  const uint64_t stripe = (last / layout.stripe_size) * layout.stripe_count() + index;
+  return stripe * layout.stripe_size + last % layout.stripe_size + 1;
+}
+
 Layout choose_layout(const LayoutPolicy& policy, const LayoutPolicy& defaults,
                      const std::vector<ServerId>& live, uint64_t random_start) {
   Layout layout;

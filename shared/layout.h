@@ -50,6 +50,10 @@ std::vector<Piece> split_range(const Layout& layout, uint64_t offset, uint64_t l
 // How many bytes object `index` holds when the file is `file_size` long:
 // the size a truncate must give that object.
 uint64_t object_size_for_file_size(const Layout& layout, uint32_t index, uint64_t file_size);
+// The inverse: the smallest file size whose object `index` holds
+// `object_bytes` bytes, i.e. the file offset just past the last byte of
+// that object (0 when it holds none). Requires layout.valid().
+uint64_t file_size_for_object_size(const Layout& layout, uint32_t index, uint64_t object_bytes);
 
 // Resolves a directory's policy into a concrete layout for a new file.
 // `live` lists the servers that may be used (in id order), `defaults` the

@@ -259,6 +259,9 @@ struct Reply {
     size @1 :UInt64;
     blocks @2 :UInt64;            # 512-byte blocks the local object file has allocated
                                   # (st_blocks; fragments held elsewhere not included)
+    dataEnd @3 :UInt64;           # first object byte past its data here and in the fragments
+                                  # its redirect log names (>= size); the MDS sets a file's size
+                                  # from it when the writing client died (pvfs-mds(8))
   }
   struct Statfs {
     capacityBytes @0 :UInt64;

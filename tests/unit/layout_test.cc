@@ -1,6 +1,6 @@
 // Unit tests of shared/layout: split_range piece by piece and as a property
 // over random layouts, object_size_for_file_size against a brute-force sum
-// of split_range, and choose_layout's clamping, filtering and rotation.
+// of split_range and file_size_for_object_size as its inverse, and choose_layout's clamping, filtering and rotation.
 // Pure; a seeded generator, no I/O.
 #include "shared/layout.h"
 
@@ -173,6 +173,23 @@ TEST_CASE("object sizes at hand-checked points") {
   CHECK(object_size_for_file_size(layout, 1, 301) == 100);
   CHECK(object_size_for_file_size(layout, 2, 301) == 100);
   CHECK(object_size_for_file_size(layout, 2, 0) == 0);
+}
+
+TEST_CASE("the file size an object's bytes imply is the end of its last byte in the file") {
+  const Layout layout = make_layout(100, 3);
+  CHECK(file_size_for_object_size(layout, 0, 0) == 0);
+  CHECK(file_size_for_object_size(layout, 0, 1) == 1);
+  CHECK(file_size_for_object_size(layout, 0, 100) == 100);
+  CHECK(file_size_for_object_size(layout, 0, 101) == 301);  // first byte of stripe 3
+  CHECK(file_size_for_object_size(layout, 2, 50) == 250);
+  // The largest file size any object implies is the file size, for every
+  // size: the inverse of object_size_for_file_size where it matters.
+  for (uint64_t size = 0; size <= 1000; ++size) {
+    uint64_t end = 0;
+    for (uint32_t j = 0; j < 3; ++j)
+      end = std::max(end, file_size_for_object_size(layout, j, object_size_for_file_size(layout, j, size)));
+    CHECK(end == size);
+  }
 }
 
 TEST_CASE("choose_layout clamps the stripe count to the live servers") {
