@@ -147,11 +147,11 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   std::vector<uint64_t> ends(layout.stripe_count(), 0);
   std::vector<asio::awaitable<Status>> asks;
   for (uint32_t i = 0; i < layout.stripe_count(); ++i) {
-    rpc::Peer* peer = storage_peer(layout.servers[i]);
+    std::shared_ptr<rpc::Peer> peer = storage_peer(layout.servers[i]);
     if (!peer)
       co_return Status(Errc::unavailable,
                        fmt::format("storage server {} is unknown", layout.servers[i].value));
-    asks.push_back([](rpc::Peer* p, InodeId ino, Layout layout, uint32_t index,
+    asks.push_back([](std::shared_ptr<rpc::Peer> p, InodeId ino, Layout layout, uint32_t index,
                       uint64_t& end, milliseconds timeout) -> asio::awaitable<Status> {
       rpc::OutMessage out;
       auto o = out.init_body<proto::storage::Request>().initStat();
