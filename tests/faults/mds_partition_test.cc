@@ -19,7 +19,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -57,17 +59,21 @@ constexpr int kSets = 12;
 constexpr int kWriters = 4;
 constexpr auto kDeadAfter = 3000ms;
 
-std::string addr(int host, const char* port) { return pvfs::test::kNetnsSubnet + std::to_string(host) + ":" + port; }
+std::string addr(int host, const char* port) {
+  return pvfs::test::kNetnsSubnet + std::to_string(host) + ":" + port;
+}
 std::string mds_host(int i) { return "mds" + std::to_string(i); }
 
 // Sets `key` of [section] in a config genconfig wrote; false when the key
 // is not there.
-bool set_key(std::string& config, const std::string& section, const std::string& key, const std::string& value) {
+bool set_key(std::string& config, const std::string& section, const std::string& key,
+             const std::string& value) {
   std::istringstream in(config);
   std::string out, current;
   bool done = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.size() > 2 && line.front() == '[' && line[1] != '[') current = line.substr(1, line.find(']') - 1);
+    if (line.size() > 2 && line.front() == '[' && line[1] != '[')
+      current = line.substr(1, line.find(']') - 1);
     if (current == section && line.rfind(key + " = ", 0) == 0) {
       line = key + " = " + value;
       done = true;
@@ -76,6 +82,19 @@ bool set_key(std::string& config, const std::string& section, const std::string&
   }
   config = out;
   return done;
+}
+
+// The time of day (UTC, to the millisecond) as the daemons' logs show it.
+std::string wall_clock() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm {};
+  ::gmtime_r(&seconds, &tm);
+  char text[32];
+  std::snprintf(text, sizeof text, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return text;
 }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::seconds patience) {
@@ -102,8 +121,8 @@ void partition_during_storm(int victim) {
   for (int i = 0; i < kMembers; ++i) layout.push_back({mds_host(i), 1 + i});
   for (int i = 0; i < kServers; ++i) layout.push_back({"s" + std::to_string(i), 11 + i});
   Hosts hosts;
-  const std::string made =
-      hosts.create("pvfs" + std::to_string(::getpid()) + "p" + std::to_string(victim), layout, logs / "netns.log");
+  const std::string made = hosts.create("pvfs" + std::to_string(::getpid()) + "p" + std::to_string(victim),
+                                        layout, logs / "netns.log");
   if (!made.empty()) FAIL(made);
   const std::string client = hosts.name("cl");
 
@@ -111,12 +130,14 @@ void partition_during_storm(int victim) {
   for (int i = 0; i < kMembers; ++i) mds_list += (i ? "," : "") + addr(1 + i, "7000");
   for (int i = 0; i < kServers; ++i) server_list += (i ? "," : "") + addr(11 + i, "7100");
   const fs::path config = etc / "pvfs.toml";
-  const Outcome gen = run_in(hosts.bridge(),
-                             {ctl, "genconfig", "--mds", mds_list, "--servers", server_list, "--data-dir",
-                              (root / "data").string(), "--out", config.string()},
-                             root);
-  CAPTURE(gen);
-  REQUIRE(gen.status == 0);
+  {
+    const Outcome gen = run_in(hosts.bridge(),
+                               {ctl, "genconfig", "--mds", mds_list, "--servers", server_list, "--data-dir",
+                                (root / "data").string(), "--out", config.string()},
+                               root);
+    CAPTURE(gen);
+    REQUIRE(gen.status == 0);
+  }
   // Failures detected in seconds, calls that give up in 4 s, a file set per
   // top-level directory, and no tuning: only the partition moves file sets.
   std::string text = slurp(config);
@@ -128,23 +149,26 @@ void partition_during_storm(int victim) {
 
   std::vector<pid_t> members;
   for (int i = 0; i < kMembers; ++i)
-    members.push_back(pvfs::test::start_daemon(hosts, hosts.name(mds_host(i)), mds, config, root, "mds" + std::to_string(i)));
+    members.push_back(pvfs::test::start_daemon(hosts, hosts.name(mds_host(i)), mds, config, root,
+                                               "mds" + std::to_string(i)));
   for (int i = 0; i < kServers; ++i)
     pvfs::test::start_daemon(hosts, hosts.name("s" + std::to_string(i)), server, config, root,
                              "server" + std::to_string(i));
-  Outcome known;
-  CHECK(eventually([&] {
-    known = run_in(client, {ctl, "servers", "-c", config.string()}, root);
-    size_t alive = 0;
-    for (size_t at = 0; (at = known.out.find(" alive", at)) != std::string::npos; ++at) ++alive;
-    return known.status == 0 && alive == kServers;
-  }, 20s));
-  CAPTURE(known);
-
-  const Outcome mounted = run_in(client, {mount, config.string(), mnt.string()}, root);
-  CAPTURE(mounted);
-  REQUIRE(mounted.status == 0);
-  hosts.mounted(mnt);
+  {
+    // The members know both storage servers before the first create.
+    Outcome known;
+    CAPTURE(known);
+    REQUIRE(eventually([&] {
+      known = run_in(client, {ctl, "servers", "-c", config.string()}, root);
+      size_t alive = 0;
+      for (size_t at = 0; (at = known.out.find(" alive", at)) != std::string::npos; ++at) ++alive;
+      return known.status == 0 && alive == kServers;
+    }, 20s));
+    const Outcome mounted = run_in(client, {mount, config.string(), mnt.string()}, root);
+    CAPTURE(mounted);
+    REQUIRE(mounted.status == 0);
+    hosts.mounted(mnt);
+  }
   // The root is made once every member has answered: mkdir may wait for it.
   for (int i = 0; i < kSets; ++i) {
     const fs::path set = mnt / ("set" + std::to_string(i));
@@ -158,15 +182,19 @@ void partition_during_storm(int victim) {
   AckLog log;
   std::string failures;
   std::vector<fs::path> failed_paths;
+  Clock::time_point healed;
   {
     CreateStorm storm(mnt, log, kSets, kWriters);
     std::this_thread::sleep_for(1500ms);
     const auto cut = Clock::now();
     REQUIRE(hosts.cut(mds_host(victim)) == "");
+    MESSAGE("cut at " << wall_clock() << " UTC");
     std::this_thread::sleep_for(kDeadAfter + 4s);
     MESSAGE(victim_name << " holds " << filesets_in(victim_dir) << " file sets after "
                         << std::chrono::duration<double>(Clock::now() - cut).count() << " s cut off");
     REQUIRE(hosts.heal(mds_host(victim)) == "");
+    healed = Clock::now();
+    MESSAGE("healed at " << wall_clock() << " UTC");
     std::this_thread::sleep_for(5s);
     storm.stop();
     MESSAGE("creates that failed during the partition (not acknowledged): " << storm.failed());
@@ -174,7 +202,8 @@ void partition_during_storm(int victim) {
     failed_paths = storm.failed_paths();
   }
   const auto tally = log.verify(60s);
-  MESSAGE("acknowledged " << tally.acknowledged << ", verified " << tally.verified << ", lost " << tally.lost);
+  MESSAGE("acknowledged " << tally.acknowledged << ", verified " << tally.verified << ", lost "
+                          << tally.lost);
   CHECK(tally.acknowledged > 100);
   CHECK(tally.lost == 0);
   CAPTURE(tally.first_lost);
@@ -184,11 +213,10 @@ void partition_during_storm(int victim) {
   CHECK(victim_log.find("no lease: mds " + std::to_string(victim)) != std::string::npos);
   int status = 0;
   CHECK(::waitpid(members[victim], &status, WNOHANG) == 0);
-  const auto healed = Clock::now();
   CHECK(eventually([&] { return filesets_in(victim_dir) > 0; }, 20s));
-  MESSAGE(victim_name << " holds " << filesets_in(victim_dir) << " file sets again "
+  MESSAGE(victim_name << " holds " << filesets_in(victim_dir) << " file sets again (checked "
                       << std::chrono::duration<double>(Clock::now() - healed).count()
-                      << " s after the check began");
+                      << " s after the partition healed)");
 
   // fsck, from the client's host, runs while the cluster is healthy again
   // and finds nothing wrong.

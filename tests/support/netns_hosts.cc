@@ -117,13 +117,14 @@ std::string Hosts::create(const std::string& prefix, const std::vector<std::pair
     ports_[hosts[i].first] = veth;
     script += "ip -n " + bridge_ + " link add " + veth + " type veth peer name eth0 netns " + ns + "\n";
     script += "ip -n " + bridge_ + " link set " + veth + " master br0 up\n";
-    script += "ip -n " + ns + " addr add " + kNetnsSubnet + std::to_string(hosts[i].second) + "/24 dev eth0\n";
+    script +=
+        "ip -n " + ns + " addr add " + kNetnsSubnet + std::to_string(hosts[i].second) + "/24 dev eth0\n";
     script += "ip -n " + ns + " link set eth0 up\n";
     script += "ip -n " + ns + " link set lo up\n";
   }
   std::ofstream(log.parent_path() / "netns.sh") << script;
-  if (shell("sh " + shell_quote((log.parent_path() / "netns.sh").string()) + " >" + shell_quote(log.string()) +
-            " 2>&1") != 0)
+  if (shell("sh " + shell_quote((log.parent_path() / "netns.sh").string()) + " >" +
+            shell_quote(log.string()) + " 2>&1") != 0)
     return "cannot create the network namespaces:\n" + slurp(log);
   return "";
 }
@@ -144,7 +145,8 @@ Hosts::~Hosts() {
   for (pid_t pid : daemons_) ::kill(-pid, SIGKILL);
   for (pid_t pid : daemons_) wait_exit(pid);
   // Whatever else runs in our namespaces (the background pvfsmount).
-  for (const auto& ns : created_) shell("ip netns pids " + ns + " 2>/dev/null | xargs -r kill -9 2>/dev/null");
+  for (const auto& ns : created_)
+    shell("ip netns pids " + ns + " 2>/dev/null | xargs -r kill -9 2>/dev/null");
   for (const auto& ns : created_) shell("ip netns del " + ns + " 2>/dev/null");
 }
 
