@@ -35,6 +35,14 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
                                                   milliseconds(config_.connect_timeout_ms));
   dispatch.min_bytes = config_.dispatch_min_bytes;
   dispatch.margin_bytes = config_.redirect_margin_bytes;
+  writer_timer = std::make_shared<asio::steady_timer>(io_);
+}
+
+// Background coroutines hold `alive` and the timer, not the Impl: they
+// check `alive` after every wait.
+Client::Impl::~Impl() {
+  *alive = false;
+  writer_timer->cancel();
 }
 
 mp::Request::Builder Client::Impl::begin_mds(rpc::OutMessage& out, const Credentials& who) {

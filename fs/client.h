@@ -60,6 +60,8 @@ struct StorageServer {
   bool alive = false;
 };
 
+struct WriterAnnouncement;  // fs/client_impl.h
+
 // What the client knows about one inode that has open handles here.
 struct InodeState {
   InodeId ino;
@@ -72,6 +74,15 @@ struct InodeState {
   // (object index, server) pairs that hold fragments written here since the
   // last fsync: fsync must reach them too.
   std::set<std::pair<uint32_t, uint32_t>> fragment_servers;
+  // Objects known to exist: written here, or made empty for a hole a write
+  // past the end left (client_space.cc).
+  std::set<uint32_t> objects_made;
+  // Set from the first write until the last close: this client has told the
+  // MDS that it writes the file (or is telling it), so that the MDS sets the
+  // size from the storage servers if the client dies before publishing it.
+  // No write is acknowledged before the MDS has answered it.
+  std::shared_ptr<WriterAnnouncement> writer;
+  int writes_in_flight = 0;  // started, not finished: a close keeps `writer` meanwhile
 };
 
 // What the write dispatcher did since the client started.
@@ -172,13 +183,42 @@ class Client {
   // Reads up to out.size() bytes; short only at end of file; holes read as zeros.
   asio::awaitable<Result<size_t>> read(const Credentials& who, OpenFile& file, uint64_t offset,
                                        std::span<std::byte> out);
-  // Publishes the size and mtime of writes made through this client (close-to-open).
+  // Publishes the size and mtime of writes made through this client
+  // (close-to-open): called at every close(2). When `file` is the only open
+  // description of its inode here, also tells the MDS that this client
+  // stops writing it (a later write announces itself again).
   asio::awaitable<Status> flush(const Credentials& who, OpenFile& file);
-  // flush() plus an fsync of every object on the storage servers.
+  // Returns once the file's data is on the storage servers' disks and its
+  // metadata (size, name, parent directory: its whole file set) is on the
+  // MDS's disk: publishes the size, then fsyncs every object (and fragment)
+  // and has the MDS sync the file set, in parallel. For fsync and fdatasync.
   asio::awaitable<Status> fsync(const Credentials& who, OpenFile& file);
-  // Makes [offset, offset+length) part of the file (posix_fallocate mode 0).
+  // fallocate(2) modes the client supports.
+  enum class Falloc {
+    allocate,   // mode 0: reserve space for the range and grow the file to its end
+    keep_size,  // FALLOC_FL_KEEP_SIZE: reserve space, the size stays
+    punch,      // FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: free the range, it reads as zeros
+  };
+  // fallocate of [offset, offset+length) on every object the range covers,
+  // on their home servers at once (client_space.cc). Errors: no_space when
+  // a server cannot reserve its part (the size then stays), not_supported
+  // when a server's file system cannot; too_big past the largest offset.
+  // fsync(2) of a directory: returns once every metadata change the MDS has
+  // made to the file set of `dir` is on its disk.
+  asio::awaitable<Status> fsync_dir(const Credentials& who, InodeId dir);
   asio::awaitable<Status> fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
-                                    uint64_t length);
+                                    uint64_t length, Falloc mode);
+  // lseek SEEK_DATA (`hole` false) or SEEK_HOLE from `offset`, asking every
+  // object's home server (client_space.cc). Redirected bytes are data; the
+  // end of the file is a hole. nullopt: `offset` is at or past the end, or
+  // (SEEK_DATA) no data follows it: ENXIO.
+  asio::awaitable<Result<std::optional<uint64_t>>> seek(const Credentials& who, OpenFile& file,
+                                                        uint64_t offset, bool hole);
+  // 512-byte blocks the objects of regular file `attr` occupy on the storage
+  // servers (their own and redirected ranges), for st_blocks. Errors: as a
+  // storage request, timeout after `timeout`.
+  asio::awaitable<Result<uint64_t>> allocated_blocks(const Credentials& who, const Attr& attr,
+                                                     std::chrono::milliseconds timeout);
   // Closes one open file description; the last one for an unlinked file frees its data.
   asio::awaitable<Status> release(const Credentials& who, std::shared_ptr<OpenFile> file);
 
@@ -208,6 +248,10 @@ class Client {
  private:
   // setxattr of kFileSetXattr: `how` must be "create".
   asio::awaitable<Status> make_fileset(const Credentials& who, InodeId dir, std::string_view how);
+  // Publishes the size if writes made it dirty; `closing`: the caller is
+  // closing the last description here, so the MDS also learns that this
+  // client stops writing the file (unless writes are still in flight).
+  asio::awaitable<Status> publish(const Credentials& who, OpenFile& file, bool closing);
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<Impl> impl_;

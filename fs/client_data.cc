@@ -1,5 +1,7 @@
 // File data: open/create, striped reads and writes fanned out to the
-// storage servers in parallel, size publication (flush), fsync, release.
+// storage servers in parallel, size publication (flush) and the writer
+// announcement that lets the MDS recover sizes a dead client never
+// published, fsync (data and metadata durable), release.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -8,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "fs/client_impl.h"
+#include "shared/log.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
@@ -193,17 +196,32 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   if (offset + data.size() < offset) co_return Status(Errc::too_big);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
-  for (const Piece& p : split_range(state.layout, offset, data.size()))
+  const std::vector<Piece> pieces = split_range(state.layout, offset, data.size());
+  for (const Piece& p : pieces) {
     tasks.push_back(impl_->write_piece(state, p.object_index, p.object_offset,
                                        data.subspan(p.buffer_offset, p.length), sync, origin_of(who)));
+    state.objects_made.insert(p.object_index);
+  }
+  if (offset > state.size) impl_->make_hole_objects(file.inode, offset, pieces, origin_of(who), tasks);
+  // Acknowledged bytes must outlive this client: the MDS learns that it
+  // writes the file before the first write returns (pvfs-mds(8)).
+  if (impl_->must_announce(state)) tasks.push_back(impl_->announce_writer(who, file.inode));
+  ++state.writes_in_flight;
   Status st = co_await rpc::run_all(std::move(tasks));
+  --state.writes_in_flight;
   if (!st.ok()) co_return st;
+  const uint64_t size_before = state.size;
   state.size = std::max(state.size, offset + data.size());
   state.size_dirty = true;
   ++state.writes;
   if (sync) {
-    Status published = co_await flush(who, file);
+    Status published = co_await publish(who, file, false);
     if (!published.ok()) co_return published;
+    // O_SYNC and O_DSYNC: a size the data needs must be durable too.
+    if (state.size > size_before) {
+      Status synced = co_await fsync_dir(who, file.inode->ino);
+      if (!synced.ok()) co_return synced;
+    }
   }
   co_return data.size();
 }
@@ -224,26 +242,115 @@ asio::awaitable<Result<size_t>> Client::read(const Credentials& who, OpenFile& f
   co_return static_cast<size_t>(length);
 }
 
+bool Client::Impl::must_announce(InodeState& state) {
+  const auto& a = state.writer;
+  if (!a || !a->done) return true;
+  auto conn = a->conn.lock();
+  if (conn && conn->is_open() && a->map_version == router.map().version()) return false;
+  state.writer.reset();
+  return true;
+}
+
+asio::awaitable<Status> Client::Impl::announce_writer(const Credentials& who,
+                                                      std::shared_ptr<InodeState> state) {
+  std::shared_ptr<WriterAnnouncement> a = state->writer;
+  if (!a) {
+    a = std::make_shared<WriterAnnouncement>(io);
+    state->writer = a;
+    a->map_version = router.map().version();
+    rpc::OutMessage out;
+    auto u = begin_mds(out, who).initUpdateSize();
+    u.setIno(state->ino.value);
+    u.setWriter(proto::mds::Request::UpdateSize::Writer::STARTS);
+    auto reply = co_await call_mds(out, true, &a->conn);
+    a->status = reply.status();
+    a->done = true;
+    if (!a->status.ok() && state->writer == a) state->writer.reset();
+    a->wake.cancel();
+    if (a->status.ok() && !watching_writers) {
+      watching_writers = true;
+      asio::co_spawn(io, watch_writers(alive, writer_timer), asio::detached);
+    }
+    co_return a->status;
+  }
+  while (!a->done) {
+    asio::error_code ec;
+    co_await a->wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return a->status;
+}
+
+asio::awaitable<void> Client::Impl::watch_writers(std::shared_ptr<bool> alive,
+                                                 std::shared_ptr<asio::steady_timer> timer) {
+  for (;;) {
+    timer->expires_after(milliseconds(500));
+    asio::error_code ec;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!*alive) co_return;  // the client is gone: touch nothing of it
+    std::vector<std::shared_ptr<InodeState>> writing, stale;
+    for (const auto& [ino, weak] : open_inodes)
+      if (auto state = weak.lock(); state && state->writer) writing.push_back(state);
+    if (writing.empty()) {
+      watching_writers = false;
+      co_return;
+    }
+    for (const auto& state : writing)
+      if (state->writer->done && must_announce(*state)) stale.push_back(state);
+    for (auto& state : stale)
+      asio::co_spawn(io, [](Impl& impl, std::shared_ptr<bool> alive,
+                            std::shared_ptr<InodeState> state) -> asio::awaitable<void> {
+        if (!*alive) co_return;
+        // Named: GCC 12 mishandles a temporary living across a co_await.
+        const Credentials who;
+        Status st = co_await impl.announce_writer(who, state);
+        if (!st.ok() && *alive)
+          spdlog::warn("telling the metadata server again that inode {:#x} is being written: {}",
+                       state->ino.value, st.to_string());
+      }(*this, alive, std::move(state)), asio::detached);
+  }
+}
+
 asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {
+  co_return co_await publish(who, file, file.inode->open_count <= 1);
+}
+
+asio::awaitable<Status> Client::publish(const Credentials& who, OpenFile& file, bool closing) {
   auto state = file.inode;
-  if (!state->size_dirty) co_return Status{};
+  // Writes still in flight keep the announcement: they may not be published yet.
+  const bool stops = closing && state->writer && state->writes_in_flight == 0;
+  if (!state->size_dirty && !stops) co_return Status{};
   const uint64_t writes_seen = state->writes;
+  const bool dirty = state->size_dirty;
+  // Cleared before sending: a write that starts meanwhile announces itself again.
+  if (stops) state->writer.reset();
   rpc::OutMessage out;
   auto u = impl_->begin_mds(out, who).initUpdateSize();
   u.setIno(state->ino.value);
   u.setSize(state->size);
-  u.setTouchMtime(true);
+  u.setTouchMtime(dirty);
+  if (stops) u.setWriter(mp::Request::UpdateSize::Writer::STOPS);
   auto reply = co_await impl_->call_mds(out, true);
-  if (!reply) co_return reply.status();
-  if (state->writes == writes_seen) state->size_dirty = false;
+  // Only the announcement ending, lost: nothing of the caller's is at
+  // stake (the MDS drops it with the connection), so close succeeds.
+  if (!reply) co_return dirty ? reply.status() : Status{};
+  if (dirty && state->writes == writes_seen) state->size_dirty = false;
   co_return Status{};
 }
 
+asio::awaitable<Status> Client::fsync_dir(const Credentials& who, InodeId dir) {
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).initSyncFileSet().setIno(dir.value);
+  auto reply = co_await impl_->call_mds(out, true);
+  co_return reply.status();
+}
+
 asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
-  Status st = co_await flush(who, file);
+  Status st = co_await publish(who, file, false);
   if (!st.ok()) co_return st;
   const auto& layout = file.inode->layout;
   std::vector<asio::awaitable<Status>> tasks;
+  // The size just published, the name and the parent: all in the file set.
+  tasks.push_back(fsync_dir(who, file.inode->ino));
   for (uint32_t i = 0; i < layout.stripe_count(); ++i)
     tasks.push_back(object_request(*impl_, layout.servers[i], file.inode->ino, i, true, 0, origin_of(who)));
   // Redirected writes live in fragments on other servers until pulled home.
@@ -256,20 +363,9 @@ asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
   co_return st2;
 }
 
-asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
-                                          uint64_t length) {
-  if (offset + length < offset) co_return Status(Errc::too_big);
-  auto& state = *file.inode;
-  if (offset + length <= state.size) co_return Status{};
-  state.size = offset + length;
-  state.size_dirty = true;
-  ++state.writes;
-  co_return co_await flush(who, file);
-}
-
 asio::awaitable<Status> Client::release(const Credentials& who, std::shared_ptr<OpenFile> file) {
   auto state = file->inode;
-  Status st = co_await flush(who, *file);
+  Status st = co_await publish(who, *file, state->open_count <= 1);
   if (--state->open_count > 0) co_return st;
   impl_->open_inodes.erase(state->ino);
   if (state->unlinked) {

@@ -28,8 +28,22 @@ using std::chrono::milliseconds;
 // Waits `d` on the calling coroutine's executor.
 asio::awaitable<void> pause(milliseconds d);
 
+// A client's announcement to the MDS that it writes a file (the writer
+// field of UpdateSize): writes wait for it before they are acknowledged.
+struct WriterAnnouncement {
+  explicit WriterAnnouncement(asio::io_context& io) : wake(io, asio::steady_timer::time_point::max()) {}
+  bool done = false;
+  Status status;
+  asio::steady_timer wake;  // never expires: cancelled when the MDS answered
+  // Where the MDS holds the announcement: it is gone with that connection,
+  // and with the file set's move to another member (a newer map).
+  std::weak_ptr<rpc::Connection> conn;
+  uint64_t map_version = 0;
+};
+
 struct Client::Impl {
   Impl(asio::io_context& io, const Config& config, const Secret& key);
+  ~Impl();
 
   // Starts an MDS request with the caller, job and request id filled in.
   proto::mds::Request::Builder begin_mds(rpc::OutMessage& out, const Credentials& who);
@@ -40,9 +54,10 @@ struct Client::Impl {
   // timeout; others are retried only when they could not be sent at all
   // (or the member answered staleMap/again, which means it did not apply
   // them). Errors: the member's answer; timeout when the deadline passes;
-  // io when a non-idempotent request was lost in flight.
-  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_mds(rpc::OutMessage& out,
-                                                                    bool idempotent);
+  // io when a non-idempotent request was lost in flight. `answered_on`, if
+  // given, is set to the connection the answer came on.
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_mds(
+      rpc::OutMessage& out, bool idempotent, std::weak_ptr<rpc::Connection>* answered_on = nullptr);
   // Connects to the first configured member that answers and fetches its
   // map. Errors: as Peer::connection() of the last member tried.
   asio::awaitable<Status> start_mds();
@@ -71,6 +86,24 @@ struct Client::Impl {
   // Applies what this client knows better than the MDS (sizes of files it is
   // writing), and learns newer sizes of files it has open.
   Attr merge_local(Attr attr);
+
+  // Tells the MDS that owns `state`'s file that this client writes it, once
+  // per announcement (shared by the writes that start meanwhile), and
+  // returns when it has answered. A failed announcement is retried by the
+  // next write. Errors: those of call_mds.
+  asio::awaitable<Status> announce_writer(const Credentials& who, std::shared_ptr<InodeState> state);
+  // Whether a write must (wait for an) announce first: none made, one in
+  // flight, or the MDS may have lost it (connection gone, map changed).
+  bool must_announce(InodeState& state);
+  // While some file here has an announcement: every 500 ms, announces
+  // again the files whose announcement the MDS may have lost (a restarted
+  // MDS, a file set moved to another member), without waiting for their
+  // next write. Started by announce_writer(); ends when none is left.
+  asio::awaitable<void> watch_writers(std::shared_ptr<bool> alive,
+                                      std::shared_ptr<asio::steady_timer> timer);
+  bool watching_writers = false;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // false once destroyed
+  std::shared_ptr<asio::steady_timer> writer_timer;
 
   // Sets every object of `layout` to the length `size` implies.
   asio::awaitable<Status> truncate_objects(InodeId ino, const Layout& layout, uint64_t size,
@@ -132,6 +165,13 @@ struct Client::Impl {
   // home (falling back to home when either fails).
   asio::awaitable<Status> write_piece(InodeState& state, uint32_t index, uint64_t offset,
                                       std::span<const std::byte> data, bool sync, rpc::Origin origin);
+  // A write of `pieces` at `offset` past the end of the file (`state.size`)
+  // leaves a hole; an object lying wholly in it would never exist, and fsck
+  // could not tell it from a lost one. Adds to `tasks` the creation (empty)
+  // of each such object not known to exist, best effort: a failure is not
+  // the write's (client_space.cc).
+  void make_hole_objects(std::shared_ptr<InodeState> state, uint64_t offset, std::span<const Piece> pieces,
+                         rpc::Origin origin, std::vector<asio::awaitable<Status>>& tasks);
 
   sched::Options dispatch;
   std::mt19937_64 rng{std::random_device{}()};

@@ -121,7 +121,7 @@ void Client::Impl::warn_if_placement_differs(MdsId member, FileSetId set, uint64
 }
 
 asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
-    rpc::OutMessage& out, bool idempotent) {
+    rpc::OutMessage& out, bool idempotent, std::weak_ptr<rpc::Connection>* answered_on) {
   const auto deadline = rpc::Clock::now() + timeout;
   const auto route = rpc::route_of(out.envelope().getBody().getAs<mp::Request>().asReader());
   MdsRetry retry(idempotent, route.has_value(), mds_peers.size());
@@ -167,6 +167,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
         }
         default:
           if (!route) router.answered(to);
+          if (answered_on) *answered_on = *conn;
           co_return reply;
       }
       last = reply.status();

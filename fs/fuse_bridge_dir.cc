@@ -1,5 +1,5 @@
 // FUSE callbacks on directories and names: mknod, mkdir, symlink, link,
-// unlink, rmdir, rename, and listing (opendir, readdir, readdirplus).
+// unlink, rmdir, rename, listing (opendir, readdir, readdirplus), fsyncdir.
 // Listings are stateless: the offset the kernel passes back is "." = 1,
 // ".." = 2, or the cookie of the last entry it received.
 // Callbacks run on libfuse worker threads; work and reply on the io thread.
@@ -88,8 +88,12 @@ void on_opendir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 void on_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 
-// Directory changes are durable on the MDS by its own schedule.
-void on_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
+// Returns once the directory's entries (and the rest of its file set) are
+// on the MDS's disk.
+void on_fsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "fsyncdir", call(b.client(), &Client::fsync_dir, b.credentials(req), InodeId(ino)));
+}
 
 constexpr uint64_t kDotOffset = 1;     // offset after "."
 constexpr uint64_t kDotDotOffset = 2;  // offset after ".."

@@ -1,8 +1,12 @@
 // FUSE callbacks on regular files: open, create, read, write, flush, fsync,
-// fallocate, release. fi->fh points to a FileHandle (fuse_bridge_internal.h)
-// from the open reply until release. Callbacks run on libfuse worker
-// threads; the work and the reply run on the client's io thread.
+// fallocate, lseek (SEEK_DATA / SEEK_HOLE), release. fi->fh points to a
+// FileHandle (fuse_bridge_internal.h) from the open reply until release.
+// Callbacks run on libfuse worker threads; the work and the reply run on the
+// client's io thread.
 #include "fs/fuse_bridge_internal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -120,7 +124,8 @@ void on_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   b.spawn(req, "flush", call_file(b.client(), &Client::flush, b.credentials(req, h), h.file));
 }
 
-// fdatasync gets the same full fsync: the client has no cheaper variant.
+// fdatasync gets the same full fsync: the size is metadata it must make
+// durable too, and the MDS syncs a whole file set at once anyway.
 void on_fsync(fuse_req_t req, fuse_ino_t, int /*datasync*/, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   FileHandle& h = handle_of(fi);
@@ -130,7 +135,11 @@ void on_fsync(fuse_req_t req, fuse_ino_t, int /*datasync*/, fuse_file_info* fi) 
 void on_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t length,
                   fuse_file_info* fi) {
   Bridge& b = bridge(req);
-  if (mode != 0) {
+  Client::Falloc how;
+  if (mode == 0) how = Client::Falloc::allocate;
+  else if (mode == FALLOC_FL_KEEP_SIZE) how = Client::Falloc::keep_size;
+  else if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) how = Client::Falloc::punch;
+  else {
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
@@ -141,7 +150,28 @@ void on_fallocate(fuse_req_t req, fuse_ino_t, int mode, off_t offset, off_t leng
   FileHandle& h = handle_of(fi);
   b.spawn(req, "fallocate",
           call_file(b.client(), &Client::fallocate, b.credentials(req, h), h.file,
-                    static_cast<uint64_t>(offset), static_cast<uint64_t>(length)));
+                    static_cast<uint64_t>(offset), static_cast<uint64_t>(length), how));
+}
+
+// Only SEEK_DATA and SEEK_HOLE come here; the kernel does the others.
+void on_lseek(fuse_req_t req, fuse_ino_t, off_t offset, int whence, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  if (offset < 0) {
+    fuse_reply_err(req, ENXIO);
+    return;
+  }
+  FileHandle& h = handle_of(fi);
+  b.spawn(req, "lseek",
+          call_file(b.client(), &Client::seek, b.credentials(req, h), h.file, static_cast<uint64_t>(offset),
+                    whence == SEEK_HOLE),
+          [](fuse_req_t r, const std::optional<uint64_t>& found) {
+            if (found) fuse_reply_lseek(r, static_cast<off_t>(*found));
+            else fuse_reply_err(r, ENXIO);
+          });
 }
 
 // The last request on this handle: the kernel has had every other reply.
@@ -163,6 +193,7 @@ void add_file_ops(fuse_lowlevel_ops& ops) {
   ops.flush = on_flush;
   ops.fsync = on_fsync;
   ops.fallocate = on_fallocate;
+  ops.lseek = on_lseek;
   ops.release = on_release;
 }
 

@@ -77,6 +77,11 @@ NamespaceStore* FileSetCatalog::find(FileSetId set) const {
   return it == sets_.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<NamespaceStore> FileSetCatalog::share(FileSetId set) const {
+  auto it = sets_.find(set.value);
+  return it == sets_.end() ? nullptr : it->second;
+}
+
 std::vector<uint16_t> FileSetCatalog::ids() const {
   std::vector<uint16_t> out;
   for (const auto& [id, store] : sets_) out.push_back(id);

@@ -39,6 +39,9 @@ class FileSetCatalog {
   // server holds no such file set.
   NamespaceStore* find(InodeId ino) const;
   NamespaceStore* find(FileSetId set) const;
+  // As find(), sharing ownership: the store stays open while the caller
+  // holds it (a sync on another thread), even if the set is deleted.
+  std::shared_ptr<NamespaceStore> share(FileSetId set) const;
   bool has(FileSetId set) const { return sets_.count(set.value) != 0; }
   // The ids held, in increasing order.
   std::vector<uint16_t> ids() const;

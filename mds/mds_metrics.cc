@@ -22,19 +22,28 @@ metrics::Families MdsService::metrics() {
                       Type::gauge, std::chrono::duration<double>(now - started_).count());
   // A failed count (LMDB trouble) leaves the gauge out rather than report
   // a part as the whole.
-  uint64_t inodes = 0;
+  uint64_t inodes = 0, orphans = 0;
   bool counted = true;
   for (const auto& store : filesets_.stores()) {
     auto n = store->inode_count();
-    if (!n) {
+    auto o = store->orphan_count();
+    if (!n || !o) {
       counted = false;
       break;
     }
     inodes += *n;
+    orphans += *o;
   }
-  if (counted)
+  if (counted) {
     metrics::add_single(out, "pvfs_mds_inodes", "Inodes in the namespace (files, directories, links).",
                         Type::gauge, static_cast<double>(inodes));
+    metrics::add_single(out, "pvfs_mds_orphans",
+                        "Unlinked files whose objects are not deleted yet (open ones included).",
+                        Type::gauge, static_cast<double>(orphans));
+  }
+  metrics::add_single(out, "pvfs_mds_orphans_reclaimed_total",
+                      "Unlinked files whose objects the collector deleted from every server.",
+                      Type::counter, static_cast<double>(orphans_reclaimed_));
   metrics::add_single(out, "pvfs_mds_storage_servers", "Storage servers registered with this MDS.",
                       Type::gauge, static_cast<double>(registry_.all().size()));
   metrics::add_single(out, "pvfs_mds_storage_servers_alive",
@@ -54,6 +63,23 @@ metrics::Families MdsService::metrics() {
   moves.samples.push_back({{{"direction", "in"}}, static_cast<double>(cluster_.moves_in()), {}});
   moves.samples.push_back({{{"direction", "out"}}, static_cast<double>(cluster_.moves_out()), {}});
   out.push_back(std::move(moves));
+
+  auto syncs = metrics::make_family("pvfs_mds_fsync_syncs_total",
+                                    "LMDB syncs of a file set made for clients' fsync and fdatasync "
+                                    "(fsyncs that arrive together share one).",
+                                    Type::counter);
+  for (const auto& [set, n] : fsync_syncs_)
+    syncs.samples.push_back({{{"fileset", std::to_string(set)}}, static_cast<double>(n), {}});
+  out.push_back(std::move(syncs));
+  size_t writing = 0;
+  for (const auto& [conn, w] : writers_) writing += w.files.size();
+  metrics::add_single(out, "pvfs_mds_files_being_written",
+                      "Files clients have said they write and not yet said they stopped.", Type::gauge,
+                      static_cast<double>(writing));
+  metrics::add_single(out, "pvfs_mds_sizes_reconciled_total",
+                      "File sizes grown from the storage servers' data after the writing client's "
+                      "connection ended before it published them.",
+                      Type::counter, static_cast<double>(sizes_reconciled_));
 
   auto job_ops = metrics::make_family("pvfs_mds_job_requests_total", "Requests by job (the busiest 100).",
                                       Type::counter);

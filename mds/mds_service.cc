@@ -55,7 +55,8 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       registry_(milliseconds(config.heartbeat_timeout_ms)),
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
-      orphan_timer_(io) {
+      orphan_timer_(io),
+      writer_timer_(io) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
@@ -85,12 +86,14 @@ void MdsService::start() {
   }
   asio::co_spawn(io_, sync_loop(), asio::detached);
   asio::co_spawn(io_, orphan_loop(), asio::detached);
+  asio::co_spawn(io_, writer_loop(), asio::detached);
 }
 
 void MdsService::stop() {
   stopped_ = true;
   sync_timer_.cancel();
   orphan_timer_.cancel();
+  writer_timer_.cancel();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
 
@@ -113,35 +116,6 @@ asio::awaitable<void> MdsService::sync_loop() {
   }
 }
 
-asio::awaitable<void> MdsService::orphan_loop() {
-  while (!stopped_) {
-    orphan_timer_.expires_after(milliseconds(500));
-    asio::error_code ec;
-    co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (stopped_) break;
-    const auto stores = filesets_.stores();  // named: it must outlive the co_awaits below
-    for (const auto& store : stores) {
-      if (cluster_.moving(store->fileset())) continue;  // its file is being copied
-      auto orphans = store->list_orphans(64);
-      if (!orphans) {
-        spdlog::error("listing unlinked files of file set {} failed: {}", store->fileset().value,
-                      orphans.status().to_string());
-        continue;
-      }
-      for (const auto& orphan : *orphans) {
-        if (!co_await delete_objects(orphan)) continue;  // a server is down: try again later
-        if (stopped_) co_return;
-        // Its file may have started moving meanwhile: the new owner purges it.
-        if (cluster_.moving(store->fileset()) || !filesets_.find(store->fileset())) break;
-        // The store is held by `store` even if its file set went meanwhile.
-        if (Status st = store->purge(orphan.ino); !st.ok() && st.code() != Errc::busy)
-          spdlog::warn("purging inode {:#x} failed: {}", orphan.ino.value, st.to_string());
-      }
-      if (!cluster_.moving(store->fileset()) && filesets_.find(store->fileset())) drop_if_detached(*store);
-    }
-  }
-}
-
 std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
   const auto* entry = registry_.find(id);
   if (!entry) return nullptr;
@@ -157,38 +131,29 @@ std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
   return peer;
 }
 
-asio::awaitable<bool> MdsService::delete_objects(const Orphan& orphan) {
-  // Group the objects by server: one remove request per server.
-  std::map<ServerId, std::vector<uint32_t>> by_server;
-  for (uint32_t i = 0; i < orphan.layout.stripe_count(); ++i)
-    by_server[orphan.layout.servers[i]].push_back(i);
-  std::vector<asio::awaitable<Status>> tasks;
-  for (auto& [server, indexes] : by_server) {
-    std::shared_ptr<rpc::Peer> peer = storage_peer(server);
-    if (!peer) co_return false;
-    tasks.push_back([](std::shared_ptr<rpc::Peer> p, InodeId ino, std::vector<uint32_t> idx,
-                       milliseconds timeout) -> asio::awaitable<Status> {
-      rpc::OutMessage out;
-      auto list = out.init_body<proto::storage::Request>().initRemove().initObjects(
-          static_cast<unsigned>(idx.size()));
-      for (size_t i = 0; i < idx.size(); ++i) {
-        list[i].setIno(ino.value);
-        list[i].setIndex(idx[i]);
-      }
-      auto reply = co_await p->call(out, {}, timeout);
-      co_return reply.status();
-    }(peer, orphan.ino, indexes, milliseconds(config_.rpc_timeout_ms)));
-  }
-  Status st = co_await rpc::run_all(std::move(tasks));
-  co_return st.ok();
+std::vector<ServerId> MdsService::cluster_servers() const {
+  std::vector<ServerId> out;
+  for (const auto& s : config_.servers) out.push_back(ServerId(s.id));
+  for (const auto& e : registry_.all())
+    if (std::find(out.begin(), out.end(), e.id) == out.end()) out.push_back(e.id);
+  return out;
+}
+
+Layout MdsService::layout_for_policy(const LayoutPolicy& policy) {
+  LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
+  // Where the MDS chooses, a full server gets no part of a new file; a
+  // layout that names its servers gets them while they are alive.
+  const auto now = std::chrono::steady_clock::now();
+  return choose_layout(policy, defaults,
+                       policy.servers.empty() ? registry_.with_room(now, config_.full_percent)
+                                              : registry_.live(now),
+                       rng_());
 }
 
 Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId parent) {
   auto policy = store.get_layout_policy(parent);
   if (!policy) return policy.status();
-  LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
-  Layout layout =
-      choose_layout(*policy, defaults, registry_.live(std::chrono::steady_clock::now()), rng_());
+  Layout layout = layout_for_policy(*policy);
   if (!layout.valid()) return Status(Errc::io, "no storage server is alive");
   return layout;
 }
@@ -457,8 +422,21 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
         failure = Status(Errc::too_big, fmt::format("size {} is past the largest file size", r.getSize()));
         break;
       }
-      if (auto* s = at(r.getIno()))
-        attr_or(s->update_size(InodeId(r.getIno()), r.getSize(), r.getTouchMtime(), now));
+      auto* s = at(r.getIno());
+      if (!s) break;
+      const InodeId ino(r.getIno());
+      // Nothing to record (a writer only announcing itself): no commit.
+      auto attr = s->getattr(ino);
+      if (attr && (!S_ISREG(attr->mode) || r.getSize() > attr->size || r.getTouchMtime()))
+        attr = s->update_size(ino, r.getSize(), r.getTouchMtime(), now);
+      if (attr && r.getWriter() == mp::Request::UpdateSize::Writer::STARTS) writer_starts(conn, ino);
+      if (attr && r.getWriter() == mp::Request::UpdateSize::Writer::STOPS) writer_stops(conn.get(), ino);
+      attr_or(std::move(attr));
+      break;
+    }
+    case mp::Request::SYNC_FILE_SET: {
+      const InodeId ino(req.getSyncFileSet().getIno());
+      if (at(ino.value)) none_or(co_await sync_fileset(ino.fileset()));
       break;
     }
     case mp::Request::GET_SERVERS: {
@@ -533,6 +511,12 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                      policy.servers.size(), policy.stripe_count, kMaxStripeCount));
         break;
       }
+      // A layout naming a server the cluster lacks would make every create
+      // under it fail later; refuse it now, when the user can see why.
+      if (Status st = check_policy(policy, cluster_servers()); !st.ok()) {
+        failure = st;
+        break;
+      }
       auto* s = at(ino.value);
       if (!s) break;
       auto attr = s->getattr(ino);
@@ -543,9 +527,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       if (S_ISDIR(attr->mode)) {
         attr_or(s->set_layout_policy(caller, ino, policy));
       } else if (S_ISREG(attr->mode)) {
-        LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
-        Layout layout = choose_layout(policy, defaults,
-                                      registry_.live(std::chrono::steady_clock::now()), rng_());
+        Layout layout = layout_for_policy(policy);
         if (!layout.valid()) {
           failure = Status(Errc::invalid_argument, "no live storage server matches that layout");
           break;
@@ -631,7 +613,11 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       break;
   }
   in_flight.reset();
-  if (route && failure.code() != Errc::again) cluster_.record(std::chrono::steady_clock::now() - started);
+  if (failure.ok() && (req.isUnlink() || req.isRename() || req.isReleaseOrphan())) wake_orphan_collector();
+  // An fsync waits for the disk, not for this member's load: not a latency
+  // sample for placement.
+  if (route && failure.code() != Errc::again && !req.isSyncFileSet())
+    cluster_.record(std::chrono::steady_clock::now() - started);
   rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
   requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,
                    std::chrono::steady_clock::now() - started);

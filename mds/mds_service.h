@@ -1,10 +1,11 @@
 // The metadata service: answers mds.capnp requests by running them against
 // the NamespaceStore, chooses layouts for new files, keeps the registry of
-// storage servers, deletes the objects of unlinked files in the background
-// and syncs LMDB on a timer. Owns none of the sockets (RpcServer does).
-// Runs on the daemon's single network thread: namespace operations execute
-// inline there, because with MDB_NOSYNC a commit is a memory copy and a
-// thread hop would cost more than the work (ARCHITECTURE.md, machine notes).
+// storage servers, deletes the objects of unlinked files in the background,
+// syncs LMDB on a timer and when a client fsyncs, and sets the size of files
+// whose writing client died from the storage servers. Owns none of the
+// sockets (RpcServer does). Runs on the daemon's single network thread:
+// namespace operations execute inline there (a commit is a copy into the
+// page cache plus one fdatasync, cheaper than a thread hop and back).
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@
 
 #include "mds/cluster/mds_cluster.h"
 #include "mds/fileset_catalog.h"
+#include "mds/group_commit.h"
 #include "mds/server_registry.h"
 #include "shared/config.h"
 #include "shared/metrics/request_stats.h"
@@ -48,17 +50,67 @@ class MdsService {
 
  private:
   asio::awaitable<void> sync_loop();
+
+  // ---- durability (mds/mds_durability.cc) ----
+  // The LMDB syncs (Env::sync()) of one file set for clients' fsyncs.
+  struct FileSetSync {
+    explicit FileSetSync(asio::io_context& io);
+    GroupCommit commits;
+    Status last;              // the outcome of the last sync finished
+    asio::steady_timer wake;  // never expires: cancelled when a sync ends
+  };
+  // Returns once every commit to file set `set` made before the call is on
+  // disk. Callers that arrive while a sync runs share the next one. A set
+  // that left this MDS meanwhile was synced by its move: ok. Errors: io.
+  asio::awaitable<Status> sync_fileset(FileSetId set);
+  // Runs the sync just started in `sync->commits`, and the next ones while
+  // callers wait for them.
+  asio::awaitable<void> run_syncs(FileSetId set, std::shared_ptr<FileSetSync> sync);
+  // UpdateSize.writer: `conn` writes `ino` from now on / no longer.
+  void writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino);
+  void writer_stops(const rpc::Connection* conn, InodeId ino);
+  // Every 200 ms: the files of writers whose connection ended get their
+  // size from the storage servers (retried until the servers answer).
+  asio::awaitable<void> writer_loop();
+  // Grows the size of regular file `ino` to the end of the data its objects
+  // hold. Errors: those of the storage servers; again while its file set
+  // moves. A file or file set no longer here is not an error.
+  asio::awaitable<Status> reconcile_size(InodeId ino);
+  // Ends the registrations of `conn` and queues their files for reconcile_size().
+  void writer_gone(const rpc::Connection* conn);
+  // ---- orphan collection (mds/mds_orphans.cc) ----
+  // Deletes unlinked files' objects and forgets the files, full batches
+  // back to back; with less than a batch waiting it passes every 200 ms.
   asio::awaitable<void> orphan_loop();
-  // Deletes the objects of one orphan; true when all are gone.
-  asio::awaitable<bool> delete_objects(const Orphan& orphan);
-  // The peer of a registered storage server, or nullptr. A server that
-  // registers at a new address gets a new peer; calls still waiting on the
-  // old one keep it alive through their copy.
+  struct OrphanPass {
+    uint64_t purged = 0;  // files forgotten: their objects are gone from every server
+    uint64_t left = 0;    // files listed whose objects could not all be deleted
+  };
+  // One pass over `store`'s orphans in inode order, batch by batch.
+  asio::awaitable<OrphanPass> collect_orphans(std::shared_ptr<NamespaceStore> store);
+  // Removes the objects of `orphans`, one request per server for the whole
+  // batch, all servers at once. Returns the files whose objects are gone
+  // from every server; files on a server that is down or failed are left
+  // for a later pass.
+  asio::awaitable<std::vector<InodeId>> delete_objects(std::vector<Orphan> orphans);
+  // A file may have lost its last link (or a held one was closed): counts
+  // it, and ends the collector's pause when a full batch is waiting.
+  void wake_orphan_collector();
+  // The connection to storage server `id`, nullptr when it is unknown.
+  // Shared so that a call in flight keeps it when the server's address
+  // changes meanwhile.
   std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
+  // The layout of a new file under `policy`: its servers chosen among the
+  // live ones, full ones left out where the policy names none (may be
+  // invalid when no server fits).
+  Layout layout_for_policy(const LayoutPolicy& policy);
   // Whether requests on `conn` have root squashed ([security] root_squash):
   // a client's, from an address not in root_squash_except.
   bool squashes(const rpc::Connection& conn) const;
   Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
+  // The cluster's storage servers: those in the config and any other that
+  // registered, alive or not.
+  std::vector<ServerId> cluster_servers() const;
 
   // ---- file sets (mds/mds_filesets.cc) ----
   struct MadeFileSet {
@@ -104,6 +156,24 @@ class MdsService {
   std::mt19937_64 rng_{std::random_device{}()};
   asio::steady_timer sync_timer_;
   asio::steady_timer orphan_timer_;
+  bool orphans_idle_ = false;     // orphan_loop() waits on orphan_timer_
+  uint32_t orphans_arrived_ = 0;  // unlinks since the current pass began
+  uint64_t orphans_reclaimed_ = 0;  // files whose objects the collector deleted
+  std::map<uint16_t, std::shared_ptr<FileSetSync>> syncs_;  // by file set
+  std::map<uint16_t, uint64_t> fsync_syncs_;  // syncs done for clients' fsyncs, by file set
+  // The files each client connection has said it writes (UpdateSize.writer),
+  // keyed by the connection's address and checked against its weak_ptr (an
+  // address may be reused once the connection is gone).
+  struct Writer {
+    std::weak_ptr<rpc::Connection> conn;
+    std::set<InodeId> files;
+  };
+  std::map<const rpc::Connection*, Writer> writers_;
+  // Files of gone writers waiting for their size, and whether a failure to
+  // get it was logged already.
+  std::map<InodeId, bool> unreconciled_;
+  uint64_t sizes_reconciled_ = 0;   // sizes grown by reconcile_size()
+  asio::steady_timer writer_timer_;
   bool stopped_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "shared/lmdb/lmdb_env.h"
@@ -421,11 +422,13 @@ Result<Attr> NamespaceStore::set_file_layout(const Caller& caller, InodeId file,
   });
 }
 
-Result<std::vector<Orphan>> NamespaceStore::list_orphans(uint32_t max) {
+Result<std::vector<Orphan>> NamespaceStore::list_orphans(uint32_t max, std::optional<InodeId> after) {
   return with_read(*t_, [&](NsTxn& tx) -> Result<std::vector<Orphan>> {
     std::vector<InodeId> ids;
     Status bad;
-    Status s = tx.raw().scan(tx.tables().orphans, {}, {}, [&](std::string_view key, std::string_view value) {
+    if (after && after->value == std::numeric_limits<uint64_t>::max()) return std::vector<Orphan>{};
+    const std::string from = after ? inode_key(InodeId(after->value + 1)) : std::string();
+    Status s = tx.raw().scan(tx.tables().orphans, {}, from, [&](std::string_view key, std::string_view value) {
       if (ids.size() == max) return false;
       auto ino = decode_inode_key(key);
       auto record = decode_orphan(value);
@@ -468,6 +471,29 @@ Status NamespaceStore::purge(InodeId ino) {
     if (record->held) return Status(Errc::busy, "orphan still open");
     return tx.erase_inode(ino);
   });
+}
+
+Result<uint32_t> NamespaceStore::purge_many(std::span<const InodeId> inos) {
+  return with_write(*t_, [&](NsTxn& tx) -> Result<uint32_t> {
+    uint32_t purged = 0;
+    for (InodeId ino : inos) {
+      auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
+      if (!bytes) {
+        if (bytes.code() == Errc::not_found) continue;
+        return bytes.status();
+      }
+      auto record = decode_orphan(*bytes);
+      if (!record) return record.status();
+      if (record->held) continue;
+      if (Status s = tx.erase_inode(ino); !s.ok()) return s;
+      ++purged;
+    }
+    return purged;
+  });
+}
+
+Result<uint64_t> NamespaceStore::orphan_count() {
+  return with_read(*t_, [&](NsTxn& tx) { return tx.raw().count(t_->orphans); });
 }
 
 Result<uint64_t> NamespaceStore::inode_count() {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -154,14 +155,23 @@ class NamespaceStore {
   // layout; not_permitted unless owner or root.
   Result<Attr> set_file_layout(const Caller& caller, InodeId file, const Layout& layout);
 
-  // Up to `max` orphans not held open, in inode order, with their layouts.
-  Result<std::vector<Orphan>> list_orphans(uint32_t max);
+  // Up to `max` orphans not held open with inode numbers above `after`
+  // (all when nullopt), in inode order, with their layouts. The orphan
+  // collector pages through them with `after` so that orphans it cannot
+  // delete yet (a server down) do not hide the ones behind them.
+  Result<std::vector<Orphan>> list_orphans(uint32_t max, std::optional<InodeId> after = std::nullopt);
   // The client that kept orphan `ino` open has closed it: list it from now
   // on. Errors: not_found when `ino` is not an orphan.
   Status release_orphan(InodeId ino);
   // Forgets orphan `ino` (inode and xattrs) once its objects are deleted.
   // Errors: not_found when not an orphan; busy while held.
   Status purge(InodeId ino);
+  // purge() of each of `inos` in one transaction (one commit for a whole
+  // batch of deleted orphans). Those no longer orphans, or held open again,
+  // are skipped. Returns how many were forgotten. Errors: corrupt, io.
+  Result<uint32_t> purge_many(std::span<const InodeId> inos);
+  // Orphans in this file set, held ones included (metrics).
+  Result<uint64_t> orphan_count();
 
   // Up to `max` regular files with inode numbers above `after`, in inode
   // order, orphans included and marked (for fsck; namespace_scan.cc).

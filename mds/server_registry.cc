@@ -1,5 +1,6 @@
 #include "mds/server_registry.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace pvfs::mds {
@@ -17,6 +18,18 @@ std::vector<ServerId> ServerRegistry::live(TimePoint now) const {
   for (const auto& [id, e] : servers_)
     if (now - e.last_seen <= timeout_) out.push_back(id);
   return out;
+}
+
+std::vector<ServerId> ServerRegistry::with_room(TimePoint now, uint32_t full_percent) const {
+  std::vector<ServerId> out;
+  for (const auto& [id, e] : servers_) {
+    if (now - e.last_seen > timeout_) continue;
+    // used / capacity < full_percent / 100, in integers that cannot overflow
+    // (capacities below 2^57 bytes).
+    const uint64_t used = e.capacity_bytes - std::min(e.free_bytes, e.capacity_bytes);
+    if (e.capacity_bytes == 0 || used * 100 < e.capacity_bytes * full_percent) out.push_back(id);
+  }
+  return out.empty() ? live(now) : out;
 }
 
 bool ServerRegistry::is_live(ServerId id, TimePoint now) const {

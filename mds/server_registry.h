@@ -36,6 +36,12 @@ class ServerRegistry {
   // Ids of servers heard from within the heartbeat timeout, in id order.
   std::vector<ServerId> live(TimePoint now) const;
   bool is_live(ServerId id, TimePoint now) const;
+  // The live servers (as live()) that may take objects of new files: those
+  // less than `full_percent` full by their last report. A server that
+  // reported no capacity counts as having room. When every live server is
+  // that full, all of them: a write then fails with ENOSPC where there is
+  // no room, rather than every create failing.
+  std::vector<ServerId> with_room(TimePoint now, uint32_t full_percent) const;
   // Every known server, in id order.
   std::vector<Entry> all() const;
   const Entry* find(ServerId id) const;

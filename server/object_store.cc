@@ -411,6 +411,42 @@ Status ObjectStore::truncate(ObjectId id, uint64_t size) {
   return {};
 }
 
+Status ObjectStore::allocate(ObjectId id, uint64_t offset, uint64_t length, bool punch) {
+  if (!range_ok(offset, length))
+    return Status(Errc::invalid_argument,
+                  fmt::format("allocate {} at offset {} length {}: beyond the maximum object size",
+                              object_name(id), offset, length));
+  if (length == 0 && punch) return {};
+  auto file = acquire(id, !punch);
+  if (!file) return file.status();
+  if (!*file || length == 0) return {};
+  const int mode = FALLOC_FL_KEEP_SIZE | (punch ? FALLOC_FL_PUNCH_HOLE : 0);
+  int rc;
+  do {
+    rc = ::fallocate((*file)->fd, mode, static_cast<off_t>(offset), static_cast<off_t>(length));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0)
+    return Status::from_errno(errno, fmt::format("{} {} at offset {} length {}", punch ? "punch" : "allocate",
+                                                 object_name(id), offset, length));
+  return {};
+}
+
+Result<std::optional<uint64_t>> ObjectStore::seek(ObjectId id, uint64_t offset, bool hole) {
+  if (offset > kMaxObjectBytes)
+    return Status(Errc::invalid_argument, fmt::format("seek {} from {}: beyond the maximum object size",
+                                                      object_name(id), offset));
+  auto file = acquire(id, false);
+  if (!file) return file.status();
+  if (!*file) return hole ? std::optional<uint64_t>(offset) : std::nullopt;
+  const off_t at = ::lseek((*file)->fd, static_cast<off_t>(offset), hole ? SEEK_HOLE : SEEK_DATA);
+  if (at < 0) {
+    // ENXIO: `offset` is at or past the end (SEEK_HOLE), or no data follows it.
+    if (errno == ENXIO) return hole ? std::optional<uint64_t>(offset) : std::nullopt;
+    return Status::from_errno(errno, fmt::format("seek {} from {}", object_name(id), offset));
+  }
+  return std::optional<uint64_t>(static_cast<uint64_t>(at));
+}
+
 Status ObjectStore::remove(ObjectId id) {
   const std::string path = object_path(id).string();
   std::lock_guard lock(mu_);
@@ -442,14 +478,17 @@ Result<ObjectStat> ObjectStore::stat(ObjectId id) {
     if (errno != ENOENT) return Status::from_errno(errno, fmt::format("stat {} ({})", object_name(id), path));
     // Checked again under the lock: acquire() creates and caches under it.
     std::lock_guard lock(mu_);
-    if (::stat(path.c_str(), &st) == 0) return ObjectStat{true, static_cast<uint64_t>(st.st_size), mtime_ns(st)};
+    if (::stat(path.c_str(), &st) == 0)
+      return ObjectStat{true, static_cast<uint64_t>(st.st_size), mtime_ns(st),
+                        static_cast<uint64_t>(st.st_blocks)};
     if (auto it = cache_.find(id); it != cache_.end()) {
       lru_.erase(it->second.lru_pos);
       cache_.erase(it);
     }
     return ObjectStat{};
   }
-  return ObjectStat{true, static_cast<uint64_t>(st.st_size), mtime_ns(st)};
+  return ObjectStat{true, static_cast<uint64_t>(st.st_size), mtime_ns(st),
+                    static_cast<uint64_t>(st.st_blocks)};
 }
 
 Result<StoreSpace> ObjectStore::space() {

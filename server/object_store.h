@@ -14,6 +14,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +28,7 @@ struct ObjectStat {
   bool exists = false;
   uint64_t size = 0;      // bytes, holes included; 0 when !exists
   int64_t mtime_ns = 0;   // last data change, ns since the Unix epoch; 0 when !exists
+  uint64_t blocks = 0;    // 512-byte blocks allocated (st_blocks); 0 when !exists
 };
 
 struct StoreSpace {
@@ -82,6 +84,22 @@ class ObjectStore {
   // Sets the object's size to `size`, creating it if missing; growing leaves
   // a hole that reads as zeros. Errors: invalid_argument above kMaxObjectBytes.
   Status truncate(ObjectId id, uint64_t size);
+
+  // Without `punch`: reserves disk blocks for [offset, offset + length) of
+  // the object, creating it if missing, without changing its size (later
+  // writes there cannot fail for want of space). With `punch`: frees them;
+  // the range reads as zeros, and a missing object stays missing. A length
+  // of 0 without `punch` only makes sure the object exists.
+  // Errors: invalid_argument beyond kMaxObjectBytes; not_supported when the
+  // file system cannot; no_space; io.
+  Status allocate(ObjectId id, uint64_t offset, uint64_t length, bool punch);
+
+  // lseek(SEEK_DATA), or with `hole` lseek(SEEK_HOLE), from `offset` in the
+  // object's file: the offset found, or nullopt when there is no data at or
+  // after `offset` (a missing object has none). A hole is always found: past
+  // the end, or in a missing object, it is `offset` itself.
+  // Errors: invalid_argument beyond kMaxObjectBytes; io.
+  Result<std::optional<uint64_t>> seek(ObjectId id, uint64_t offset, bool hole);
 
   // Deletes the object; a missing object is not an error. Writes that start
   // after this returns recreate it empty.

@@ -64,6 +64,10 @@ Result<std::unique_ptr<SchedDb>> SchedDb::open(const std::filesystem::path& data
   lmdb::EnvOptions options;
   options.map_size_bytes = uint64_t{16} << 30;
   options.max_dbs = 4;
+  // Redirects are recorded on the network thread, one commit per redirected
+  // write: a flush each would stall every request of this server. The
+  // database is synced on fsync and O_SYNC instead (pvfs-server(8)).
+  options.flush_commits = false;
   auto env = lmdb::Env::open(data_dir / "sched", options);
   if (!env) return env.status();
   auto entries = (*env)->open_db("redirects");

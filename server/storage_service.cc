@@ -9,6 +9,7 @@
 #include "shared/log_level.h"
 #include "shared/rpc/blocking.h"
 #include "shared/rpc/convert.h"
+#include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/request_log.h"
 #include "shared/rpc/metrics_wire.h"
@@ -195,12 +196,33 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       co_return st;
     }
     case sp::Request::STAT: {
-      ObjectId obj = rpc::from_wire(req.getStat());
-      auto st = co_await rpc::run_blocking(disk_pool_, [&] { return store_.stat(obj); });
+      const ObjectId obj = rpc::from_wire(req.getStat());
+      auto st = co_await stat(obj);
       if (!st) co_return st.status();
       auto s = reply.initStat();
       s.setExists(st->exists);
       s.setSize(st->size);
+      // Redirected writes live in fragments until pulled home: the log's
+      // bounds say how far they reach. Read after the await: no state held.
+      const auto* log = table_.find(obj);
+      s.setDataEnd(std::max(st->size, log && !log->empty() ? log->max() : 0));
+      s.setBlocks(st->blocks);
+      co_return Status{};
+    }
+    case sp::Request::ALLOCATE: {
+      auto a = req.getAllocate();
+      Status st =
+          co_await allocate(rpc::from_wire(a.getObject()), a.getOffset(), a.getLength(), a.getPunch());
+      if (st.ok()) reply.setNone();
+      co_return st;
+    }
+    case sp::Request::SEEK: {
+      auto k = req.getSeek();
+      auto found = co_await seek(rpc::from_wire(k.getObject()), k.getOffset(), k.getHole());
+      if (!found) co_return found.status();
+      auto r = reply.initSeek();
+      r.setFound(found->has_value());
+      r.setOffset(found->value_or(0));
       co_return Status{};
     }
     case sp::Request::STATFS: {
@@ -358,13 +380,34 @@ asio::awaitable<Status> StorageService::truncate(ObjectId obj, uint64_t size) {
 }
 
 asio::awaitable<Status> StorageService::remove(std::vector<ObjectId> objects) {
+  // A pull copying into one of these objects finishes before its file goes.
+  std::vector<ObjectGates::Shared> gates;
+  gates.reserve(objects.size());
+  for (const auto& obj : objects) gates.push_back(co_await gates_.enter_shared(obj));
+  // The unlinks go to the disk pool in chunks queued all at once: a large
+  // batch (the MDS's orphan collector sends thousands) keeps every disk
+  // thread busy, and reads and writes queued meanwhile run between chunks.
+  constexpr size_t kChunk = 256;
+  std::vector<Status> results(objects.size());
+  std::vector<asio::awaitable<Status>> chunks;
+  for (size_t from = 0; from < objects.size(); from += kChunk) {
+    const size_t n = std::min(kChunk, objects.size() - from);
+    chunks.push_back([](asio::thread_pool& pool, ObjectStore& store, std::span<const ObjectId> objs,
+                        std::span<Status> out) -> asio::awaitable<Status> {
+      co_return co_await rpc::run_blocking(pool, [&] {
+        for (size_t i = 0; i < objs.size(); ++i) out[i] = store.remove(objs[i]);
+        return Status{};
+      });
+    }(disk_pool_, store_, std::span<const ObjectId>(objects).subspan(from, n),
+                      std::span<Status>(results).subspan(from, n)));
+  }
+  (void)co_await rpc::run_all(std::move(chunks));
   Status first;
-  for (const auto& obj : objects) {
-    auto gate = co_await gates_.enter_shared(obj);
-    Status s = co_await rpc::run_blocking(disk_pool_, [&] { return store_.remove(obj); });
+  for (size_t i = 0; i < objects.size(); ++i) {
+    Status s = results[i];
     if (s.ok()) {
-      redirect::Change change = table_.drop(obj);
-      s = db_->apply(obj, nullptr, change);
+      redirect::Change change = table_.drop(objects[i]);
+      s = db_->apply(objects[i], nullptr, change);
       for (const auto& g : change.garbage) garbage_[g] = std::chrono::steady_clock::now();
     }
     if (!s.ok() && first.ok()) first = s;

@@ -115,6 +115,14 @@ class StorageService {
   asio::awaitable<Status> truncate(ObjectId object, uint64_t size);
   asio::awaitable<Status> remove(std::vector<ObjectId> objects);
   asio::awaitable<Status> fsync(ObjectId object);
+  // Space (storage_space.cc): fallocate of an object range (reserve, or
+  // punch), SEEK_DATA / SEEK_HOLE, and stat with the blocks the object
+  // takes here and in its redirected ranges. Redirected ranges are data.
+  asio::awaitable<Status> allocate(ObjectId object, uint64_t offset, uint64_t length, bool punch);
+  asio::awaitable<Result<std::optional<uint64_t>>> seek(ObjectId object, uint64_t offset, bool hole);
+  asio::awaitable<Result<ObjectStat>> stat(ObjectId object);
+  // The redirected ranges of `object` from offset `from` on, in order.
+  std::vector<std::pair<uint64_t, uint64_t>> remote_ranges(ObjectId object, uint64_t from) const;
   asio::awaitable<Status> drop_fragments(std::vector<std::pair<ObjectId, uint64_t>> fragments);
   // Scheduling.
   Status redirect(proto::storage::Request::Redirect::Reader r);

@@ -194,6 +194,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, "layout", "stripe_count", c.stripe_count); !s.ok()) return s;
     if (c.stripe_size < 4096 || c.stripe_size % 4096 != 0)
       return key_error("layout.stripe_size", "must be a multiple of 4096");
+    if (Status s = read_uint(*t, "layout", "full_percent", c.full_percent); !s.ok()) return s;
+    if (c.full_percent < 1 || c.full_percent > 100)
+      return key_error("layout.full_percent", "must be between 1 and 100");
   }
   if (auto* t = root.get_as<toml::table>("timeouts")) {
     if (Status s = read_uint(*t, "timeouts", "rpc_ms", c.rpc_timeout_ms); !s.ok()) return s;
@@ -328,7 +331,8 @@ std::string Config::render() const {
   daemons("server", servers);
   out << "[layout]\n"
       << "stripe_size = " << stripe_size << "    # bytes per stripe\n"
-      << "stripe_count = " << stripe_count << "    # objects per file; 0 = all servers\n\n"
+      << "stripe_count = " << stripe_count << "    # objects per file; 0 = all servers\n"
+      << "full_percent = " << full_percent << "    # servers this full get no new files\n\n"
       << "[timeouts]\n"
       << "rpc_ms = " << rpc_timeout_ms << "    # a call fails with ETIMEDOUT after this\n"
       << "connect_ms = " << connect_timeout_ms << "\n"

@@ -44,6 +44,9 @@ struct Config {
   // [layout]: defaults for files whose directories set nothing.
   uint64_t stripe_size = uint64_t{1} << 20;
   uint32_t stripe_count = 0;  // 0 = all servers
+  // A storage server whose file system is at least this full (percent, from
+  // its heartbeat) gets no objects of new files the MDS places.
+  uint32_t full_percent = 95;
 
   // [timeouts]
   uint32_t rpc_timeout_ms = 10000;       // a call to a daemon fails with ETIMEDOUT after this

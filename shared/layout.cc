@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "shared/status.h"
 
 namespace pvfs {
@@ -47,6 +49,14 @@ uint64_t object_size_for_file_size(const Layout& layout, uint32_t index, uint64_
   return size;
 }
 
+uint64_t file_size_for_object_size(const Layout& layout, uint32_t index, uint64_t object_bytes) {
+  PVFS_CHECK(layout.valid() && index < layout.stripe_count());
+  if (object_bytes == 0) return 0;
+  const uint64_t last = object_bytes - 1;  // the object's last byte
+  const uint64_t stripe = (last / layout.stripe_size) * layout.stripe_count() + index;
+  return stripe * layout.stripe_size + last % layout.stripe_size + 1;
+}
+
 Layout choose_layout(const LayoutPolicy& policy, const LayoutPolicy& defaults,
                      const std::vector<ServerId>& live, uint64_t random_start) {
   Layout layout;
@@ -66,6 +76,35 @@ Layout choose_layout(const LayoutPolicy& policy, const LayoutPolicy& defaults,
   const size_t start = policy.servers.empty() ? random_start % pool.size() : 0;
   for (uint32_t i = 0; i < count; ++i) layout.servers.push_back(pool[(start + i) % pool.size()]);
   return layout;
+}
+
+Status check_policy(const LayoutPolicy& policy, const std::vector<ServerId>& cluster) {
+  auto names = [](const std::vector<ServerId>& ids) {
+    std::vector<ServerId> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    std::string out;
+    for (ServerId id : sorted) out += (out.empty() ? "" : ",") + std::to_string(id.value);
+    return out.empty() ? std::string("none") : out;
+  };
+  for (size_t i = 0; i < policy.servers.size(); ++i) {
+    const ServerId id = policy.servers[i];
+    if (std::find(cluster.begin(), cluster.end(), id) == cluster.end())
+      return Status(Errc::invalid_argument,
+                    fmt::format("storage server {} is not in the cluster (its servers: {})", id.value,
+                                names(cluster)));
+    if (std::find(policy.servers.begin(), policy.servers.begin() + static_cast<ptrdiff_t>(i), id) !=
+        policy.servers.begin() + static_cast<ptrdiff_t>(i))
+      return Status(Errc::invalid_argument, fmt::format("storage server {} is listed twice", id.value));
+  }
+  const size_t usable = policy.servers.empty() ? cluster.size() : policy.servers.size();
+  if (policy.stripe_count > usable)
+    return Status(Errc::invalid_argument,
+                  policy.servers.empty()
+                      ? fmt::format("stripe count {} is more than the cluster's {} storage server(s)",
+                                    policy.stripe_count, usable)
+                      : fmt::format("stripe count {} is more than the {} storage server(s) listed",
+                                    policy.stripe_count, usable));
+  return {};
 }
 
 }  // namespace pvfs

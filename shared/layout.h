@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "shared/ids.h"
+#include "shared/status.h"
 
 namespace pvfs {
 
@@ -49,6 +50,10 @@ std::vector<Piece> split_range(const Layout& layout, uint64_t offset, uint64_t l
 // How many bytes object `index` holds when the file is `file_size` long:
 // the size a truncate must give that object.
 uint64_t object_size_for_file_size(const Layout& layout, uint32_t index, uint64_t file_size);
+// The inverse: the smallest file size whose object `index` holds
+// `object_bytes` bytes, i.e. the file offset just past the last byte of
+// that object (0 when it holds none). Requires layout.valid().
+uint64_t file_size_for_object_size(const Layout& layout, uint32_t index, uint64_t object_bytes);
 
 // Resolves a directory's policy into a concrete layout for a new file.
 // `live` lists the servers that may be used (in id order), `defaults` the
@@ -56,5 +61,13 @@ uint64_t object_size_for_file_size(const Layout& layout, uint32_t index, uint64_
 // to pick the first server. Returns an empty layout when no server is live.
 Layout choose_layout(const LayoutPolicy& policy, const LayoutPolicy& defaults,
                      const std::vector<ServerId>& live, uint64_t random_start);
+
+// Whether `policy` can be met by a cluster whose storage servers are
+// `cluster` (any order): each server it lists must be one of them and be
+// listed once, and its stripe count may not exceed the servers it could
+// stripe over (those listed, else the whole cluster). A policy that passes
+// may still be cut to the live servers when a file is created.
+// Errors: invalid_argument, with a message naming the value at fault.
+Status check_policy(const LayoutPolicy& policy, const std::vector<ServerId>& cluster);
 
 }  // namespace pvfs

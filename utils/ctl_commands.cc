@@ -109,7 +109,9 @@ std::optional<std::string> getstripe_one(const std::string& path) {
 std::string setstripe_hint(const std::string& path, int err) {
   switch (err) {
     case EBUSY: return " (the file is not empty)";
-    case EINVAL: return " (no live storage server matches that layout)";
+    case EINVAL:
+      return " (the cluster has no such storage server, or fewer servers than the stripe count, or none "
+             "of those named is alive; `pvfs-ctl servers` lists them)";
     case EPERM:
       return has_layout(path) ? " (only the owner or root may set a layout)"
                               : " (only files and directories have a layout)";

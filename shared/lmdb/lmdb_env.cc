@@ -39,9 +39,11 @@ Result<std::unique_ptr<Env>> Env::open(const std::filesystem::path& dir, const E
   rc = mdb_env_set_maxdbs(env, options.max_dbs);
   if (rc == 0) rc = mdb_env_set_mapsize(env, options.map_size_bytes);
   // MDB_NOTLS: read transactions are not tied to a thread, so the owner may
-  // run them on any thread of its blocking pool.
-  // 0600: the namespace holds every name and owner; nobody else reads it.
-  if (rc == 0) rc = mdb_env_open(env, dir.c_str(), MDB_NOSYNC | MDB_NOTLS, 0600);
+  // run them on any thread of its blocking pool. 0600: the namespace holds
+  // every name and owner; nobody else reads it. MDB_NOMETASYNC: consistent
+  // after a system crash, durable at the next commit or sync() (see Env).
+  const unsigned sync_flag = options.flush_commits ? MDB_NOMETASYNC : MDB_NOSYNC;
+  if (rc == 0) rc = mdb_env_open(env, dir.c_str(), sync_flag | MDB_NOTLS, 0600);
   if (rc != 0) {
     mdb_env_close(env);
     return from_mdb(rc, "open " + dir.string());

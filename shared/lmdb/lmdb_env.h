@@ -24,6 +24,12 @@ struct EnvOptions {
   // are written, so a large value costs no disk; it caps the database size.
   uint64_t map_size_bytes = uint64_t{64} << 30;
   uint32_t max_dbs = 16;
+  // true: MDB_NOMETASYNC, consistent after a system crash (see Env).
+  // false: MDB_NOSYNC, no flush at commit: a system crash can lose recent
+  // commits and damage the database unless sync() ran after the last
+  // commit. For owners that commit on their network thread and cannot
+  // afford a flush per commit.
+  bool flush_commits = true;
 };
 
 // Handle of a named database; valid for the life of the Env that opened it.
@@ -35,11 +41,18 @@ class Txn;
 
 // One LMDB environment (a directory holding data.mdb and lock.mdb).
 //
-// Opened with MDB_NOSYNC: commits do not fsync. LMDB (without MDB_WRITEMAP)
-// writes pages and the meta page with write(2), so a committed transaction is
-// in the kernel's page cache at once and a process crash (kill -9) loses
-// nothing. Only an operating system crash or power loss can undo the commits
-// made since the last sync(); the owner calls sync() on a timer to bound that.
+// Opened (by default) with MDB_NOMETASYNC: every commit fdatasyncs the pages it wrote
+// before it writes its meta page, and leaves that meta page to the next
+// commit's flush or to sync(). So a system crash or power loss undoes at
+// most the commits made since the last flush (in practice the last one)
+// and never leaves a meta page that names pages not on disk: the database
+// stays consistent. MDB_NOSYNC gives no such promise (the kernel may write
+// a meta page before the pages it names, and LMDB reuses pages the last
+// durable meta page still names); MDB_WRITEMAP is not used either, so a
+// stray write cannot reach the map and the file grows only as pages are
+// written. A process crash (kill -9) loses nothing: every commit is in the
+// page cache at once. Owners call sync() when a commit must be durable now
+// (an fsync through a mount) and on a timer to bound the rest.
 // LMDB forbids opening the same environment twice in one process: close it
 // (destroy the Env) before opening it again.
 class Env {
@@ -61,8 +74,9 @@ class Env {
   // The single write transaction; blocks while another one is open, so a
   // thread must never begin one while it holds one. Errors: io.
   Result<Txn> begin_write();
-  // Flushes every commit to stable storage (mdb_env_sync with force).
-  // Errors: io.
+  // Flushes every commit to stable storage (mdb_env_sync with force): the
+  // commits made before the call are durable when it returns. May run on
+  // another thread while a write transaction is open. Errors: io.
   Status sync();
 
  private:
@@ -95,8 +109,10 @@ class Txn {
   // callback must not put or del in this transaction. Errors: io.
   using Visitor = std::function<bool(std::string_view key, std::string_view value)>;
   Status scan(Db db, std::string_view prefix, std::string_view from, const Visitor& visit);
-  // Makes the changes visible and durable against process crashes (see
-  // Env). The transaction is finished afterwards, whatever the outcome.
+  // Makes the changes visible, durable against process crashes, and
+  // durable against system crashes once the next commit or Env::sync()
+  // returns (see Env). The transaction is finished afterwards, whatever
+  // the outcome.
   // Errors: no_space, io.
   Status commit();
 

@@ -100,6 +100,12 @@ struct Request {
                                   # the owner of the set checks its root is empty and stops
                                   # taking creates in it; reply: none, or notEmpty
     clusterStatus @37 :Void;      # pvfs-ctl mds; reply: cluster
+
+    # ---- durability ----
+    syncFileSet @38 :Getattr;     # fsync/fdatasync of `ino` or fsync of directory `ino`: replies
+                                  # (none) once every change to the file set of `ino` committed
+                                  # before the request arrived is on the MDS's disk (one LMDB sync,
+                                  # shared by the requests for that set that arrive meanwhile)
   }
 
   struct PeerPing {
@@ -165,6 +171,18 @@ struct Request {
     ino @0 :UInt64;
     size @1 :UInt64;              # new size is max(current, size): writers only grow a file
     touchMtime @2 :Bool;          # data was written: set mtime and ctime to now
+    writer @3 :Writer;            # whether the sender starts or stops writing `ino` (below)
+
+    # A client that writes a file says so before its first write is
+    # acknowledged, and says when it stops, both over the connection it
+    # keeps to this MDS. If that connection ends while the client still
+    # writes the file (the client died), the MDS sets the file's size from
+    # what the storage servers hold, so acknowledged bytes stay visible.
+    enum Writer {
+      unchanged @0;               # only the size (and mtime)
+      starts @1;                  # the sender may write `ino` from now on
+      stops @2;                   # the sender has published its last size of `ino`
+    }
   }
   struct SetLayout { ino @0 :UInt64; policy @1 :LayoutPolicy; }
 }

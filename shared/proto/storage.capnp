@@ -48,6 +48,26 @@ struct Request {
     scanRedirects @20 :Scan;      # fsck; reply: redirects (remote entries of the logs here)
     dropRedirect @21 :FragmentRef;  # fsck --repair; reply: none. Forgets the entries naming
                                   # this fragment: reads of their ranges see home's bytes again
+    allocate @22 :Allocate;       # fallocate; reply: none. not_supported when the server's file
+                                  # system cannot (the client then says EOPNOTSUPP)
+    seek @23 :Seek;               # lseek SEEK_DATA / SEEK_HOLE in one object; reply: seek
+  }
+
+  struct Allocate {               # one range of one object, sent to its home server
+    object @0 :ObjectId;
+    offset @1 :UInt64;            # the range [offset, offset + length) of the object
+    length @2 :UInt64;            # 0 without punch: only make sure the object exists (a hole
+                                  # spans it; fsck then does not take it for a lost one)
+    punch @3 :Bool;               # false: reserve disk blocks for the range (the object's size
+                                  # does not change; no_space when they cannot be had);
+                                  # true: free them, the range reads as zeros afterwards,
+                                  # redirected parts included
+  }
+  struct Seek {
+    object @0 :ObjectId;
+    offset @1 :UInt64;            # object offset to look from
+    hole @2 :Bool;                # false: the first byte of data at or after `offset`;
+                                  # true: the first byte of a hole (the object's end counts)
   }
 
   struct Scan {                   # one page of a listing in (ino, index) order
@@ -133,7 +153,8 @@ struct RedirectedRange {
 
 struct Reply {
   union {
-    none @0 :Void;                # truncate, remove, fsync, probeDone, redirect, dropFragments, inject
+    none @0 :Void;                # truncate, remove, fsync, probeDone, redirect, dropFragments, inject,
+                                  # allocate
     written @1 :UInt64;           # write: bytes written (always all of them on success)
     read @2 :ReadResult;
     stat @3 :ObjectStat;
@@ -146,6 +167,12 @@ struct Reply {
     objects @10 :ObjectList;
     fragments @11 :FragmentList;
     redirects @12 :RedirectList;
+    seek @13 :SeekResult;
+  }
+
+  struct SeekResult {             # redirected ranges count as data
+    found @0 :Bool;               # false: no data at or after the offset (SEEK_DATA only)
+    offset @1 :UInt64;            # object offset of what was looked for, when found
   }
 
   # Pages of the fsck scans. `eof`: nothing after the last item; otherwise ask
@@ -230,6 +257,11 @@ struct Reply {
   struct ObjectStat {
     exists @0 :Bool;
     size @1 :UInt64;
+    blocks @2 :UInt64;            # 512-byte blocks the local object file has allocated
+                                  # (st_blocks; fragments held elsewhere not included)
+    dataEnd @3 :UInt64;           # first object byte past its data here and in the fragments
+                                  # its redirect log names (>= size); the MDS sets a file's size
+                                  # from it when the writing client died (pvfs-mds(8))
   }
   struct Statfs {
     capacityBytes @0 :UInt64;

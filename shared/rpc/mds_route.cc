@@ -30,6 +30,7 @@ std::optional<FileSetId> route_of(mp::Request::Reader req) {
     case mp::Request::GET_LAYOUT_POLICY: return set(req.getGetLayoutPolicy().getIno());
     case mp::Request::RELEASE_ORPHAN: return set(req.getReleaseOrphan().getIno());
     case mp::Request::MAKE_FILE_SET: return set(req.getMakeFileSet().getIno());
+    case mp::Request::SYNC_FILE_SET: return set(req.getSyncFileSet().getIno());
     default: return std::nullopt;
   }
 }

@@ -250,8 +250,8 @@ TEST_CASE("after heavy redirected writes fsck finds nothing; a dead server is na
     REQUIRE(s.write(**file, kMiB, buf.span()).ok());
     REQUIRE(s.release(*file).ok());
   }
-  // Sparse (holes inside every object: a hole as large as a whole object
-  // would be reported as a missing object); truncated up; unlinked but open.
+  // Sparse (holes inside every object; holes as large as whole objects are
+  // in tests/integration/space_test.cc); truncated up; unlinked but open.
   const int sparse = ::open((c.mnt() / "sparse").c_str(), O_CREAT | O_WRONLY, 0644);
   REQUIRE(sparse >= 0);
   for (uint64_t at : {uint64_t{0}, kMiB + 5, 2 * kMiB + 5, 3 * kMiB + 5, 7 * kMiB + 10})

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -224,6 +225,152 @@ TEST_CASE("fallocate mode 0 extends a file with zeros and keeps its data") {
   REQUIRE(data.size() == (2 << 20) + 4096);
   CHECK(data.substr(0, 4) == "keep");
   CHECK(data.find_first_not_of('\0', 4) == std::string::npos);
+}
+
+namespace {
+
+struct stat stat_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE_MESSAGE(::stat(path.c_str(), &st) == 0, "stat " << path << ": " << errno_name(errno));
+  return st;
+}
+
+// Bytes the storage servers have allocated for the objects of inode `ino`
+// (st_blocks of the object files, seen from outside the servers).
+uint64_t allocated_on_servers(TestCluster& c, ino_t ino) {
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "%016llx.", static_cast<unsigned long long>(ino));
+  uint64_t total = 0;
+  for (const auto& server : c.config().servers) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(server.data_dir / "objects", ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
+      struct stat st {};
+      if (::stat(it->path().c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_blocks) * 512;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("fallocate reserves the range on the storage servers, and st_blocks shows what they allocated") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "fallocate-reserve");
+  const std::string f = s.pvfs() + "/reserved";
+  int fd = ::open(f.c_str(), O_CREAT | O_RDWR, 0644);
+  REQUIRE(fd >= 0);
+  constexpr off_t kMiB = 1 << 20;
+  REQUIRE(::fallocate(fd, 0, 0, 8 * kMiB) == 0);
+  struct stat st {};
+  REQUIRE(::fstat(fd, &st) == 0);
+  CHECK(st.st_size == 8 * kMiB);
+  CHECK(allocated_on_servers(*c, st.st_ino) >= static_cast<uint64_t>(8 * kMiB));
+  // FALLOC_FL_KEEP_SIZE reserves past the end without growing the file.
+  REQUIRE(::fallocate(fd, FALLOC_FL_KEEP_SIZE, 8 * kMiB, 8 * kMiB) == 0);
+  REQUIRE(::fstat(fd, &st) == 0);
+  CHECK(st.st_size == 8 * kMiB);
+  CHECK(allocated_on_servers(*c, st.st_ino) >= static_cast<uint64_t>(16 * kMiB));
+  // The reserved range reads as zeros.
+  std::string back(4096, 'x');
+  CHECK(::pread(fd, back.data(), back.size(), 5 * kMiB) == 4096);
+  CHECK(back.find_first_not_of('\0') == std::string::npos);
+  // Modes pvfs does not do are refused, not pretended.
+  errno = 0;
+  CHECK(::fallocate(fd, FALLOC_FL_ZERO_RANGE, 0, 4096) == -1);
+  CHECK(errno == EOPNOTSUPP);
+  ::close(fd);
+  // stat: the servers' count, not the size's.
+  const struct stat by_path = stat_of(f);
+  CHECK(static_cast<uint64_t>(by_path.st_blocks) * 512 >= static_cast<uint64_t>(16 * kMiB));
+
+  // A sparse file has fewer blocks than its size.
+  const std::string sparse = s.pvfs() + "/sparse";
+  fd = ::open(sparse.c_str(), O_CREAT | O_RDWR, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, "end", 3, 64 * kMiB) == 3);
+  ::close(fd);
+  const struct stat holes = stat_of(sparse);
+  CHECK(holes.st_size == 64 * kMiB + 3);
+  CHECK(static_cast<uint64_t>(holes.st_blocks) * 512 < static_cast<uint64_t>(kMiB));
+}
+
+TEST_CASE("FALLOC_FL_PUNCH_HOLE frees a range, which reads as zeros afterwards, as on Linux") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "punch");
+  const size_t size = (6 << 20) + 100;
+  const std::string data = pattern(size, 21);
+  for (const auto& root : s.both()) write_file(root + "/f", data);
+  auto steps = [](Root r) {
+    std::vector<Outcome> out;
+    int fd = ::open((r + "/f").c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    struct stat st {};
+    out.push_back(outcome([&] {
+      return ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (1 << 20) + 4096, (2 << 20) + 8192);
+    }));
+    out.push_back(outcome([&] { return ::fstat(fd, &st) == 0 ? st.st_size : -1; }));
+    // Past the end: nothing to punch, the size stays.
+    out.push_back(outcome([&] {
+      return ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 7 << 20, 4096);
+    }));
+    out.push_back(outcome([&] { return ::fstat(fd, &st) == 0 ? st.st_size : -1; }));
+    // Linux wants KEEP_SIZE with PUNCH_HOLE.
+    out.push_back(outcome([&] { return ::fallocate(fd, FALLOC_FL_PUNCH_HOLE, 0, 4096); }));
+    ::close(fd);
+    return out;
+  };
+  const std::vector<Outcome> local = steps(s.local());
+  const std::vector<Outcome> pvfs = steps(s.pvfs());
+  CHECK(local[0] == Outcome::ok());
+  CHECK(pvfs == local);
+  const std::string expected = read_file(s.local() + "/f");
+  const std::string actual = read_file(s.pvfs() + "/f");
+  CHECK_MESSAGE(difference(expected, actual).empty(), difference(expected, actual));
+  CHECK(actual.substr((1 << 20) + 4096, (2 << 20) + 8192).find_first_not_of('\0') == std::string::npos);
+  CHECK(actual.substr(0, (1 << 20) + 4096) == data.substr(0, (1 << 20) + 4096));
+  // The servers gave the space back: they hold at most the bytes outside the
+  // hole (fragments elsewhere not counted), give or take a block per object.
+  CHECK(allocated_on_servers(*c, stat_of(s.pvfs() + "/f").st_ino) <=
+        size - ((2 << 20) + 8192) + 4 * 4096);
+}
+
+TEST_CASE("SEEK_DATA and SEEK_HOLE find the data and holes of a sparse file, as on Linux") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "seek");
+  constexpr off_t kMiB = 1 << 20;
+  const std::string block = pattern(4096, 5);
+  auto steps = [&](Root r) {
+    std::vector<Outcome> out;
+    int fd = ::open((r + "/sparse").c_str(), O_CREAT | O_RDWR, 0644);
+    REQUIRE(fd >= 0);
+    // Data at 0 and at 5 MiB (another object with 1 MiB stripes), holes between.
+    REQUIRE(::pwrite(fd, block.data(), block.size(), 0) == 4096);
+    REQUIRE(::pwrite(fd, block.data(), block.size(), 5 * kMiB) == 4096);
+    const off_t size = 5 * kMiB + 4096;
+    out.push_back(outcome([&] { return ::lseek(fd, 0, SEEK_DATA); }));
+    out.push_back(outcome([&] { return ::lseek(fd, 0, SEEK_HOLE); }));
+    out.push_back(outcome([&] { return ::lseek(fd, 4096, SEEK_DATA); }));
+    out.push_back(outcome([&] { return ::lseek(fd, 2 * kMiB, SEEK_HOLE); }));
+    out.push_back(outcome([&] { return ::lseek(fd, 5 * kMiB + 100, SEEK_DATA); }));
+    out.push_back(outcome([&] { return ::lseek(fd, 5 * kMiB, SEEK_HOLE); }));
+    out.push_back(outcome([&] { return ::lseek(fd, size, SEEK_DATA); }));
+    out.push_back(outcome([&] { return ::lseek(fd, size, SEEK_HOLE); }));
+    out.push_back(outcome([&] { return ::lseek(fd, size - 1, SEEK_HOLE); }));
+    ::close(fd);
+    return out;
+  };
+  const std::vector<Outcome> local = steps(s.local());
+  const std::vector<Outcome> pvfs = steps(s.pvfs());
+  INFO("local: ", local, " pvfs: ", pvfs);
+  REQUIRE_MESSAGE(local[1] == Outcome::ok(4096), "the local file system reports no holes");
+  CHECK(local[2] == Outcome::ok(5 * kMiB));
+  CHECK(local[6] == Outcome::fail(ENXIO));
+  CHECK(pvfs == local);
 }
 
 TEST_CASE("mmap reads a file, and MAP_SHARED writes reach it after msync") {

@@ -64,6 +64,7 @@ TEST_CASE("a full config round-trips through render and load") {
                {9, {"fe80::2", 65535}, {}}};
   c.stripe_size = 4 << 20;
   c.stripe_count = 2;
+  c.full_percent = 80;
   c.rpc_timeout_ms = 1234;
   c.connect_timeout_ms = 567;
   c.heartbeat_interval_ms = 89;
@@ -89,6 +90,7 @@ TEST_CASE("a full config round-trips through render and load") {
   check_same_daemons(back->servers, c.servers);
   CHECK(back->stripe_size == c.stripe_size);
   CHECK(back->stripe_count == c.stripe_count);
+  CHECK(back->full_percent == 80);
   CHECK(back->rpc_timeout_ms == c.rpc_timeout_ms);
   CHECK(back->connect_timeout_ms == c.connect_timeout_ms);
   CHECK(back->heartbeat_interval_ms == c.heartbeat_interval_ms);
@@ -118,6 +120,7 @@ TEST_CASE("a minimal config gets the documented defaults") {
   CHECK(c->servers.empty());
   CHECK(c->stripe_size == uint64_t{1} << 20);
   CHECK(c->stripe_count == 0);
+  CHECK(c->full_percent == 95);
   CHECK(c->rpc_timeout_ms == 10000);
   CHECK(c->connect_timeout_ms == 3000);
   CHECK(c->heartbeat_interval_ms == 1000);
@@ -263,6 +266,8 @@ TEST_CASE("negative or non-integer numbers are errors naming the key") {
                       "layout.stripe_count");
   expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_count = 4294967296\n",
                       "layout.stripe_count");
+  expect_error_naming(std::string(kMinimal) + "[layout]\nfull_percent = 0\n", "layout.full_percent");
+  expect_error_naming(std::string(kMinimal) + "[layout]\nfull_percent = 101\n", "layout.full_percent");
   expect_error_naming(std::string(kMinimal) + "[mds_tuning]\nsync_interval_ms = \"1s\"\n",
                       "mds_tuning.sync_interval_ms");
   expect_error_naming(std::string(kMinimal) + "[client]\nattr_timeout_s = -0.5\n",

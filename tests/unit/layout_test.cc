@@ -1,6 +1,6 @@
 // Unit tests of shared/layout: split_range piece by piece and as a property
 // over random layouts, object_size_for_file_size against a brute-force sum
-// of split_range, and choose_layout's clamping, filtering and rotation.
+// of split_range and file_size_for_object_size as its inverse, and choose_layout's clamping, filtering and rotation.
 // Pure; a seeded generator, no I/O.
 #include "shared/layout.h"
 
@@ -175,6 +175,23 @@ TEST_CASE("object sizes at hand-checked points") {
   CHECK(object_size_for_file_size(layout, 2, 0) == 0);
 }
 
+TEST_CASE("the file size an object's bytes imply is the end of its last byte in the file") {
+  const Layout layout = make_layout(100, 3);
+  CHECK(file_size_for_object_size(layout, 0, 0) == 0);
+  CHECK(file_size_for_object_size(layout, 0, 1) == 1);
+  CHECK(file_size_for_object_size(layout, 0, 100) == 100);
+  CHECK(file_size_for_object_size(layout, 0, 101) == 301);  // first byte of stripe 3
+  CHECK(file_size_for_object_size(layout, 2, 50) == 250);
+  // The largest file size any object implies is the file size, for every
+  // size: the inverse of object_size_for_file_size where it matters.
+  for (uint64_t size = 0; size <= 1000; ++size) {
+    uint64_t end = 0;
+    for (uint32_t j = 0; j < 3; ++j)
+      end = std::max(end, file_size_for_object_size(layout, j, object_size_for_file_size(layout, j, size)));
+    CHECK(end == size);
+  }
+}
+
 TEST_CASE("choose_layout clamps the stripe count to the live servers") {
   const auto live = ids({1, 2, 3, 4});
   Layout layout = choose_layout(LayoutPolicy{0, 10, {}}, LayoutPolicy{}, live, 0);
@@ -235,6 +252,28 @@ TEST_CASE("no live servers gives an empty layout") {
   Layout layout = choose_layout(LayoutPolicy{0, 3, {}}, LayoutPolicy{}, {}, 5);
   CHECK(layout.servers.empty());
   CHECK_FALSE(layout.valid());
+}
+
+TEST_CASE("check_policy refuses servers the cluster does not have, repeats and too large stripe counts") {
+  const auto cluster = ids({0, 1, 2, 5});
+  CHECK(check_policy(LayoutPolicy{}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 4, {}}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 2, ids({5, 0})}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 0, ids({5, 0, 1, 2})}, cluster).ok());
+
+  Status unknown = check_policy(LayoutPolicy{0, 0, ids({1, 9})}, cluster);
+  CHECK(unknown.code() == Errc::invalid_argument);
+  CHECK(unknown.detail() == "storage server 9 is not in the cluster (its servers: 0,1,2,5)");
+  Status twice = check_policy(LayoutPolicy{0, 0, ids({1, 2, 1})}, cluster);
+  CHECK(twice.code() == Errc::invalid_argument);
+  CHECK(twice.detail() == "storage server 1 is listed twice");
+  Status wide = check_policy(LayoutPolicy{0, 5, {}}, cluster);
+  CHECK(wide.code() == Errc::invalid_argument);
+  CHECK(wide.detail() == "stripe count 5 is more than the cluster's 4 storage server(s)");
+  Status listed = check_policy(LayoutPolicy{0, 3, ids({0, 1})}, cluster);
+  CHECK(listed.code() == Errc::invalid_argument);
+  CHECK(listed.detail() == "stripe count 3 is more than the 2 storage server(s) listed");
+  CHECK(check_policy(LayoutPolicy{0, 1, {}}, {}).code() == Errc::invalid_argument);
 }
 
 }  // namespace pvfs

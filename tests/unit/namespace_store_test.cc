@@ -479,6 +479,33 @@ TEST_CASE_FIXTURE(Fixture, "unlinking the last link of an open file keeps it as 
   CHECK(store->purge(f.ino).ok());
 }
 
+TEST_CASE_FIXTURE(Fixture, "orphans page in inode order after a given inode, and a batch is purged in one call") {
+  std::vector<InodeId> inos;
+  for (int i = 0; i < 5; ++i) inos.push_back(file(kRoot, root, "f" + std::to_string(i)).ino);
+  Attr held = file(kRoot, root, "held");
+  for (int i = 0; i < 5; ++i) REQUIRE(store->unlink(kRoot, root, "f" + std::to_string(i), false, tick()).ok());
+  REQUIRE(store->unlink(kRoot, root, "held", true, tick()).ok());
+  CHECK(*store->orphan_count() == 6);
+  auto first = store->list_orphans(2);
+  REQUIRE(first->size() == 2);
+  CHECK((*first)[1].ino == inos[1]);
+  auto rest = store->list_orphans(10, (*first)[1].ino);
+  REQUIRE(rest->size() == 3);  // the held one is not listed
+  CHECK((*rest)[0].ino == inos[2]);
+  CHECK((*rest)[2].ino == inos[4]);
+  CHECK(store->list_orphans(10, inos[4])->empty());
+  // Held, already purged and unknown inodes are skipped, not errors.
+  std::vector<InodeId> batch{inos[0], inos[2], held.ino, InodeId(held.ino.value + 100)};
+  CHECK(*store->purge_many(batch) == 2);
+  CHECK(*store->purge_many(batch) == 0);
+  CHECK(store->getattr(inos[0]).code() == Errc::not_found);
+  CHECK(attr(held.ino).nlink == 0);
+  CHECK(*store->orphan_count() == 4);
+  auto left = store->list_orphans(10);
+  REQUIRE(left->size() == 3);
+  CHECK((*left)[0].ino == inos[1]);
+}
+
 TEST_CASE_FIXTURE(Fixture, "orphans survive reopening, held ones still held") {
   Attr held = file(kRoot, root, "held");
   Attr loose = file(kRoot, root, "loose");

@@ -1,7 +1,8 @@
 // Unit tests of server/object_store: data round trips, holes, truncate,
-// remove with cached descriptors, listing, the directory lock, the descriptor
-// cache under load and concurrent writers. Each test works in its own
-// mkdtemp directory under /tmp, removed afterwards.
+// allocate and punch, seek data and holes, remove with cached descriptors,
+// listing, the directory lock, the descriptor cache under load and
+// concurrent writers. Each test works in its own mkdtemp directory under
+// /tmp, removed afterwards.
 #include "server/object_store.h"
 
 #include <doctest/doctest.h>
@@ -158,6 +159,51 @@ TEST_CASE("a hole left by a sparse write reads as zeros") {
   CHECK(all_zero(std::span(back).first(hole)));
   CHECK(std::equal(data.begin(), data.end(), back.begin() + hole));
   CHECK(store->stat(oid(5))->size == hole + data.size());
+}
+
+TEST_CASE("allocate reserves blocks without changing the size, and punch frees them to zeros") {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  constexpr uint64_t kMiB = 1 << 20;
+  REQUIRE(store->allocate(oid(9), 0, 4 * kMiB, false).ok());  // creates the object
+  auto st = store->stat(oid(9));
+  REQUIRE(st->exists);
+  CHECK(st->size == 0);
+  CHECK(st->blocks * 512 >= 4 * kMiB);
+
+  const auto data = pattern(3 * kMiB, 7);
+  REQUIRE(store->write(oid(9), 0, data, false).ok());
+  REQUIRE(store->allocate(oid(9), kMiB, kMiB, true).ok());
+  CHECK(store->stat(oid(9))->size == data.size());
+  CHECK(store->stat(oid(9))->blocks * 512 <= 3 * kMiB);
+  std::vector<std::byte> back(data.size());
+  REQUIRE(*store->read(oid(9), 0, back) == data.size());
+  CHECK(std::equal(data.begin(), data.begin() + kMiB, back.begin()));
+  CHECK(all_zero(std::span(back).subspan(kMiB, kMiB)));
+  CHECK(std::equal(data.begin() + 2 * kMiB, data.end(), back.begin() + 2 * kMiB));
+
+  // Punching a missing object leaves it missing; ranges past the limit are bad input.
+  REQUIRE(store->allocate(oid(10), 0, kMiB, true).ok());
+  CHECK_FALSE(store->stat(oid(10))->exists);
+  CHECK(store->allocate(oid(9), ObjectStore::kMaxObjectBytes, 1, false).code() == Errc::invalid_argument);
+}
+
+TEST_CASE("seek finds data and holes, and a missing object has only a hole") {
+  TempDir dir;
+  auto store = open_store(dir.path());
+  constexpr uint64_t kMiB = 1 << 20;
+  const auto data = pattern(4096, 8);
+  REQUIRE(store->write(oid(11), 0, data, false).ok());
+  REQUIRE(store->write(oid(11), 2 * kMiB, data, false).ok());
+  CHECK(**store->seek(oid(11), 0, false) == 0);
+  CHECK(**store->seek(oid(11), 0, true) == 4096);
+  CHECK(**store->seek(oid(11), 4096, false) == 2 * kMiB);
+  CHECK(**store->seek(oid(11), 2 * kMiB, true) == 2 * kMiB + 4096);
+  CHECK_FALSE(store->seek(oid(11), 2 * kMiB + 4096, false)->has_value());
+  CHECK(**store->seek(oid(11), 3 * kMiB, true) == 3 * kMiB);  // past the end
+  CHECK_FALSE(store->seek(oid(12), 0, false)->has_value());
+  CHECK(**store->seek(oid(12), 100, true) == 100);
+  CHECK_FALSE(store->stat(oid(12))->exists);  // seeking does not create
 }
 
 TEST_CASE("truncate shrinks and grows an object and creates a missing one") {

@@ -1,0 +1,165 @@
+// Space on the storage servers as a file sees it: fallocate (reserve or
+// punch every object range a file range covers), SEEK_DATA / SEEK_HOLE
+// (each object asked from the matching object offset, answers mapped back
+// to file offsets), and the blocks a file's objects occupy (st_blocks).
+// One request per object, all objects at once.
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "fs/client_impl.h"
+#include "shared/rpc/convert.h"
+#include "shared/rpc/fan_out.h"
+#include "shared/rpc/frame.h"
+
+namespace pvfs {
+
+namespace sp = proto::storage;
+
+namespace {
+
+// The largest file size: st_size is a signed off_t.
+constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// The file offset of byte `object_offset` of object `index`.
+uint64_t file_offset(const Layout& layout, uint32_t index, uint64_t object_offset) {
+  const uint64_t stripe = layout.stripe_size;
+  return ((object_offset / stripe) * layout.stripe_count() + index) * stripe + object_offset % stripe;
+}
+
+}  // namespace
+
+asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
+                                          uint64_t length, Falloc mode) {
+  if (offset + length < offset || offset + length > kMaxFileBytes) co_return Status(Errc::too_big);
+  auto state = file.inode;
+  if (!state->layout.valid()) co_return Status(Errc::io, "file has no layout");
+  const Layout layout = state->layout;
+  uint64_t end = offset + length;
+  // Linux punches nothing past the end of the file.
+  if (mode == Falloc::punch) end = std::min(end, state->size);
+  if (offset >= end) co_return Status{};
+  // Object j holds the bytes of [offset, end) at object offsets
+  // [size_j(offset), size_j(end)): one contiguous range per object.
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
+    const uint64_t from = object_size_for_file_size(layout, j, offset);
+    const uint64_t to = object_size_for_file_size(layout, j, end);
+    if (from >= to) continue;
+    tasks.push_back([](Impl& impl, ServerId server, InodeId ino, uint32_t index, uint64_t from, uint64_t to,
+                       bool punch, rpc::Origin origin) -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
+      auto a = out.init_body<sp::Request>().initAllocate();
+      set_object(a.initObject(), ino, index);
+      a.setOffset(from);
+      a.setLength(to - from);
+      a.setPunch(punch);
+      auto reply = co_await impl.call_storage(server, out, {});
+      co_return reply.status();
+    }(*impl_, layout.servers[j], state->ino, j, from, to, mode == Falloc::punch, origin_of(who)));
+  }
+  Status st = co_await rpc::run_all(std::move(tasks));
+  if (!st.ok() || mode != Falloc::allocate || end <= state->size) co_return st;
+  state->size = end;
+  state->size_dirty = true;
+  ++state->writes;
+  co_return co_await flush(who, file);
+}
+
+asio::awaitable<Result<std::optional<uint64_t>>> Client::seek(const Credentials& who, OpenFile& file,
+                                                              uint64_t offset, bool hole) {
+  auto state = file.inode;
+  const uint64_t size = state->size;
+  if (offset >= size) co_return std::optional<uint64_t>();
+  if (!state->layout.valid()) co_return Status(Errc::io, "file has no layout");
+  const Layout layout = state->layout;
+  // Per object, the file offset of the first data (or hole) at or after
+  // `offset` in it; each slot is written by its own task only.
+  auto found = std::make_shared<std::vector<std::optional<uint64_t>>>(layout.stripe_count());
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
+    const uint64_t from = object_size_for_file_size(layout, j, offset);
+    const uint64_t to = object_size_for_file_size(layout, j, size);
+    if (from >= to) continue;  // none of the file's bytes past `offset` are in this object
+    tasks.push_back([](Impl& impl, Layout layout, InodeId ino, uint32_t index, uint64_t from, uint64_t to,
+                       bool hole, rpc::Origin origin,
+                       std::shared_ptr<std::vector<std::optional<uint64_t>>> found)
+                        -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
+      auto k = out.init_body<sp::Request>().initSeek();
+      set_object(k.initObject(), ino, index);
+      k.setOffset(from);
+      k.setHole(hole);
+      auto reply = co_await impl.call_storage(layout.servers[index], out, {});
+      if (!reply) co_return reply.status();
+      auto r = (*reply)->body<sp::Reply>().getSeek();
+      if (r.getFound() && r.getOffset() < to) (*found)[index] = file_offset(layout, index, r.getOffset());
+      co_return Status{};
+    }(*impl_, layout, state->ino, j, from, to, hole, origin_of(who), found));
+  }
+  Status st = co_await rpc::run_all(std::move(tasks));
+  if (!st.ok()) co_return st;
+  std::optional<uint64_t> first;
+  for (const auto& f : *found)
+    if (f && (!first || *f < *first)) first = f;
+  // The end of the file is a hole; data past it is none.
+  if (hole) co_return std::optional<uint64_t>(first ? std::min(*first, size) : size);
+  if (first && *first >= size) first.reset();
+  co_return first;
+}
+
+asio::awaitable<Result<uint64_t>> Client::allocated_blocks(const Credentials& who, const Attr& attr,
+                                                           std::chrono::milliseconds timeout) {
+  if (!attr.layout.valid()) co_return uint64_t{0};
+  auto blocks = std::make_shared<std::vector<uint64_t>>(attr.layout.stripe_count(), 0);
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t j = 0; j < attr.layout.stripe_count(); ++j)
+    tasks.push_back([](Impl& impl, ServerId server, InodeId ino, uint32_t index, rpc::Origin origin,
+                       std::chrono::milliseconds timeout,
+                       std::shared_ptr<std::vector<uint64_t>> blocks) -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
+      set_object(out.init_body<sp::Request>().initStat(), ino, index);
+      auto reply = co_await impl.call_storage(server, out, {}, timeout);
+      if (!reply) co_return reply.status();
+      (*blocks)[index] = (*reply)->body<sp::Reply>().getStat().getBlocks();
+      co_return Status{};
+    }(*impl_, attr.layout.servers[j], attr.ino, j, origin_of(who), timeout, blocks));
+  Status st = co_await rpc::run_all(std::move(tasks));
+  if (!st.ok()) co_return st;
+  uint64_t total = 0;
+  for (uint64_t b : *blocks) total += b;
+  co_return total;
+}
+
+void Client::Impl::make_hole_objects(std::shared_ptr<InodeState> state, uint64_t offset,
+                                     std::span<const Piece> pieces, rpc::Origin origin,
+                                     std::vector<asio::awaitable<Status>>& tasks) {
+  const Layout& layout = state->layout;
+  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
+    if (state->objects_made.count(j)) continue;
+    if (std::any_of(pieces.begin(), pieces.end(), [j](const Piece& p) { return p.object_index == j; }))
+      continue;
+    // Object j holds bytes of the hole [size, offset) of the file, and none
+    // below it (those that do exist already, or were made by an earlier
+    // write past the end).
+    const uint64_t below = object_size_for_file_size(layout, j, state->size);
+    if (below > 0 || object_size_for_file_size(layout, j, offset) == below) continue;
+    state->objects_made.insert(j);
+    tasks.push_back([](Impl& impl, std::shared_ptr<InodeState> state, ServerId server, uint32_t index,
+                       rpc::Origin origin) -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
+      auto a = out.init_body<sp::Request>().initAllocate();
+      set_object(a.initObject(), state->ino, index);
+      a.setLength(0);  // only make it exist
+      auto reply = co_await impl.call_storage(server, out, {});
+      if (!reply) state->objects_made.erase(index);  // the next write past the end tries again
+      co_return Status{};
+    }(*this, state, layout.servers[j], j, origin));
+  }
+}
+
+}  // namespace pvfs

@@ -1,0 +1,332 @@
+// Space on the storage servers, end to end through a real mount: unlinked
+// files' objects are deleted in batches (a handful of remove requests per
+// server for thousands of files) and a server that is down holds up no other
+// file's deletion; layouts naming servers or stripe counts the cluster does
+// not have are refused; new files avoid a server that is full; sparse files
+// whose holes span whole objects look healthy to fsck.
+// The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
+// $PVFS_CTL.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/session.h"
+#include "tests/support/run_tool.h"
+
+namespace pvfs::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool write_small(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  out.close();
+  return out.good();
+}
+
+// Counter or gauge `name` of daemon `daemon` (with label `label`, e.g.
+// `type="remove"`, when given) from `pvfs-ctl stats --prometheus`; 0 when absent.
+double metric(TestCluster& c, const std::string& daemon, const std::string& name, const std::string& label = {}) {
+  auto out = run_tool("PVFS_CTL", c.dir(),
+                      {"stats", "-c", c.cluster().config_path().string(), daemon, "--prometheus"});
+  REQUIRE_MESSAGE(out.status == 0, out);
+  std::istringstream in(out.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name, 0) != 0 || line.size() <= name.size()) continue;
+    if (line[name.size()] != ' ' && line[name.size()] != '{') continue;
+    if (!label.empty() && line.find(label) == std::string::npos) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return 0;
+}
+
+// Object files on every storage server, fragments not included.
+size_t objects_on_servers(const Config& config) {
+  size_t n = 0;
+  for (const auto& server : config.servers) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(server.data_dir / "objects", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      n += it->is_regular_file();
+  }
+  return n;
+}
+
+std::string server_name(uint32_t id) { return "server" + std::to_string(id); }
+
+}  // namespace
+
+TEST_CASE("an rm -rf of 3,000 files is reclaimed in batches: a few remove requests per server, not one per file") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(3), true);
+  const fs::path dir = c.mnt() / "many";
+  REQUIRE(fs::create_directory(dir));
+  constexpr int kFiles = 3000;
+  for (int i = 0; i < kFiles; ++i) REQUIRE(write_small(dir / ("f" + std::to_string(i)), "x"));
+  REQUIRE(objects_on_servers(c.config()) >= kFiles);
+  std::vector<double> removes_before;
+  for (const auto& s : c.config().servers)
+    removes_before.push_back(metric(c, server_name(s.id), "pvfs_server_requests_total", "type=\"remove\""));
+  const double reclaimed_before = metric(c, "mds0", "pvfs_mds_orphans_reclaimed_total");
+
+  fs::remove_all(dir);
+  // The deadline only guards against waiting forever.
+  CHECK_MESSAGE(eventually([&] { return objects_on_servers(c.config()) == 0; }, std::chrono::seconds(120)),
+                objects_on_servers(c.config()), " objects left");
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+  CHECK(metric(c, "mds0", "pvfs_mds_orphans_reclaimed_total") - reclaimed_before == kFiles);
+  for (const auto& s : c.config().servers) {
+    const double removes =
+        metric(c, server_name(s.id), "pvfs_server_requests_total", "type=\"remove\"") - removes_before[s.id];
+    CAPTURE(s.id);
+    CHECK(removes > 0);
+    CHECK(removes <= kFiles / 30);
+  }
+}
+
+TEST_CASE("files with an object on a stopped server wait for it without holding up the deletion of others") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = with_servers(3);
+  options.heartbeat_timeout_ms = 2500;
+  TestCluster c(options, true);
+  // Files in `on1` live on server 1 only, those in `on2` on server 2 only;
+  // `on1` comes first, so its files have the lower inode numbers.
+  const fs::path on1 = c.mnt() / "on1", on2 = c.mnt() / "on2";
+  REQUIRE(fs::create_directory(on1));
+  REQUIRE(fs::create_directory(on2));
+  const std::string one = "stripe_size=0 stripe_count=1 servers=1";
+  const std::string two = "stripe_size=0 stripe_count=1 servers=2";
+  REQUIRE(::setxattr(on1.c_str(), "user.pvfs.layout", one.data(), one.size(), 0) == 0);
+  REQUIRE(::setxattr(on2.c_str(), "user.pvfs.layout", two.data(), two.size(), 0) == 0);
+  constexpr int kFiles = 200;
+  for (int i = 0; i < kFiles; ++i) REQUIRE(write_small(on1 / ("f" + std::to_string(i)), "x"));
+  for (int i = 0; i < kFiles; ++i) REQUIRE(write_small(on2 / ("f" + std::to_string(i)), "x"));
+  auto objects_of = [&](uint32_t server) {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(c.config().servers.at(server).data_dir / "objects", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      n += it->is_regular_file();
+    return n;
+  };
+  REQUIRE(objects_of(1) == kFiles);
+  REQUIRE(objects_of(2) == kFiles);
+
+  REQUIRE(c.cluster().kill_daemon("server1", SIGSTOP).ok());
+  fs::remove_all(on1);
+  fs::remove_all(on2);
+  // Server 2's objects go although the files before them wait for server 1.
+  CHECK_MESSAGE(eventually([&] { return objects_of(2) == 0; }, std::chrono::seconds(60)), objects_of(2),
+                " objects left on server 2");
+  // Their files are forgotten once the batch is done; those on server 1 wait.
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == kFiles; }, std::chrono::seconds(60)));
+  CHECK(objects_of(1) == kFiles);
+
+  REQUIRE(c.cluster().kill_daemon("server1", SIGCONT).ok());
+  CHECK_MESSAGE(eventually([&] { return objects_of(1) == 0; }, std::chrono::seconds(60)), objects_of(1),
+                " objects left on server 1");
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+}
+
+TEST_CASE("a layout naming a server or a stripe count the cluster does not have is refused with EINVAL") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(3), true);
+  const fs::path dir = c.mnt() / "striped";
+  REQUIRE(fs::create_directory(dir));
+  const std::string good = "stripe_size=0 stripe_count=2 servers=2,0";
+  REQUIRE(::setxattr(dir.c_str(), "user.pvfs.layout", good.data(), good.size(), 0) == 0);
+  auto policy_of = [](const fs::path& p) {
+    std::string value(256, '\0');
+    const ssize_t n = ::getxattr(p.c_str(), "user.pvfs.layout", value.data(), value.size());
+    REQUIRE(n >= 0);
+    value.resize(static_cast<size_t>(n));
+    return value;
+  };
+  const std::string before = policy_of(dir);
+
+  // Through the mount: a server id the cluster lacks, one given twice, and
+  // stripe counts wider than the cluster or than the servers listed.
+  for (const std::string bad : {"stripe_size=0 stripe_count=0 servers=7",
+                                "stripe_size=0 stripe_count=0 servers=1,1",
+                                "stripe_size=0 stripe_count=4 servers=",
+                                "stripe_size=0 stripe_count=3 servers=0,1"}) {
+    CAPTURE(bad);
+    errno = 0;
+    CHECK(::setxattr(dir.c_str(), "user.pvfs.layout", bad.data(), bad.size(), 0) == -1);
+    CHECK(errno == EINVAL);
+  }
+  // An empty file too keeps its layout.
+  const fs::path file = c.mnt() / "empty";
+  REQUIRE(write_small(file, ""));
+  const std::string file_before = policy_of(file);
+  const std::string bad = "stripe_size=0 stripe_count=0 servers=3";
+  CHECK(::setxattr(file.c_str(), "user.pvfs.layout", bad.data(), bad.size(), 0) == -1);
+  CHECK(errno == EINVAL);
+  CHECK(policy_of(file) == file_before);
+
+  // Through pvfs-ctl setstripe: exit 1 and a message that says why.
+  auto refused = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-s", "0,9", dir.string()});
+  CAPTURE(refused);
+  CHECK(refused.status == 1);
+  CHECK(refused.err.find("Invalid argument") != std::string::npos);
+  CHECK(refused.err.find("no such storage server") != std::string::npos);
+  auto wide = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-c", "8", dir.string()});
+  CAPTURE(wide);
+  CHECK(wide.status == 1);
+  // A new path named in a refused setstripe is not left behind.
+  auto fresh = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-s", "5", (c.mnt() / "new").string()});
+  CHECK(fresh.status == 1);
+  CHECK_FALSE(fs::exists(c.mnt() / "new"));
+
+  // Nothing was lost: the directory's policy stands and files are made with it.
+  CHECK(policy_of(dir) == before);
+  REQUIRE(write_small(dir / "f", std::string(3 << 20, 'y')));
+  CHECK(policy_of(dir / "f").find("servers=2,0") != std::string::npos);
+  auto ok = run_tool("PVFS_CTL", c.dir(), {"setstripe", "-c", "3", dir.string()});
+  CAPTURE(ok);
+  CHECK(ok.status == 0);
+}
+
+namespace {
+
+// Storage server `id`'s data directory moved onto a tmpfs of `bytes`, made
+// while the server is down; unmounted (lazily) on destruction.
+class TmpfsDataDir {
+ public:
+  TmpfsDataDir(TestCluster& c, uint32_t id, uint64_t bytes) : dir_(c.config().servers.at(id).data_dir) {
+    const fs::path saved = c.dir() / ("saved-server" + std::to_string(id));
+    fs::copy(dir_, saved, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
+    REQUIRE_MESSAGE(::mount("tmpfs", dir_.c_str(), "tmpfs", 0, options.c_str()) == 0, std::strerror(errno));
+    mounted_ = true;
+    fs::copy(saved, dir_, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+  ~TmpfsDataDir() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  // Fills the tmpfs until `leave` bytes are free.
+  void fill(uint64_t leave) {
+    struct statvfs vfs {};
+    REQUIRE(::statvfs(dir_.c_str(), &vfs) == 0);
+    const uint64_t free = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    REQUIRE(free > leave);
+    const int fd = ::open((dir_ / "filler").c_str(), O_WRONLY | O_CREAT, 0600);
+    REQUIRE(fd >= 0);
+    CHECK(::posix_fallocate(fd, 0, static_cast<off_t>(free - leave)) == 0);
+    ::close(fd);
+  }
+  void empty() { fs::remove(dir_ / "filler"); }
+
+ private:
+  fs::path dir_;
+  bool mounted_ = false;
+};
+
+std::string layout_of(const fs::path& p) {
+  std::string value(256, '\0');
+  const ssize_t n = ::getxattr(p.c_str(), "user.pvfs.layout", value.data(), value.size());
+  REQUIRE_MESSAGE(n >= 0, p, ": ", std::strerror(errno));
+  value.resize(static_cast<size_t>(n));
+  return value;
+}
+
+// The server ids of a file's layout ("... servers=2,0,1").
+std::vector<uint32_t> servers_of(const fs::path& file) {
+  const std::string layout = layout_of(file);
+  const auto at = layout.find("servers=");
+  REQUIRE(at != std::string::npos);
+  std::vector<uint32_t> out;
+  std::istringstream in(layout.substr(at + 8));
+  for (std::string id; std::getline(in, id, ',');) out.push_back(static_cast<uint32_t>(std::stoul(id)));
+  return out;
+}
+
+bool contains(const std::vector<uint32_t>& ids, uint32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace
+
+TEST_CASE("new files avoid a full server while the others have room, and use it again once it has room") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(3), true);
+  REQUIRE(c.cluster().kill_daemon("server2", SIGKILL).ok());
+  REQUIRE(eventually([&] { return daemon_pid(c.cluster(), "server2") == 0; }, std::chrono::seconds(10)));
+  TmpfsDataDir small(c, 2, 128 << 20);
+  small.fill(2 << 20);  // 98% full
+  REQUIRE(c.cluster().restart_daemon("server2").ok());
+  // The MDS learns the free space from the next heartbeats: until then new
+  // files may still be given server 2.
+  int probe = 0;
+  REQUIRE(eventually([&] {
+    const fs::path file = c.mnt() / ("probe" + std::to_string(probe++));
+    return write_small(file, "") && !contains(servers_of(file), 2);
+  }, std::chrono::seconds(20)));
+  struct statvfs vfs {};
+  REQUIRE(::statvfs(c.mnt().c_str(), &vfs) == 0);
+  CHECK(static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize > (uint64_t{1} << 30));  // df: plenty free
+
+  // 8 MiB files striped 1 MiB wide: one on server 2 would need more than its 2 MiB.
+  const std::string data(8 << 20, 'z');
+  for (int i = 0; i < 10; ++i) {
+    const fs::path file = c.mnt() / ("f" + std::to_string(i));
+    CAPTURE(file);
+    CHECK(write_small(file, data));
+    const auto servers = servers_of(file);
+    CHECK(servers.size() == 2);
+    CHECK_FALSE(contains(servers, 2));
+    std::ifstream in(file, std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == data);
+  }
+  // A layout that names the full server still gets it.
+  const fs::path named = c.mnt() / "named";
+  REQUIRE(fs::create_directory(named));
+  const std::string policy = "stripe_size=0 stripe_count=1 servers=2";
+  REQUIRE(::setxattr(named.c_str(), "user.pvfs.layout", policy.data(), policy.size(), 0) == 0);
+  REQUIRE(write_small(named / "small", "fits"));
+  CHECK(servers_of(named / "small") == std::vector<uint32_t>{2});
+
+  // With room again, server 2 takes new files again.
+  small.empty();
+  int n = 0;
+  CHECK(eventually([&] {
+    const fs::path file = c.mnt() / ("later" + std::to_string(n++));
+    return write_small(file, "x") && contains(servers_of(file), 2);
+  }, std::chrono::seconds(20)));
+}
+
+TEST_CASE("fsck finds nothing wrong with sparse files whose holes span whole objects") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(4), true);
+  // 1 MiB stripes over 4 servers: data at 0 and at 5 MiB leaves objects 2
+  // and 3 with nothing but hole; a write far past the end skips rows.
+  const std::vector<std::pair<std::string, std::vector<off_t>>> files{
+      {"two-ends", {0, 5 << 20}}, {"far", {64 << 20}}, {"gaps", {0, 3 << 20, 9 << 20}}};
+  for (const auto& [name, offsets] : files) {
+    const int fd = ::open((c.mnt() / name).c_str(), O_CREAT | O_WRONLY, 0644);
+    REQUIRE(fd >= 0);
+    for (off_t at : offsets) REQUIRE(::pwrite(fd, "data", 4, at) == 4);
+    REQUIRE(::close(fd) == 0);
+  }
+  auto fsck = run_tool("PVFS_CTL", c.dir(), {"fsck", "-c", c.cluster().config_path().string()});
+  CAPTURE(fsck);
+  CHECK(fsck.status == 0);
+  CHECK(fsck.out.find("missing object") == std::string::npos);
+  // And the holes read as zeros.
+  std::ifstream in(c.mnt() / "two-ends", std::ios::binary);
+  const std::string data(std::istreambuf_iterator<char>(in), {});
+  REQUIRE(data.size() == (5u << 20) + 4);
+  CHECK(data.substr(4, (5u << 20) - 4).find_first_not_of('\0') == std::string::npos);
+}
+
+}  // namespace pvfs::test
