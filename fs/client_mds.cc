@@ -154,8 +154,17 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
         case Errc::stale_map: miss = MdsMiss::stale_map; break;
         case Errc::again: miss = MdsMiss::again; break;
         case Errc::unavailable: miss = MdsMiss::lost; break;
-        case Errc::timeout:
-          co_return Status(Errc::io, fmt::format("{}: {}", name(to), reply.status().to_string()));
+        case Errc::timeout: {
+          // No answer in time: the member may be cut off or paused while
+          // the others move its file sets on. The request is not retried
+          // (it may have been applied), but the newest map is learned from
+          // the others first, so the next call (the release's flush after
+          // a failed close, the next create) goes to the owner by it
+          // instead of waiting out the timeout at the same member again.
+          const Status failed(Errc::io, fmt::format("{}: {}", name(to), reply.status().to_string()));
+          if (mds_peers.size() > 1) co_await fetch_maps(to, timeout);
+          co_return failed;
+        }
         default:
           if (!route) router.answered(to);
           if (answered_on) *answered_on = *conn;

@@ -59,6 +59,10 @@ asio::awaitable<void> Registration::loop(Member& member) {
       if (reachable) spdlog::warn("cannot reach {}: {} (retrying)", name, reply.status().to_string());
       reachable = false;
       registered = false;  // the MDS may have restarted: register again
+      // After a partition heals, TCP resends on the old connection only
+      // when its back-off (seconds, doubling while cut off) runs out; the
+      // MDS counts this server dead until then. Connect afresh instead.
+      if (reply.code() == Errc::timeout) member.peer.close();
     }
     member.timer.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
     asio::error_code ec;

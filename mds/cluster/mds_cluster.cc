@@ -339,7 +339,15 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   const auto sent = std::chrono::steady_clock::now();
   auto reply = co_await peer(member).call(out, {}, timeout);
   pinging_.erase(member);
-  if (!reply || stopped_) co_return;
+  if (stopped_) co_return;
+  if (!reply) {
+    // No answer in time: after a partition heals, TCP resends on the old
+    // connection only when its back-off (seconds, doubling while cut off)
+    // runs out, and until then this member would hold no lease from that
+    // peer. The next heartbeat connects afresh instead.
+    if (reply.code() == Errc::timeout) peer(member).close();
+    co_return;
+  }
   membership_.answered(member, sent);
   auto state = (*reply)->body<mp::Reply>().getPeer();
   auto l = state.getInterval();

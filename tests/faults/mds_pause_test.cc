@@ -8,20 +8,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
 
-#include "mds/fileset_catalog.h"
 #include "tests/faults/ack_log.h"
+#include "tests/faults/mds_storm.h"
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
@@ -31,6 +28,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using pvfs::test::AckLog;
+using pvfs::test::CreateStorm;
+using pvfs::test::filesets_in;
 using pvfs::test::TestCluster;
 
 constexpr int kSets = 12;
@@ -47,47 +46,6 @@ pvfs::ClusterOptions three_members() {
   return o;
 }
 
-size_t filesets_in(const fs::path& data_dir) {
-  size_t n = 0;
-  std::error_code ec;
-  for (const auto& item : fs::directory_iterator(data_dir, ec))
-    if (item.is_directory() && pvfs::mds::FileSetCatalog::parse_dir_name(item.path().filename().string()))
-      ++n;
-  return n;
-}
-
-// Creates files in every file set from kWriters threads until stopped,
-// logging each create whose open, write and close all succeeded.
-class CreateStorm {
- public:
-  CreateStorm(fs::path mnt, AckLog& log) : mnt_(std::move(mnt)), log_(log) {
-    for (int w = 0; w < kWriters; ++w) threads_.emplace_back([this, w] { run(w); });
-  }
-  ~CreateStorm() { stop(); }
-  void stop() {
-    stop_ = true;
-    for (auto& t : threads_)
-      if (t.joinable()) t.join();
-  }
-  uint64_t failed() const { return failed_; }
-
- private:
-  void run(int w) {
-    for (uint64_t n = 0; !stop_; ++n) {
-      const fs::path file = mnt_ / ("set" + std::to_string((n + w) % kSets)) /
-                            ("w" + std::to_string(w) + "-" + std::to_string(n));
-      const std::string content = AckLog::content_for(file.string());
-      if (pvfs::test::write_whole(file, content)) log_.acknowledged(file, content);
-      else ++failed_;
-    }
-  }
-  fs::path mnt_;
-  AckLog& log_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> failed_{0};
-  std::vector<std::thread> threads_;
-};
-
 // Pauses member `victim` for dead_after + 3 s in the middle of a create
 // storm, resumes it, and checks every acknowledged create.
 void pause_during_storm(TestCluster& t, size_t victim) {
@@ -98,7 +56,7 @@ void pause_during_storm(TestCluster& t, size_t victim) {
                      << " file sets");
   AckLog log;
   {
-    CreateStorm storm(mnt, log);
+    CreateStorm storm(mnt, log, kSets, kWriters);
     std::this_thread::sleep_for(1500ms);
     REQUIRE(t.cluster().kill_daemon(name, SIGSTOP).ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(t.config().mds_dead_after_ms) + 3s);

@@ -12,16 +12,12 @@
 // A second test runs one host whose config names an IPv6 literal and a host
 // name, which the daemons must bind and recognise as their own.
 // Needs root, iproute2 and /dev/fuse; with CI=true a missing one fails.
-#include <fcntl.h>
-#include <sched.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -32,6 +28,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/netns_hosts.h"
 #include "tests/support/run_tool.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_cluster.h"
@@ -40,150 +37,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using pvfs::test::built;
+using pvfs::test::Hosts;
 using pvfs::test::Outcome;
-using pvfs::test::shell_quote;
+using pvfs::test::run_in;
 using pvfs::test::slurp;
+using pvfs::test::start_daemon;
+using pvfs::test::wait_exit;
 
 constexpr int kServers = 4;
-constexpr const char* kSubnet = "10.213.0.";
+constexpr const char* kSubnet = pvfs::test::kNetnsSubnet;
 constexpr const char* kMdsPort = "7000";
 constexpr const char* kServerPort = "7100";
 constexpr size_t kFileBytes = size_t{64} << 20;
-
-// One program of the build tree ($PVFS_BUILD_ROOT, set by meson).
-std::string built(const std::string& relative) {
-  const char* root = std::getenv("PVFS_BUILD_ROOT");
-  if (!root || !*root) FAIL("PVFS_BUILD_ROOT is not set: run this test through `meson test`");
-  const fs::path path = fs::path(root) / relative;
-  if (!fs::exists(path)) FAIL(path.string(), " is missing: build it first");
-  return path.string();
-}
-
-// Runs `command` through the shell; the exit status (-1 if it did not exit).
-int shell(const std::string& command) {
-  const int raw = std::system(command.c_str());
-  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-}
-
-// Starts `argv` in network namespace `ns` (setns on /run/netns/NS, so the
-// mount namespace stays ours, unlike `ip netns exec`), in its own process
-// group, stdin from /dev/null, stdout and stderr to the files given.
-pid_t spawn_in(const std::string& ns, const std::vector<std::string>& argv, const fs::path& out,
-               const fs::path& err) {
-  const std::string ns_path = "/run/netns/" + ns;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  int fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) ::_exit(126);
-  ::setpgid(0, 0);
-  int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (null < 0 || o < 0 || e < 0) ::_exit(126);
-  ::dup2(null, 0);
-  ::dup2(o, 1);
-  ::dup2(e, 2);
-  ::execv(args[0], args.data());
-  ::_exit(127);
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// The namespaces, the processes started in them and the mount: all undone
-// by the destructor, whatever failed in between.
-class Hosts {
- public:
-  // Creates namespace PREFIX-br holding bridge br0, and one namespace
-  // PREFIX-NAME per host with eth0 (a veth to the bridge) at 10.213.0.ADDR.
-  // Returns "" or what failed.
-  std::string create(const std::string& prefix, const std::vector<std::pair<std::string, int>>& hosts,
-                     const fs::path& log) {
-    prefix_ = prefix;
-    bridge_ = prefix + "-br";
-    std::string script = "set -e\n";
-    for (const std::string& ns : all_namespaces(hosts)) {
-      script += "ip netns add " + ns + "\n";
-      created_.push_back(ns);  // deleted even if a later step fails
-    }
-    script += "ip -n " + bridge_ + " link set lo up\n";
-    script += "ip -n " + bridge_ + " link add br0 type bridge\n";
-    script += "ip -n " + bridge_ + " link set br0 up\n";
-    for (size_t i = 0; i < hosts.size(); ++i) {
-      const std::string ns = name(hosts[i].first);
-      const std::string veth = "v" + std::to_string(i);
-      script += "ip -n " + bridge_ + " link add " + veth + " type veth peer name eth0 netns " + ns + "\n";
-      script += "ip -n " + bridge_ + " link set " + veth + " master br0 up\n";
-      script += "ip -n " + ns + " addr add " + kSubnet + std::to_string(hosts[i].second) +
-                "/24 dev eth0\n";
-      script += "ip -n " + ns + " link set eth0 up\n";
-      script += "ip -n " + ns + " link set lo up\n";
-    }
-    std::ofstream(log.parent_path() / "netns.sh") << script;
-    if (shell("sh " + shell_quote((log.parent_path() / "netns.sh").string()) + " >" +
-              shell_quote(log.string()) + " 2>&1") != 0)
-      return "cannot create the network namespaces:\n" + slurp(log);
-    return "";
-  }
-
-  ~Hosts() {
-    if (!mountpoint_.empty()) ::umount2(mountpoint_.c_str(), MNT_DETACH);
-    for (pid_t pid : daemons_) ::kill(-pid, SIGKILL);
-    for (pid_t pid : daemons_) wait_exit(pid);
-    // Whatever else runs in our namespaces (the background pvfsmount).
-    for (const auto& ns : created_)
-      shell("ip netns pids " + ns + " 2>/dev/null | xargs -r kill -9 2>/dev/null");
-    for (const auto& ns : created_) shell("ip netns del " + ns + " 2>/dev/null");
-  }
-
-  std::string name(const std::string& host) const { return prefix_ + "-" + host; }
-  const std::string& bridge() const { return bridge_; }
-  void own(pid_t daemon) { daemons_.push_back(daemon); }
-  void mounted(const fs::path& mountpoint) { mountpoint_ = mountpoint; }
-
- private:
-  std::vector<std::string> all_namespaces(const std::vector<std::pair<std::string, int>>& hosts) {
-    std::vector<std::string> out = {bridge_};
-    for (const auto& h : hosts) out.push_back(name(h.first));
-    return out;
-  }
-
-  std::string prefix_, bridge_;
-  std::vector<std::string> created_;
-  std::vector<pid_t> daemons_;
-  fs::path mountpoint_;
-};
-
-// Runs a program to completion in namespace `ns`; output in `scratch`.
-Outcome run_in(const std::string& ns, const std::vector<std::string>& argv, const fs::path& scratch) {
-  const fs::path out = scratch / "run.out", err = scratch / "run.err";
-  fs::remove(out);
-  fs::remove(err);
-  Outcome o;
-  o.status = wait_exit(spawn_in(ns, argv, out, err));
-  o.out = slurp(out);
-  o.err = slurp(err);
-  return o;
-}
-
-// Waits for a daemon's ready file; "" or why it is not ready.
-std::string wait_ready(pid_t pid, const fs::path& ready, const fs::path& log) {
-  const auto deadline = Clock::now() + std::chrono::seconds(15);
-  while (Clock::now() < deadline) {
-    if (fs::exists(ready)) return "";
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) return "exited early:\n" + slurp(log);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return "not ready after 15 s:\n" + slurp(log);
-}
 
 // The line of `text` whose first word is `first_word`, or "".
 std::string line_of(const std::string& text, const std::string& first_word) {
@@ -204,33 +70,8 @@ uint64_t bytes_under(const fs::path& dir) {
   return total;
 }
 
-// Starts daemon `program` (without --id) in namespace `ns`, owned by
-// `hosts`, and waits until it serves; logs in root/logs/LABEL.log.
-pid_t start_daemon(Hosts& hosts, const std::string& ns, const std::string& program,
-                   const fs::path& config, const fs::path& root, const std::string& label) {
-  const fs::path ready = root / (label + ".ready"), log = root / "logs" / (label + ".log");
-  const pid_t pid = spawn_in(ns, {program, "--config", config.string(), "--ready-file", ready.string()},
-                             log, log);
-  hosts.own(pid);
-  const std::string problem = wait_ready(pid, ready, log);
-  if (!problem.empty()) FAIL(label, " ", problem);
-  return pid;
-}
-
-// Whether this run may make namespaces; otherwise skips or (CI) fails.
-bool can_run() {
-  std::string missing;
-  if (::geteuid() != 0) missing = "root";
-  else if (shell("ip -V >/dev/null 2>&1") != 0) missing = "iproute2 (ip)";
-  else if (!pvfs::test::fuse_available()) missing = "/dev/fuse";
-  if (missing.empty()) return true;
-  if (pvfs::test::fuse_required()) FAIL("this test needs ", missing, ", and CI=true requires it to run");
-  MESSAGE("skipping: this test needs ", missing);
-  return false;
-}
-
 TEST_CASE("six hosts in network namespaces: genconfig, daemons without --id, a striped file, ping") {
-  if (!can_run()) return;
+  if (!pvfs::test::can_run_netns()) return;
   pvfs::test::TempDir dir("pvfs-netns");
   const fs::path root = dir.path();
   const fs::path logs = root / "logs", etc = root / "etc", mnt = root / "mnt";
@@ -387,7 +228,7 @@ TEST_CASE("six hosts in network namespaces: genconfig, daemons without --id, a s
 namespace {
 
 TEST_CASE("an IPv6 literal and a host name in the config: daemons bind there and find their entries") {
-  if (!can_run()) return;
+  if (!pvfs::test::can_run_netns()) return;
   pvfs::test::TempDir dir("pvfs-netns6");
   const fs::path root = dir.path(), config = root / "pvfs.toml";
   fs::create_directories(root / "logs");
