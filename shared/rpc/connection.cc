@@ -243,12 +243,15 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     if (!open_) break;
     const auto frame_start = Clock::now();
     auto words = kj::heapArray<capnp::word>(header->message_bytes / sizeof(capnp::word));
+    co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
+                              redirect_error(use_awaitable, ec));
+    if (ec) break;
+    // The data buffer is taken only once the message has come: a peer that
+    // announces the largest frame and sends nothing more must not make the
+    // daemon hold (or, with a debugging allocator, touch) its size.
     Buffer data(header->data_bytes);
     FrameTag tag{};
-    // Message, data and tag in one read; the data lands in its aligned buffer.
-    std::array<asio::mutable_buffer, 3> parts{asio::buffer(words.begin(), header->message_bytes),
-                                              asio::buffer(data.data(), data.size()),
-                                              asio::buffer(tag)};
+    std::array<asio::mutable_buffer, 2> parts{asio::buffer(data.data(), data.size()), asio::buffer(tag)};
     co_await asio::async_read(socket_, parts, redirect_error(use_awaitable, ec));
     if (ec) break;
     if (!receive_seal_.open(header_bytes, bytes_of(words), data.span(), tag)) {
