@@ -46,6 +46,8 @@ Held held_on(const Config& config, uint32_t id) {
 }
 
 // A dropFragments request naming `fragment` of `object` `times` times.
+// A dropFragments request naming `fragment` of `object` `times` times, as
+// the message of a frame (RawConn::frame() seals it).
 Bytes drop_request(uint64_t id, InodeId object, uint64_t fragment, int times) {
   rpc::OutMessage out;
   out.envelope().setId(id);
@@ -56,10 +58,7 @@ Bytes drop_request(uint64_t id, InodeId object, uint64_t fragment, int times) {
   }
   auto words = capnp::messageToFlatArray(out.builder());
   auto message = std::as_bytes(std::span(words.begin(), words.size()));
-  auto header = rpc::encode_header({static_cast<uint32_t>(message.size()), 0});
-  Bytes frame(header.begin(), header.end());
-  frame.insert(frame.end(), message.begin(), message.end());
-  return frame;
+  return Bytes(message.begin(), message.end());
 }
 
 // The body of GET /metrics from 127.0.0.1:`port` (empty when nothing came
@@ -125,8 +124,8 @@ TEST_CASE("the same fragment dropped twice in one send leaves the server up and 
 
   // Both drops in one send, each naming the first fragment twice, as the
   // collectors of two servers (or one resumed after a stall) send them.
-  Bytes both = drop_request(100, object, fragments[0], 2);
-  Bytes second = drop_request(101, object, fragments[0], 2);
+  Bytes both = c.frame(drop_request(100, object, fragments[0], 2));
+  Bytes second = c.frame(drop_request(101, object, fragments[0], 2));
   both.insert(both.end(), second.begin(), second.end());
   REQUIRE(c.send(both));
   // Either may finish first: take the replies in the order they come.
@@ -266,7 +265,7 @@ TEST_CASE("a layout policy naming more servers than the limit is refused and not
   REQUIRE(dir.ok());
   RawConn c(config.mds[0].address);
   REQUIRE(c.handshake(*key));
-  // Sends setLayout on the directory naming server 0 `count` times.
+  // Sends setLayout on the directory naming servers 0, 1, 2, ... (`count` of them).
   auto set_layout = [&](uint64_t id, unsigned count) {
     rpc::OutMessage out;
     auto req = out.init_body<mp::Request>();
@@ -274,7 +273,7 @@ TEST_CASE("a layout policy naming more servers than the limit is refused and not
     auto s = req.initSetLayout();
     s.setIno(dir->ino.value);
     auto servers = s.initPolicy().initServers(count);
-    for (unsigned i = 0; i < count; ++i) servers.set(i, 0);
+    for (unsigned i = 0; i < count; ++i) servers.set(i, i);
     REQUIRE(c.send_request(out, id));
     return outcome(c, id);
   };

@@ -110,14 +110,23 @@ class RawConn {
     return true;
   }
 
-  // Sends one frame: sealed after handshake(), bare (no tag) before it.
-  bool send_frame(std::span<const std::byte> message, std::span<const std::byte> data) {
+  // The bytes of the next frame: sealed after handshake() (so frames made
+  // here must be sent in the order they were made), bare (no tag) before it.
+  Bytes frame(std::span<const std::byte> message, std::span<const std::byte> data = {}) {
     auto header = rpc::encode_header({static_cast<uint32_t>(message.size()), data.size()});
-    if (!send_seal_) return send(header) && send(message) && send(data);
+    Bytes out(header.begin(), header.end());
+    out.insert(out.end(), message.begin(), message.end());
+    out.insert(out.end(), data.begin(), data.end());
+    if (!send_seal_) return out;
     REQUIRE(!send_seal_->encrypts());
     Bytes copy(message.begin(), message.end());
     auto tag = send_seal_->seal(header, copy, data, {});
-    return send(header) && send(message) && send(data) && send(tag);
+    out.insert(out.end(), tag.begin(), tag.end());
+    return out;
+  }
+  // Sends one frame (see frame()).
+  bool send_frame(std::span<const std::byte> message, std::span<const std::byte> data) {
+    return send(frame(message, data));
   }
   bool send_request(rpc::OutMessage& out, uint64_t id, std::span<const std::byte> data = {}) {
     out.envelope().setId(id);
