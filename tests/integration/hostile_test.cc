@@ -147,7 +147,7 @@ TEST_CASE("the same fragment dropped twice in one send leaves the server up and 
   CHECK(after.fragments == 1);
   CHECK(after.bytes == kFragmentBytes);
   // Dropping what is gone is success, and changes nothing.
-  REQUIRE(c.send(drop_request(102, object, fragments[0], 1)));
+  REQUIRE(c.send(c.frame(drop_request(102, object, fragments[0], 1))));
   CHECK(outcome(c, 102) == "ok");
   after = held_on(config, 0);
   CHECK(after.fragments == 1);
