@@ -108,6 +108,14 @@ void sync_dir(const std::filesystem::path& dir) {
 asio::awaitable<void> MdsCluster::reconcile_loop() {
   while (!stopped_) {
     reconcile_wanted_ = false;
+    // First the file sets of members that left the map, which nobody
+    // serves: taken over from their data dirs (once a member that was
+    // alive when it left, paused or cut off, lets go of their locks).
+    for (const auto& m : config_.mds) {
+      if (stopped_) co_return;
+      if (MdsId(m.id) != self_ && !map_.contains(MdsId(m.id)) && fence_ == Fence::serving)
+        co_await take_over(MdsId(m.id));
+    }
     const std::vector<uint16_t> held = filesets_.ids();  // named: it outlives the co_awaits below
     for (uint16_t set : held) {
       if (stopped_) co_return;
@@ -118,13 +126,6 @@ asio::awaitable<void> MdsCluster::reconcile_loop() {
       if (auto it = ship_to_.find(set); committed_.count(set) && it != ship_to_.end()) to = it->second;
       if (to == self_) continue;
       co_await ship(set, to);
-    }
-    // A failed member that was alive when it left the map (paused, cut
-    // off) kept its file sets locked; they are taken over once it lets go.
-    for (const auto& m : config_.mds) {
-      if (stopped_) co_return;
-      if (MdsId(m.id) != self_ && !map_.contains(MdsId(m.id)) && fence_ == Fence::serving)
-        co_await take_over(MdsId(m.id));
     }
     if (reconcile_wanted_) continue;
     reconcile_timer_.expires_after(milliseconds(config_.heartbeat_interval_ms));

@@ -375,8 +375,8 @@ bool MdsCluster::adopt(const placement::AnuMap& map, const char* from) {
   map_ = map;
   if (Status st = save_map(); !st.ok()) spdlog::warn("saving the map: {}", st.to_string());
   spdlog::info("map version {} from {}: {}", map_.version(), from, map_.serialize());
-  for (MdsId m : old.servers())
-    if (!map_.contains(m) && m != self_) asio::co_spawn(io_, take_over(m), asio::detached);
+  // The reconcile loop ships what this member no longer owns and takes
+  // over the file sets of members that left the map.
   reconcile_wanted_ = true;
   reconcile_timer_.cancel();
   return true;
