@@ -11,6 +11,7 @@
 
 #include "mds/mds_service.h"
 #include "mds/namespace_store.h"
+#include "mds/wall_clock.h"
 #include "shared/config.h"
 #include "shared/log.h"
 #include "shared/ready_file.h"
@@ -72,10 +73,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pvfs-mds: %s\n", key.status().to_string().c_str());
     return 1;
   }
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
   // One LMDB environment per file set, in data_dir/fileset-<id>.
-  const pvfs::Timespec now{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
+  const pvfs::Timespec now = pvfs::mds::wall_now();
   auto filesets = pvfs::mds::FileSetCatalog::open(self->data_dir, now, /*create_root=*/false);
   if (!filesets) {
     std::fprintf(stderr, "pvfs-mds: cannot open namespace in %s: %s\n", self->data_dir.c_str(),

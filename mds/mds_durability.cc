@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "mds/mds_service.h"
+#include "mds/wall_clock.h"
 #include "shared/log.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/blocking.h"
@@ -23,12 +24,6 @@ namespace pvfs::mds {
 using std::chrono::milliseconds;
 
 namespace {
-
-Timespec wall_clock() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
-}
 
 // How often connections of writers are checked: bounds how long a dead
 // client's file shows a stale size.
@@ -179,7 +174,7 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   // may predate that change, so ask again.
   if (now->size != asked.size || now->mtime != asked.mtime || now->ctime != asked.ctime)
     co_return Status(Errc::again);
-  auto grown = store->update_size(ino, end, true, wall_clock());
+  auto grown = store->update_size(ino, end, true, wall_now());
   if (!grown) co_return grown.status();
   ++sizes_reconciled_;
   spdlog::info("inode {:#x}: its writer's connection ended before it published the size; set it "

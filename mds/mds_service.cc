@@ -1,4 +1,5 @@
 #include "mds/mds_service.h"
+#include "mds/wall_clock.h"
 
 #include <sys/stat.h>
 #include <time.h>
@@ -29,12 +30,6 @@ namespace mp = proto::mds;
 using std::chrono::milliseconds;
 
 namespace {
-
-Timespec wall_now() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
-}
 
 std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
 

@@ -16,6 +16,7 @@
 
 #include "mds/cluster/mds_cluster.h"
 #include "mds/fileset_lock.h"
+#include "mds/wall_clock.h"
 #include "shared/buffer.h"
 #include "shared/log.h"
 #include "shared/rpc/blocking.h"
@@ -39,12 +40,6 @@ int64_t unix_ms_now() {
 uint32_t ms_since(SteadyTime t) {
   return static_cast<uint32_t>(
       std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t).count());
-}
-
-Timespec wall_now() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)};
 }
 
 std::string errno_text(const std::string& what) {

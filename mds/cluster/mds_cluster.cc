@@ -1,6 +1,7 @@
 // MdsCluster: the map, heartbeats, the delegate, the gate and status.
 // File set moves are in fileset_moves.cc.
 #include "mds/cluster/mds_cluster.h"
+#include "mds/wall_clock.h"
 
 #include <time.h>
 
@@ -322,9 +323,7 @@ void MdsCluster::make_root_if_fresh() {
   for (const auto& [member, sets] : peer_sets_)
     if (std::find(sets.begin(), sets.end(), 0) != sets.end()) return;
   if (map_.version() != 1 || owner(0) != self_ || filesets_.has(FileSetId(0))) return;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  auto made = filesets_.create(FileSetId(0), Timespec{ts.tv_sec, static_cast<uint32_t>(ts.tv_nsec)});
+  auto made = filesets_.create(FileSetId(0), wall_now());
   if (made) spdlog::info("a fresh cluster: made the namespace root (file set 0)");
   else spdlog::error("making the namespace root: {}", made.status().to_string());
 }

@@ -20,6 +20,8 @@
 #include <capnp/serialize.h>
 #include <doctest/doctest.h>
 
+#include "tests/support/http_client.h"
+
 #include "shared/request_limits.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
@@ -63,27 +65,7 @@ Bytes drop_request(uint64_t id, InodeId object, uint64_t fragment, int times) {
 
 // The body of GET /metrics from 127.0.0.1:`port` (empty when nothing came
 // back within 5 s).
-std::string scrape(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    ::shutdown(fd, SHUT_WR);
-    char buf[65536];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? std::string() : response.substr(body + 4);
-}
+std::string scrape(uint16_t port) { return http_get(port, "/metrics").body; }
 
 // Lines of `text` that contain `what`.
 size_t lines_with(const std::string& text, const std::string& what) {
