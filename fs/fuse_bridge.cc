@@ -2,11 +2,15 @@
 // helpers of fuse_bridge_internal.h, and the callbacks on inodes: lookup,
 // forget, attributes, symlink targets, access, statfs and xattrs. File and
 // directory callbacks live in fuse_bridge_file.cc and fuse_bridge_dir.cc.
-// Callbacks run on libfuse worker threads and only convert, spawn and reply.
+// Callbacks run on the client's io thread (fs/fuse_loop.h) and only convert,
+// spawn and reply.
 #include "fs/fuse_bridge_internal.h"
+#include "fs/fuse_loop.h"
 
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <random>
@@ -100,6 +104,13 @@ Credentials Bridge::credentials(fuse_req_t req) {
   who.caller.uid = ctx->uid;
   who.caller.gid = ctx->gid;
   who.pid = static_cast<uint32_t>(ctx->pid);
+  who.request_id = ++next_request_id_;
+  const auto now = CallerCache::Clock::now();
+  if (const CallerInfo* known = callers_.find(who.pid, ctx->uid, ctx->gid, now)) {
+    who.caller.groups = known->groups;
+    who.job_id = known->job_id;
+    return who;
+  }
   // Most processes have few groups; ask again when there are more.
   std::vector<gid_t> groups(32);
   int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
@@ -112,7 +123,8 @@ Credentials Bridge::credentials(fuse_req_t req) {
     who.caller.groups.assign(groups.begin(), groups.end());
   }
   who.job_id = jobs_.job_id(who.pid, who.caller.uid);
-  who.request_id = ++next_request_id_;
+  // pid 0 is the kernel itself (writeback): nothing to remember.
+  if (who.pid != 0) callers_.store(who.pid, ctx->uid, ctx->gid, {who.caller.groups, who.job_id}, now);
   return who;
 }
 
@@ -186,9 +198,7 @@ void on_init(void* userdata, fuse_conn_info* conn) {
 struct FuseMount::State {
   std::unique_ptr<fuse::Bridge> bridge;
   fuse_session* session = nullptr;
-  bool signals_set = false;
   bool mounted = false;
-  unsigned max_threads = MountOptions::kDefaultMaxThreads;
 };
 
 FuseMount::FuseMount(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -196,7 +206,6 @@ FuseMount::FuseMount(std::unique_ptr<State> state) : state_(std::move(state)) {}
 FuseMount::~FuseMount() {
   if (!state_ || !state_->session) return;
   state_->bridge->stop_notifications();
-  if (state_->signals_set) fuse_remove_signal_handlers(state_->session);
   if (state_->mounted) fuse_session_unmount(state_->session);
   fuse_session_destroy(state_->session);
 }
@@ -205,7 +214,6 @@ Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& 
                                                     const FuseMountParams& params) {
   auto state = std::make_unique<State>();
   state->bridge = std::make_unique<fuse::Bridge>(client, jobs, params);
-  state->max_threads = params.options.max_threads;
 
   fuse_lowlevel_ops ops{};
   ops.init = fuse::on_init;
@@ -228,9 +236,8 @@ Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& 
   if (!s.session)
     return Status(Errc::invalid_argument, "libfuse rejected the mount options: " + option_list);
 
-  if (fuse_set_signal_handlers(s.session) != 0)
-    return Status(Errc::io, "cannot install signal handlers");
-  s.signals_set = true;
+  // A daemon that went away must give an error on its socket, not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
 
   if (fuse_session_mount(s.session, params.mountpoint.c_str()) != 0)
     return Status(Errc::io, "cannot mount on " + params.mountpoint.string());
@@ -239,15 +246,15 @@ Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& 
 }
 
 Status FuseMount::serve() {
-  fuse_loop_config* config = fuse_loop_cfg_create();
-  if (!config) return Status(Errc::io, "cannot create the FUSE loop configuration");
-  fuse_loop_cfg_set_max_threads(config, state_->max_threads);
-  fuse_loop_cfg_set_clone_fd(config, 0);
-  int rc = fuse_session_loop_mt(state_->session, config);
-  fuse_loop_cfg_destroy(config);
-  // A positive value is the signal that ended the loop: a normal shutdown.
-  if (rc < 0) return Status::from_errno(-rc, "reading FUSE requests");
-  return {};
+  // The loop runs on the client's io thread (fs/fuse_loop.h); this thread
+  // only waits for it to end.
+  auto done = asio::co_spawn(state_->bridge->client().io(), fuse::serve_requests(state_->session),
+                             asio::use_future);
+  try {
+    return done.get();
+  } catch (const std::exception& e) {
+    return Status(Errc::io, std::string("serving FUSE requests: ") + e.what());
+  }
 }
 
 // ---- inode callbacks -------------------------------------------------------

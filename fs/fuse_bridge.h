@@ -3,7 +3,8 @@
 // replies. It converts and replies only; what a request means for pvfs
 // (sizes, layouts, O_TRUNC, virtual xattrs) is the client's job. The only
 // place that includes fuse_lowlevel.h or maps Errc to errno.
-// Threads: libfuse workers run the callbacks, the client's io thread the work.
+// Threads: the client's io thread reads requests, runs the callbacks, the
+// work and the replies (fs/fuse_loop.h).
 #pragma once
 
 #include <filesystem>
@@ -28,10 +29,11 @@ struct FuseMountParams {
 
 // One mounted pvfs file system and its libfuse session.
 //
-// Every callback reads the caller's identity (uid, gid, pid, supplementary
-// groups, job id) on the libfuse worker thread, co_spawns the work onto
-// client.io() and returns; the coroutine's end sends exactly one reply from
-// the io thread. Open files are heap-allocated handles whose address is the
+// Requests are read from /dev/fuse on the client's io thread. Every callback
+// takes the caller's identity (uid, gid, pid, supplementary groups, job id),
+// co_spawns the work on the same thread and returns; the coroutine's end
+// sends exactly one reply. Write data stays in the buffer the request was
+// read into until it has been sent. Open files are heap-allocated handles whose address is the
 // kernel's file handle; they live from open/create until release.
 //
 // Locks: the bridge implements no lock operations, so the kernel keeps POSIX
@@ -39,17 +41,16 @@ struct FuseMountParams {
 // and not coherent across client nodes.
 class FuseMount {
  public:
-  // Creates the libfuse session (parsing the mount options into it), installs
-  // SIGINT/SIGTERM/SIGHUP handlers that end serve(), and mounts at
+  // Creates the libfuse session (parsing the mount options into it) and mounts at
   // params.mountpoint. `client` (already started) and `jobs` must outlive the
   // returned object, and client.io() must be running on its own thread.
-  // Errors: invalid_argument (libfuse rejected the options), io (mount or
-  // signal setup failed; libfuse has printed the reason on stderr).
+  // Errors: invalid_argument (libfuse rejected the options), io (the mount
+  // failed; libfuse has printed the reason on stderr).
   static Result<std::unique_ptr<FuseMount>> mount(Client& client, JobIdCache& jobs,
                                                   const FuseMountParams& params);
 
-  // Serves requests on up to options.max_threads libfuse worker threads until
-  // the file system is unmounted or a signal ends it. Returns ok for both;
+  // Serves requests on client.io()'s thread (this thread only waits) until
+  // the file system is unmounted or SIGINT, SIGTERM or SIGHUP ends it. Returns ok for both;
   // an error only when reading from the kernel failed.
   Status serve();
 

@@ -2,7 +2,7 @@
 // unlink, rmdir, rename, listing (opendir, readdir, readdirplus), fsyncdir.
 // Listings are stateless: the offset the kernel passes back is "." = 1,
 // ".." = 2, or the cookie of the last entry it received.
-// Callbacks run on libfuse worker threads; work and reply on the io thread.
+// Callbacks, work and reply all run on the client's io thread.
 #include "fs/fuse_bridge_internal.h"
 
 #include <algorithm>

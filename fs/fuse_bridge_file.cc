@@ -1,8 +1,7 @@
 // FUSE callbacks on regular files: open, create, read, write, flush, fsync,
 // fallocate, lseek (SEEK_DATA / SEEK_HOLE), release. fi->fh points to a
 // FileHandle (fuse_bridge_internal.h) from the open reply until release.
-// Callbacks run on libfuse worker threads; the work and the reply run on the
-// client's io thread.
+// Callbacks, the work and the reply all run on the client's io thread.
 #include "fs/fuse_bridge_internal.h"
 
 #include <fcntl.h>
@@ -11,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fs/fuse_loop.h"
 #include "shared/buffer.h"
 
 namespace pvfs::fuse {
@@ -91,10 +91,13 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
           });
 }
 
-asio::awaitable<Result<size_t>> write_from_buffer(Client& client, Credentials who,
-                                                  std::shared_ptr<OpenFile> file, uint64_t offset,
-                                                  Buffer data) {
-  co_return co_await client.write(who, *file, offset, data.span());
+// `request` owns the bytes `data` points into: the buffer the FUSE loop read
+// the request into (fs/fuse_loop.h), kept until the write has been sent.
+asio::awaitable<Result<size_t>> write_from_request(Client& client, Credentials who,
+                                                   std::shared_ptr<OpenFile> file, uint64_t offset,
+                                                   std::shared_ptr<Buffer> request,
+                                                   std::span<const std::byte> data) {
+  co_return co_await client.write(who, *file, offset, data);
 }
 
 // The kernel resolves O_APPEND: `offset` is where the bytes go.
@@ -105,14 +108,13 @@ void on_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t of
     fuse_reply_err(req, EINVAL);
     return;
   }
-  // libfuse's buffer is reused once this callback returns, so the data moves
-  // to an aligned pool buffer the io thread owns.
-  Buffer data(size);
-  if (size > 0) std::memcpy(data.data(), buf, size);
+  std::shared_ptr<Buffer> request = keep_request_buffer();
+  PVFS_CHECK(request != nullptr);
+  std::span<const std::byte> data(reinterpret_cast<const std::byte*>(buf), size);
   FileHandle& h = handle_of(fi);
   b.spawn(req, "write",
-          write_from_buffer(b.client(), b.credentials(req, h), h.file,
-                            static_cast<uint64_t>(offset), std::move(data)),
+          write_from_request(b.client(), b.credentials(req, h), h.file,
+                             static_cast<uint64_t>(offset), std::move(request), data),
           [](fuse_req_t r, size_t written) { fuse_reply_write(r, written); });
 }
 

@@ -5,7 +5,6 @@
 // header: only the bridge's own .cc files include it (it pulls in libfuse).
 #pragma once
 
-#include <atomic>
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
@@ -18,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fs/caller_cache.h"
 #include "fs/client.h"
 #include "fs/fuse_bridge.h"
 #include "fs/fuse_invalidator.h"
@@ -86,8 +86,9 @@ asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Res
 // Replies 0 or the mapped errno.
 asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work);
 
-// State of one mount; libfuse's userdata. Immutable once the session exists
-// (set_session) except through the thread-safe JobIdCache, so any worker may use it.
+// State of one mount; libfuse's userdata. Callbacks, the work they start and
+// the replies all run on the client's io thread (fs/fuse_loop.h), which owns
+// this object once the session exists (set_session).
 class Bridge {
  public:
   Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params);
@@ -98,7 +99,8 @@ class Bridge {
 
   // Identity of the process behind `req`: uid, gid, pid, supplementary
   // groups (from /proc, empty if unreadable), job id and a new request id.
-  // Worker threads only.
+  // Groups and job id come from /proc at most once a second per thread
+  // (CallerCache).
   Credentials credentials(fuse_req_t req);
   // For a request on an open file: the opener's identity with this
   // request's pid (when the kernel gives one) and a new request id.
@@ -121,7 +123,7 @@ class Bridge {
   // Stops sending notifications: before the session is destroyed.
   void stop_notifications() { invalidator_.stop(); }
 
-  // Runs `work` on the client's io thread; its end sends the reply.
+  // Runs `work` on the client's io thread (this thread); its end sends the reply.
   template <typename T, typename Reply>
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
     asio::co_spawn(client_.io(), finish(req, op, std::move(work), std::move(reply)),
@@ -138,12 +140,13 @@ class Bridge {
 
   Client& client_;
   JobIdCache& jobs_;
+  CallerCache callers_;
   const FuseMountParams params_;
   fuse_session* session_ = nullptr;
   EntryInvalidator invalidator_;
   // Request ids: a random tag of this mount in the top 24 bits, so ids
   // from different clients differ in the daemons' logs, then a count.
-  std::atomic<uint64_t> next_request_id_;
+  uint64_t next_request_id_;
 };
 
 inline Bridge& bridge(fuse_req_t req) { return *static_cast<Bridge*>(fuse_req_userdata(req)); }

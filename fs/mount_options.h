@@ -32,7 +32,7 @@ struct MountOptions {
   // dispatch=POLICY: how writes are placed (fs/sched/dispatcher.h)
   sched::Policy dispatch = sched::Policy::preassign;
   std::string secret_file;           // secret=FILE: needed when CONFIG is host:port
-  unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: FUSE worker threads
+  unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: accepted, ignored (fs/fuse_loop.h)
   std::string fsname;                // fsname=NAME; empty = "pvfs:" + MDS address
   std::optional<uint32_t> rpc_timeout_ms;     // timeout=MS: overrides [timeouts] rpc_timeout_ms
   // Generic flags for the kernel mount, in the order given (nosuid, nodev,

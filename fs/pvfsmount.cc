@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
       "  ro, rw                  read-only or read-write [rw]\n"
       "  jobid_var=NAME          environment variable naming the job [PVFS_JOBID, SLURM_JOB_ID]\n"
       "  secret=FILE             cluster key file (needed when CONFIG is host:port)\n"
-      "  max_threads=N           FUSE worker threads [64]\n"
+      "  max_threads=N           accepted and ignored (no worker threads)\n"
       "  fsname=NAME             name shown in mount tables [pvfs:MDS-ADDRESS]\n"
       "  timeout=MS              RPC timeout [config [timeouts] rpc_ms]\n"
       "  also accepted: dev nodev suid nosuid exec noexec sync async dirsync noatime\n"
