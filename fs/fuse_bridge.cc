@@ -88,6 +88,8 @@ void Bridge::on_exception(fuse_req_t req, const char* op, std::exception_ptr e) 
 
 Bridge::Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
     : client_(client), jobs_(jobs), params_(params),
+      xattr_absence_(std::chrono::duration_cast<XattrAbsence::Clock::duration>(
+          std::chrono::duration<double>(params.attr_timeout_s))),
       next_request_id_((std::random_device{}() & uint64_t{0xffffff}) << 40) {}
 
 void Bridge::set_session(fuse_session* session) {
@@ -407,6 +409,15 @@ void reply_xattr_value(fuse_req_t req, size_t size, const std::string& value) {
   }
 }
 
+// An xattr change forgets the inode's remembered absences before it is sent
+// and again when it is done, so no answer older than the change is kept.
+asio::awaitable<Status> change_xattr(Bridge& b, asio::awaitable<Status> change, fuse_ino_t ino) {
+  b.xattr_absence().forget(ino);
+  Status status = co_await std::move(change);
+  b.xattr_absence().forget(ino);
+  co_return status;
+}
+
 void on_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                  int flags) {
   Bridge& b = bridge(req);
@@ -415,15 +426,36 @@ void on_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
     return;
   }
   b.spawn(req, "setxattr",
-          call(b.client(), &Client::setxattr, b.credentials(req), InodeId(ino), std::string(name),
-               std::string(value, size), static_cast<uint32_t>(flags)));
+          change_xattr(b,
+                       call(b.client(), &Client::setxattr, b.credentials(req), InodeId(ino),
+                            std::string(name), std::string(value, size),
+                            static_cast<uint32_t>(flags)),
+                       ino));
 }
 
+asio::awaitable<void> getxattr_and_reply(Bridge& b, fuse_req_t req, Credentials who,
+                                         fuse_ino_t ino, std::string name, size_t size) {
+  const uint64_t asked_at = b.xattr_absence().generation();
+  Result<std::string> value = co_await b.client().getxattr(who, InodeId(ino), name);
+  if (!value.ok()) {
+    if (value.status().code() == Errc::no_data)
+      b.xattr_absence().note_absent(ino, name, XattrAbsence::Clock::now(), asked_at);
+    reply_error(req, "getxattr", value.status());
+    co_return;
+  }
+  reply_xattr_value(req, size, *value);
+}
+
+// The kernel asks for security.capability before every write; ls -l asks
+// for ACLs and security labels of every entry.
 void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Bridge& b = bridge(req);
-  b.spawn(req, "getxattr",
-          call(b.client(), &Client::getxattr, b.credentials(req), InodeId(ino), std::string(name)),
-          [size](fuse_req_t r, const std::string& value) { reply_xattr_value(r, size, value); });
+  if (b.xattr_absence().absent(ino, name, XattrAbsence::Clock::now())) {
+    fuse_reply_err(req, ENODATA);
+    return;
+  }
+  b.spawn_replying(req, "getxattr",
+                   getxattr_and_reply(b, req, b.credentials(req), ino, std::string(name), size));
 }
 
 void on_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
@@ -442,8 +474,10 @@ void on_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 void on_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Bridge& b = bridge(req);
   b.spawn(req, "removexattr",
-          call(b.client(), &Client::removexattr, b.credentials(req), InodeId(ino),
-               std::string(name)));
+          change_xattr(b,
+                       call(b.client(), &Client::removexattr, b.credentials(req), InodeId(ino),
+                            std::string(name)),
+                       ino));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "fs/fuse_bridge.h"
 #include "fs/fuse_invalidator.h"
 #include "fs/job_id.h"
+#include "fs/xattr_absence.h"
 
 namespace pvfs::fuse {
 
@@ -106,6 +107,10 @@ class Bridge {
   // request's pid (when the kernel gives one) and a new request id.
   Credentials credentials(fuse_req_t req, const FileHandle& handle);
 
+  // Absent security.* and system.posix_acl_* xattrs, remembered for the
+  // attribute timeout (fs/xattr_absence.h).
+  XattrAbsence& xattr_absence() { return xattr_absence_; }
+
   // A lookup reply for `attr` with the mount's timeouts.
   fuse_entry_param entry(const Attr& attr) const;
 
@@ -133,6 +138,11 @@ class Bridge {
     asio::co_spawn(client_.io(), finish_status(req, op, std::move(work)),
                    [req, op](std::exception_ptr e) { on_exception(req, op, e); });
   }
+  // Runs `work`, which sends the reply itself.
+  void spawn_replying(fuse_req_t req, const char* op, asio::awaitable<void> work) {
+    asio::co_spawn(client_.io(), std::move(work),
+                   [req, op](std::exception_ptr e) { on_exception(req, op, e); });
+  }
 
  private:
   // A coroutine threw before replying: a bug or out of memory. Replies EIO.
@@ -142,6 +152,7 @@ class Bridge {
   JobIdCache& jobs_;
   CallerCache callers_;
   const FuseMountParams params_;
+  XattrAbsence xattr_absence_;
   fuse_session* session_ = nullptr;
   EntryInvalidator invalidator_;
   // Request ids: a random tag of this mount in the top 24 bits, so ids

@@ -1,0 +1,60 @@
+#include "fs/xattr_absence.h"
+
+#include <doctest/doctest.h>
+
+using namespace pvfs;
+using namespace std::chrono_literals;
+
+namespace {
+const XattrAbsence::Clock::time_point t0{50s};
+}
+
+TEST_CASE("a missing security.capability is remembered for the lifetime, then asked again") {
+  XattrAbsence cache(1s);
+  CHECK_FALSE(cache.absent(7, "security.capability", t0));
+  cache.note_absent(7, "security.capability", t0, cache.generation());
+  CHECK(cache.absent(7, "security.capability", t0 + 999ms));
+  CHECK_FALSE(cache.absent(7, "security.capability", t0 + 1s));
+  CHECK_FALSE(cache.absent(7, "security.selinux", t0));  // another name
+  CHECK_FALSE(cache.absent(8, "security.capability", t0));  // another inode
+}
+
+TEST_CASE("user xattrs are never assumed absent: other clients set them all the time") {
+  XattrAbsence cache(1s);
+  cache.note_absent(7, "user.comment", t0, cache.generation());
+  CHECK_FALSE(cache.absent(7, "user.comment", t0));
+  CHECK(XattrAbsence::tracked("system.posix_acl_access"));
+  CHECK_FALSE(XattrAbsence::tracked("trusted.x"));
+}
+
+TEST_CASE("a change through this mount forgets the inode at once") {
+  XattrAbsence cache(1s);
+  cache.note_absent(7, "security.capability", t0, cache.generation());
+  cache.forget(7);
+  CHECK_FALSE(cache.absent(7, "security.capability", t0));
+}
+
+TEST_CASE("an answer to a request made before a change is not remembered") {
+  XattrAbsence cache(1s);
+  const uint64_t asked = cache.generation();
+  cache.forget(9);  // setxattr on any inode through this mount meanwhile
+  cache.note_absent(7, "security.capability", t0, asked);
+  CHECK_FALSE(cache.absent(7, "security.capability", t0));
+}
+
+TEST_CASE("lifetime zero (attr_timeout=0) remembers nothing") {
+  XattrAbsence cache(0s);
+  cache.note_absent(7, "security.capability", t0, cache.generation());
+  CHECK_FALSE(cache.absent(7, "security.capability", t0));
+}
+
+TEST_CASE("the cache stays bounded, dropping expired inodes first") {
+  XattrAbsence cache(1s, 2);
+  cache.note_absent(1, "security.capability", t0, cache.generation());
+  cache.note_absent(2, "security.capability", t0 + 500ms, cache.generation());
+  cache.note_absent(3, "security.capability", t0 + 1100ms, cache.generation());  // 1 expired: dropped
+  CHECK(cache.inodes() == 2);
+  CHECK(cache.absent(2, "security.capability", t0 + 1100ms));
+  for (uint64_t ino = 10; ino < 50; ++ino) cache.note_absent(ino, "security.selinux", t0 + 1200ms, cache.generation());
+  CHECK(cache.inodes() <= 2);
+}
