@@ -22,6 +22,7 @@
 
 #include "fs/sched/dispatcher.h"
 #include "shared/attr.h"
+#include "shared/buffer.h"
 #include "shared/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
@@ -51,6 +52,18 @@ struct StatFs {
 struct ReaddirPage {
   std::vector<DirEntry> entries;
   bool eof = false;
+};
+
+// The bytes of a read as the storage servers' replies brought them: one
+// buffer per piece of the stripe, in file order, each exactly its piece's
+// length (holes as zeros), so they can go to the kernel without a copy.
+struct ReadData {
+  std::vector<Buffer> buffers;
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& b : buffers) n += b.size();
+    return n;
+  }
 };
 
 struct StorageServer {
@@ -183,6 +196,9 @@ class Client {
   // Reads up to out.size() bytes; short only at end of file; holes read as zeros.
   asio::awaitable<Result<size_t>> read(const Credentials& who, OpenFile& file, uint64_t offset,
                                        std::span<std::byte> out);
+  // The same read, handing over the replies' buffers instead of copying them.
+  asio::awaitable<Result<ReadData>> read_buffers(const Credentials& who, OpenFile& file,
+                                                 uint64_t offset, size_t length);
   // Publishes the size and mtime of writes made through this client
   // (close-to-open): called at every close(2). When `file` is the only open
   // description of its inode here, also tells the MDS that this client

@@ -30,38 +30,42 @@ uint32_t access_mask(int flags) {
   }
 }
 
-// Reads [offset, offset + out_bytes.size()) of one object: asks home, which
-// answers with its bytes and where redirected parts live, then fetches those
-// from their servers in parallel. A fragment may vanish between the answer
-// and the fetch (a maintainer pulled it home): then home is asked again.
+// Reads [offset, offset + length) of one object into `*out`: asks home,
+// which answers with its bytes and where redirected parts live, then fetches
+// those from their servers in parallel into the same buffer. The reply's own
+// buffer becomes `*out`, so the bytes are not copied again. A fragment may
+// vanish between the answer and the fetch (a maintainer pulled it home):
+// then home is asked again.
 asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
-                                   uint64_t offset, std::span<std::byte> out_bytes, rpc::Origin origin) {
+                                   uint64_t offset, size_t length, Buffer* out, rpc::Origin origin) {
   constexpr int kAttempts = 5;
   Status last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    rpc::OutMessage out;
-    rpc::stamp(out.envelope(), origin);
-    auto r = out.init_body<sp::Request>().initRead();
+    rpc::OutMessage request;
+    rpc::stamp(request.envelope(), origin);
+    auto r = request.init_body<sp::Request>().initRead();
     set_object(r.initObject(), ino, index);
     r.setOffset(offset);
-    r.setLength(static_cast<uint32_t>(out_bytes.size()));
+    r.setLength(static_cast<uint32_t>(length));
     if (impl.overloaded(server)) {
       r.setUrgent(true);
       r.setMaxServiceMs(impl.config.urgent_max_service_ms);
     }
-    auto reply = co_await impl.call_storage(server, out, {});
+    auto reply = co_await impl.call_storage(server, request, {});
     if (!reply) co_return reply.status();
-    const Buffer& data = (*reply)->data();
-    size_t got = std::min(data.size(), out_bytes.size());
-    if (got) std::memcpy(out_bytes.data(), data.data(), got);
+    Buffer& data = (*reply)->data();
+    const size_t got = std::min(data.size(), length);
+    data.resize(length);
     // Past the end of the object (a hole at the file's tail, or never written).
-    if (got < out_bytes.size()) std::memset(out_bytes.data() + got, 0, out_bytes.size() - got);
+    if (got < length) std::memset(data.data() + got, 0, length - got);
+    *out = std::move(data);
     auto redirected = (*reply)->body<sp::Reply>().getRead().getRedirected();
     if (redirected.size() == 0) co_return Status{};
+    std::span<std::byte> out_bytes = out->span();
     std::vector<asio::awaitable<Status>> fetches;
     for (auto part : redirected) {
-      const uint64_t at = part.getOffset(), length = part.getLength();
-      if (at < offset || at + length > offset + out_bytes.size() || length > rpc::kMaxDataBytes)
+      const uint64_t at = part.getOffset(), part_length = part.getLength();
+      if (at < offset || at + part_length > offset + length || part_length > rpc::kMaxDataBytes)
         co_return Status(Errc::io, fmt::format("server {} answered a read with a bad redirect", server.value));
       fetches.push_back([](Client::Impl& impl, ServerId holder, InodeId ino, uint32_t index,
                            uint64_t fragment, uint64_t fragment_offset,
@@ -82,7 +86,7 @@ asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId 
         std::memcpy(dest.data(), bytes.data(), dest.size());
         co_return Status{};
       }(impl, ServerId(part.getServer()), ino, index, part.getFragment(), part.getFragmentOffset(),
-        out_bytes.subspan(at - offset, length), origin));
+        out_bytes.subspan(at - offset, part_length), origin));
     }
     last = co_await rpc::run_all(std::move(fetches));
     if (last.code() != Errc::not_found) co_return last;
@@ -226,20 +230,37 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   co_return data.size();
 }
 
-asio::awaitable<Result<size_t>> Client::read(const Credentials& who, OpenFile& file, uint64_t offset,
-                                             std::span<std::byte> out) {
+asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, OpenFile& file,
+                                                       uint64_t offset, size_t length) {
   auto& state = *file.inode;
-  if (offset >= state.size || out.empty()) co_return size_t{0};
+  ReadData got;
+  if (offset >= state.size || length == 0) co_return got;
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
-  const uint64_t length = std::min<uint64_t>(out.size(), state.size - offset);
+  length = static_cast<size_t>(std::min<uint64_t>(length, state.size - offset));
+  const auto pieces = split_range(state.layout, offset, length);
+  got.buffers.resize(pieces.size());  // not resized again: the tasks write into it
   std::vector<asio::awaitable<Status>> tasks;
-  for (const Piece& p : split_range(state.layout, offset, length))
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& p = pieces[i];
     tasks.push_back(read_piece(*impl_, state.layout.servers[p.object_index], state.ino,
-                               p.object_index, p.object_offset,
-                               out.subspan(p.buffer_offset, p.length), origin_of(who)));
+                               p.object_index, p.object_offset, p.length, &got.buffers[i],
+                               origin_of(who)));
+  }
   Status st = co_await rpc::run_all(std::move(tasks));
   if (!st.ok()) co_return st;
-  co_return static_cast<size_t>(length);
+  co_return got;
+}
+
+asio::awaitable<Result<size_t>> Client::read(const Credentials& who, OpenFile& file, uint64_t offset,
+                                             std::span<std::byte> out) {
+  auto got = co_await read_buffers(who, file, offset, out.size());
+  if (!got) co_return got.status();
+  size_t done = 0;
+  for (const Buffer& b : got->buffers) {
+    std::memcpy(out.data() + done, b.data(), b.size());
+    done += b.size();
+  }
+  co_return done;
 }
 
 bool Client::Impl::must_announce(InodeState& state) {

@@ -5,10 +5,11 @@
 #include "fs/fuse_bridge_internal.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <vector>
 
 #include "fs/fuse_loop.h"
 #include "shared/buffer.h"
@@ -62,16 +63,6 @@ void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
           });
 }
 
-asio::awaitable<Result<Buffer>> read_to_buffer(Client& client, Credentials who,
-                                               std::shared_ptr<OpenFile> file, uint64_t offset,
-                                               size_t size) {
-  Buffer buffer(size);
-  Result<size_t> n = co_await client.read(who, *file, offset, buffer.span());
-  if (!n.ok()) co_return n.status();
-  buffer.resize(*n);
-  co_return std::move(buffer);
-}
-
 void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   if (offset < 0) {
@@ -84,10 +75,15 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
   }
   FileHandle& h = handle_of(fi);
   b.spawn(req, "read",
-          read_to_buffer(b.client(), b.credentials(req, h), h.file, static_cast<uint64_t>(offset),
-                         size),
-          [](fuse_req_t r, Buffer& data) {
-            fuse_reply_buf(r, reinterpret_cast<const char*>(data.data()), data.size());
+          call_file(b.client(), &Client::read_buffers, b.credentials(req, h), h.file,
+                    static_cast<uint64_t>(offset), size),
+          [](fuse_req_t r, const ReadData& data) {
+            // The kernel copies straight from the replies' buffers.
+            std::vector<iovec> parts;
+            parts.reserve(data.buffers.size());
+            for (const Buffer& piece : data.buffers)
+              parts.push_back({const_cast<std::byte*>(piece.data()), piece.size()});
+            fuse_reply_iov(r, parts.data(), static_cast<int>(parts.size()));
           });
 }
 
