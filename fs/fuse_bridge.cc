@@ -447,9 +447,14 @@ asio::awaitable<void> getxattr_and_reply(Bridge& b, fuse_req_t req, Credentials 
 }
 
 // The kernel asks for security.capability before every write; ls -l asks
-// for ACLs and security labels of every entry.
+// for the ACL and the security label of every entry. pvfs keeps no system.*
+// xattrs (no ACLs: the MDS refuses them all), so those need no request.
 void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Bridge& b = bridge(req);
+  if (std::string_view(name).starts_with("system.")) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
   if (b.xattr_absence().absent(ino, name, XattrAbsence::Clock::now())) {
     fuse_reply_err(req, ENODATA);
     return;

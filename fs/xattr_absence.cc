@@ -8,7 +8,7 @@ XattrAbsence::XattrAbsence(Clock::duration lifetime, size_t max_inodes)
     : lifetime_(lifetime), max_inodes_(std::max<size_t>(max_inodes, 1)) {}
 
 bool XattrAbsence::tracked(std::string_view name) {
-  return name.starts_with("security.") || name.starts_with("system.posix_acl_");
+  return name.starts_with("security.");
 }
 
 bool XattrAbsence::absent(uint64_t ino, std::string_view name, Clock::time_point now) const {

@@ -1,7 +1,6 @@
-// Which extended attributes an inode was recently found not to have, for the
-// names the kernel and ls(1) ask about on every write and every `ls -l`
-// entry: security.* (security.capability before each write, so the kernel
-// can drop it) and system.posix_acl_*. Asking the metadata server each time
+// Which security.* extended attributes an inode was recently found not to
+// have: the kernel asks for security.capability before every write (to drop
+// it), and ls(1) for security.selinux of every `ls -l` entry. Asking the metadata server each time
 // doubled the requests of a write. An absence is trusted for the attribute
 // cache lifetime, like the attributes themselves; setting or removing an
 // xattr through this mount forgets the inode at once, and another client's
@@ -26,8 +25,7 @@ class XattrAbsence {
   // `lifetime` zero: nothing is remembered.
   explicit XattrAbsence(Clock::duration lifetime, size_t max_inodes = kDefaultMaxInodes);
 
-  // Whether absences of `name` are worth remembering: security.* and
-  // system.posix_acl_* names.
+  // Whether absences of `name` are remembered: security.* names.
   static bool tracked(std::string_view name);
 
   // True when `ino` was found without `name` less than the lifetime before `now`.
