@@ -156,6 +156,8 @@ Connection::Connection(tcp::socket socket, Identity peer, const SessionKeys& key
       receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {
   asio::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
+  // write_frame tries to send at once and must not block when it cannot.
+  socket_.non_blocking(true, ec);
 }
 
 Connection::~Connection() = default;
@@ -371,6 +373,28 @@ asio::awaitable<void> Connection::reply_error(uint64_t id, const Status& status)
   (void)st;
 }
 
+namespace {
+// The bytes of a frame's buffers after the first `done` of them.
+class FrameRest {
+ public:
+  FrameRest(const std::array<asio::const_buffer, 4>& frame, size_t done) {
+    for (const auto& b : frame) {
+      if (done >= b.size()) {
+        done -= b.size();
+        continue;
+      }
+      parts_[count_++] = b + done;
+      done = 0;
+    }
+  }
+  std::span<const asio::const_buffer> buffers() const { return {parts_.data(), count_}; }
+
+ private:
+  std::array<asio::const_buffer, 4> parts_;
+  size_t count_ = 0;
+};
+}  // namespace
+
 asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const std::byte> data,
                                                 Clock::time_point deadline) {
   auto self = shared_from_this();
@@ -404,13 +428,25 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
                                             asio::buffer(bytes.data(), bytes.size()),
                                             asio::buffer(sent.data(), sent.size()),
                                             asio::buffer(tag)};
-  asio::steady_timer timer(ex, deadline);
-  asio::error_code timer_ec;
-  auto first = co_await (asio::async_write(socket_, buffers, redirect_error(use_awaitable, ec)) ||
-                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  // Most frames fit in the socket's buffer: send what goes now, and arm a
+  // timer only for a rest that has to wait for the peer.
+  const size_t total = asio::buffer_size(buffers);
+  size_t done = 0;
+  ec = {};  // the wait for our turn above left operation_aborted here
+  while (done < total && !ec) done += socket_.write_some(FrameRest(buffers, done).buffers(), ec);
+  bool timed_out = false;
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    FrameRest rest(buffers, done);
+    asio::steady_timer timer(ex, deadline);
+    asio::error_code timer_ec;
+    auto first = co_await (asio::async_write(socket_, rest.buffers(), redirect_error(use_awaitable, ec)) ||
+                           timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+    timed_out = first.index() == 1;
+  }
   writing_ = false;
   wake_next_writer();
-  if (first.index() == 1) {
+  if (timed_out) {
     // A half-written frame cannot be taken back: the stream is unusable.
     spdlog::warn("closing connection to {}: a send did not finish in time", peer_);
     close();
