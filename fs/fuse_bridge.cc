@@ -137,7 +137,12 @@ Credentials Bridge::credentials(fuse_req_t req, const FileHandle& handle) {
   return who;
 }
 
-fuse_entry_param Bridge::entry(const Attr& attr) const {
+void Bridge::learn(const Attr& attr) {
+  if (attr.no_security_xattrs) xattr_absence_.note_none(attr.ino.value, XattrAbsence::Clock::now());
+}
+
+fuse_entry_param Bridge::entry(const Attr& attr) {
+  learn(attr);
   fuse_entry_param e{};
   e.ino = attr.ino.value;
   e.attr = to_stat(attr);
@@ -281,6 +286,7 @@ void on_forget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void on_forget_multi(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void reply_attr(Bridge& b, fuse_req_t req, const Attr& attr, std::optional<uint64_t> blocks = std::nullopt) {
+  b.learn(attr);
   struct stat st = to_stat(attr);
   if (blocks) st.st_blocks = static_cast<blkcnt_t>(*blocks);
   fuse_reply_attr(req, &st, b.attr_timeout_s());
@@ -412,9 +418,9 @@ void reply_xattr_value(fuse_req_t req, size_t size, const std::string& value) {
 // An xattr change forgets the inode's remembered absences before it is sent
 // and again when it is done, so no answer older than the change is kept.
 asio::awaitable<Status> change_xattr(Bridge& b, asio::awaitable<Status> change, fuse_ino_t ino) {
-  b.xattr_absence().forget(ino);
+  b.xattr_absence().forget(ino, XattrAbsence::Clock::now());
   Status status = co_await std::move(change);
-  b.xattr_absence().forget(ino);
+  b.xattr_absence().forget(ino, XattrAbsence::Clock::now());
   co_return status;
 }
 

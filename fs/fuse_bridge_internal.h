@@ -111,8 +111,10 @@ class Bridge {
   // attribute timeout (fs/xattr_absence.h).
   XattrAbsence& xattr_absence() { return xattr_absence_; }
 
-  // A lookup reply for `attr` with the mount's timeouts.
-  fuse_entry_param entry(const Attr& attr) const;
+  // Takes note of what `attr` says beyond the attributes (no security.* xattrs).
+  void learn(const Attr& attr);
+  // A lookup reply for `attr` with the mount's timeouts (and learn(attr)).
+  fuse_entry_param entry(const Attr& attr);
 
   // Close-to-open: before an open is answered, drop the kernel's cached
   // attributes of `ino` so the next read or stat sees the size and mtime the

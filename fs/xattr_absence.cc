@@ -11,11 +11,23 @@ bool XattrAbsence::tracked(std::string_view name) {
   return name.starts_with("security.");
 }
 
+namespace {
+// Noted for an inode the MDS said has no security.* xattr at all.
+constexpr std::string_view kNone = "security.";
+}  // namespace
+
 bool XattrAbsence::absent(uint64_t ino, std::string_view name, Clock::time_point now) const {
+  if (!tracked(name)) return false;
   auto it = inodes_.find(ino);
   if (it == inodes_.end()) return false;
-  return std::ranges::any_of(it->second,
-                             [&](const Noted& n) { return n.name == name && fresh(n, now); });
+  return std::ranges::any_of(it->second, [&](const Noted& n) {
+    return (n.name == name || n.name == kNone) && fresh(n, now);
+  });
+}
+
+void XattrAbsence::note_none(uint64_t ino, Clock::time_point now) {
+  if (last_change_ && now >= *last_change_ && now - *last_change_ < lifetime_) return;
+  note_absent(ino, kNone, now, generation_);
 }
 
 void XattrAbsence::note_absent(uint64_t ino, std::string_view name, Clock::time_point now,

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,10 +35,15 @@ class XattrAbsence {
   // request that started at generation() `asked_at`: ignored as well when an
   // xattr changed since, as the answer may predate the change.
   void note_absent(uint64_t ino, std::string_view name, Clock::time_point now, uint64_t asked_at);
-  // An xattr of `ino` is changing or changed: forget what was noted of it.
-  void forget(uint64_t ino) {
+  // The MDS said, with attributes read at about `now`, that `ino` has no
+  // security.* xattrs at all. Ignored within a lifetime of any change made
+  // through this mount, since such a hint may have been read before it.
+  void note_none(uint64_t ino, Clock::time_point now);
+  // An xattr of `ino` is changing or changed at `now`: forget what was noted of it.
+  void forget(uint64_t ino, Clock::time_point now) {
     inodes_.erase(ino);
     ++generation_;
+    last_change_ = now;
   }
   // Counts forget() calls.
   uint64_t generation() const { return generation_; }
@@ -56,6 +62,7 @@ class XattrAbsence {
   const size_t max_inodes_;
   std::unordered_map<uint64_t, std::vector<Noted>> inodes_;
   uint64_t generation_ = 0;
+  std::optional<Clock::time_point> last_change_;
 };
 
 }  // namespace pvfs

@@ -22,6 +22,18 @@ namespace {
 
 constexpr uint64_t kRootLocal = 1;
 
+// The attributes of `ino` as clients get them: with the hint that lets
+// them skip asking for security.* xattrs (the kernel asks before every write,
+// ls -l for every entry).
+Result<Attr> attr_with_hints(NsTxn& tx, InodeId ino) {
+  auto r = tx.inode(ino);
+  if (!r) return r.status();
+  auto has = tx.has_security_xattrs(ino);
+  if (!has) return has.status();
+  r->attr.no_security_xattrs = !*has;
+  return r->attr;
+}
+
 // The directory `name` may be created in: the lookup of `name` in `parent`
 // found nothing (exists otherwise) and the caller may add entries.
 Result<InodeRecord> dir_for_create(NsTxn& tx, const Caller& caller, InodeId parent,
@@ -49,6 +61,7 @@ Result<InodeRecord> new_inode(NsTxn& tx, const Caller& caller, const InodeRecord
   r.attr.gid = owner.gid;
   r.attr.nlink = 1;
   r.attr.atime = r.attr.mtime = r.attr.ctime = now;
+  r.attr.no_security_xattrs = true;  // a fresh number: nothing is attached to it yet
   return r;
 }
 
@@ -147,18 +160,12 @@ Result<Attr> NamespaceStore::lookup(const Caller& caller, InodeId parent, std::s
       root.mode = S_IFDIR;
       return root;
     }
-    auto r = tx.inode((*entry)->ino);
-    if (!r) return r.status();
-    return r->attr;
+    return attr_with_hints(tx, (*entry)->ino);
   });
 }
 
 Result<Attr> NamespaceStore::getattr(InodeId ino) {
-  return with_read(*t_, [&](NsTxn& tx) -> Result<Attr> {
-    auto r = tx.inode(ino);
-    if (!r) return r.status();
-    return r->attr;
-  });
+  return with_read(*t_, [&](NsTxn& tx) -> Result<Attr> { return attr_with_hints(tx, ino); });
 }
 
 Result<Attr> NamespaceStore::setattr(const Caller& caller, InodeId ino, const SetAttr& change,
@@ -338,9 +345,9 @@ Result<ReaddirResult> NamespaceStore::readdir(const Caller& caller, InodeId ino,
     if (plus) {
       for (DirEntry& e : out.entries) {
         if (e.ino.fileset() != t_->set) continue;
-        auto r = tx.inode(e.ino);
-        if (!r) return r.status();
-        e.attr = r->attr;
+        auto attr = attr_with_hints(tx, e.ino);
+        if (!attr) return attr.status();
+        e.attr = *attr;
       }
     }
     return out;

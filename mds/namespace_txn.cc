@@ -134,6 +134,17 @@ Result<bool> NsTxn::dir_empty(InodeId dir) {
   return empty;
 }
 
+Result<bool> NsTxn::has_security_xattrs(InodeId ino) {
+  bool found = false;
+  const std::string prefix = xattr_key(ino, "security.");
+  Status s = txn_.scan(t_->xattrs, prefix, {}, [&](std::string_view, std::string_view) {
+    found = true;
+    return false;
+  });
+  if (!s.ok()) return s;
+  return found;
+}
+
 Result<bool> NsTxn::is_ancestor(InodeId ancestor, InodeId dir) {
   // The walk ends at the root, which is its own parent; the bound stops a
   // corrupted parent chain from looping forever.

@@ -62,6 +62,8 @@ class NsTxn {
                        const Attr& child);
   // Whether `dir` has no entries.
   Result<bool> dir_empty(InodeId dir);
+  // Whether `ino` has an xattr in the security.* namespace.
+  Result<bool> has_security_xattrs(InodeId ino);
   // Whether directory `ancestor` is `dir` or above it (walking parents).
   Result<bool> is_ancestor(InodeId ancestor, InodeId dir);
 

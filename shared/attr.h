@@ -34,6 +34,9 @@ struct Attr {
   uint32_t nlink = 0, rdev = 0;
   Timespec atime, mtime, ctime;
   Layout layout;  // regular files only
+  // A hint from the MDS: the inode had no security.* xattrs when these
+  // attributes were read (false: it had some, or the MDS did not say).
+  bool no_security_xattrs = false;
 };
 
 // Setattr field mask; the same values as shared/proto/mds.capnp.

@@ -29,6 +29,7 @@ struct Attr {
   mtime @8 :Timespec;
   ctime @9 :Timespec;
   layout @10 :Layout;     # regular files only
+  noSecurityXattrs @11 :Bool;  # hint: no security.* xattrs when read (false: unknown)
 }
 
 # Which Setattr fields to apply (bit mask).

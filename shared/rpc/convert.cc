@@ -65,6 +65,7 @@ Attr from_wire(proto::mds::Attr::Reader r) {
   a.mtime = from_wire(r.getMtime());
   a.ctime = from_wire(r.getCtime());
   if (r.hasLayout()) a.layout = from_wire(r.getLayout());
+  a.no_security_xattrs = r.getNoSecurityXattrs();
   return a;
 }
 
@@ -80,6 +81,7 @@ void to_wire(const Attr& a, proto::mds::Attr::Builder b) {
   to_wire(a.mtime, b.initMtime());
   to_wire(a.ctime, b.initCtime());
   if (!a.layout.servers.empty()) to_wire(a.layout, b.initLayout());
+  b.setNoSecurityXattrs(a.no_security_xattrs);
 }
 
 ObjectId from_wire(proto::storage::ObjectId::Reader r) {

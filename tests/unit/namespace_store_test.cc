@@ -317,6 +317,24 @@ TEST_CASE_FIXTURE(Fixture, "lookup finds an entry and rejects missing, bad and o
   CHECK(store->getattr(InodeId(999)).code() == Errc::not_found);
 }
 
+TEST_CASE_FIXTURE(Fixture, "attributes say whether a file has security xattrs, so clients need not ask") {
+  Attr f = file(kRoot, root, "f");
+  CHECK(f.no_security_xattrs);  // a new file has none
+  CHECK(store->getattr(f.ino)->no_security_xattrs);
+  REQUIRE(store->setxattr(kRoot, f.ino, "user.k", "v", 0).ok());
+  CHECK(store->lookup(kRoot, root, "f")->no_security_xattrs);  // user.* does not count
+  REQUIRE(store->setxattr(kRoot, f.ino, "security.capability", "caps", 0).ok());
+  CHECK_FALSE(store->getattr(f.ino)->no_security_xattrs);
+  CHECK_FALSE(store->lookup(kRoot, root, "f")->no_security_xattrs);
+  auto page = store->readdir(kRoot, root, 0, 100, true);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  REQUIRE(page->entries[0].attr.has_value());
+  CHECK_FALSE(page->entries[0].attr->no_security_xattrs);
+  REQUIRE(store->removexattr(kRoot, f.ino, "security.capability").ok());
+  CHECK(store->getattr(f.ino)->no_security_xattrs);
+}
+
 TEST_CASE_FIXTURE(Fixture, "lookup needs search permission on the parent") {
   InodeId d = dir_(kAlice, open_dir("o"), "d", 0666).ino;
   CHECK(store->lookup(kAlice, d, "x").code() == Errc::access_denied);

@@ -31,14 +31,14 @@ TEST_CASE("user xattrs are never assumed absent: other clients set them all the 
 TEST_CASE("a change through this mount forgets the inode at once") {
   XattrAbsence cache(1s);
   cache.note_absent(7, "security.capability", t0, cache.generation());
-  cache.forget(7);
+  cache.forget(7, t0);
   CHECK_FALSE(cache.absent(7, "security.capability", t0));
 }
 
 TEST_CASE("an answer to a request made before a change is not remembered") {
   XattrAbsence cache(1s);
   const uint64_t asked = cache.generation();
-  cache.forget(9);  // setxattr on any inode through this mount meanwhile
+  cache.forget(9, t0);  // setxattr on any inode through this mount meanwhile
   cache.note_absent(7, "security.capability", t0, asked);
   CHECK_FALSE(cache.absent(7, "security.capability", t0));
 }
@@ -58,4 +58,22 @@ TEST_CASE("the cache stays bounded, dropping expired inodes first") {
   CHECK(cache.absent(2, "security.capability", t0 + 1100ms));
   for (uint64_t ino = 10; ino < 50; ++ino) cache.note_absent(ino, "security.selinux", t0 + 1200ms, cache.generation());
   CHECK(cache.inodes() <= 2);
+}
+
+TEST_CASE("the MDS's hint that an inode has no security xattrs answers every such name") {
+  XattrAbsence cache(1s);
+  cache.note_none(7, t0);
+  CHECK(cache.absent(7, "security.capability", t0 + 10ms));
+  CHECK(cache.absent(7, "security.selinux", t0 + 10ms));
+  CHECK_FALSE(cache.absent(7, "user.comment", t0 + 10ms));
+  CHECK_FALSE(cache.absent(7, "security.capability", t0 + 1s));
+}
+
+TEST_CASE("a hint that may predate a change made through this mount is not taken") {
+  XattrAbsence cache(1s);
+  cache.forget(3, t0);  // setcap on some file here
+  cache.note_none(7, t0 + 500ms);
+  CHECK_FALSE(cache.absent(7, "security.capability", t0 + 500ms));
+  cache.note_none(7, t0 + 1s);  // a lifetime later: taken
+  CHECK(cache.absent(7, "security.capability", t0 + 1s));
 }
