@@ -37,13 +37,13 @@ uint8_t* u8(std::byte* p) { return reinterpret_cast<uint8_t*>(p); }
 // Fetched once per process and kept: the algorithm tables, not keys.
 EVP_MAC* poly1305() {
   static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "POLY1305", nullptr);
-  PVFS_CHECK(mac != nullptr);
+  PVFS_CHECK(mac != nullptr && "OpenSSL offers no POLY1305: is its default provider loaded?");
   return mac;
 }
 
 EVP_CIPHER* chacha20() {
   static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "ChaCha20", nullptr);
-  PVFS_CHECK(cipher != nullptr);
+  PVFS_CHECK(cipher != nullptr && "OpenSSL offers no ChaCha20: is its default provider loaded?");
   return cipher;
 }
 }  // namespace

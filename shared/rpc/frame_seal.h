@@ -8,7 +8,7 @@
 // The tag is computed over the caller's buffers in place: nothing is copied
 // unless encrypting the sender's (const) data. The one-time key comes from
 // libsodium; the bulk Poly1305 and ChaCha20 run in OpenSSL's libcrypto, whose
-// AVX-512 code is 3x as fast here (docs/benchmarks.md). The bytes on the wire
+// AVX-512 code is 2-3x as fast here (docs/benchmarks.md). The bytes on the wire
 // are the same as with libsodium alone (frame_seal_test checks it), so peers
 // built before and after interoperate. Pure; one FrameSeal per direction,
 // used by one thread.
