@@ -1,11 +1,15 @@
 // Sealed frames: what one end seals the other opens, and a frame changed in
 // any byte, replayed, reordered or dropped fails; encryption hides the
-// contents and leaves the sender's buffer alone. Drives FrameSeal directly.
+// contents and leaves the sender's buffer alone; the bytes on the wire are
+// those of the libsodium-only seal of handshake version 2, so peers built
+// before and after still talk. Drives FrameSeal directly.
 #include "shared/rpc/frame_seal.h"
 
+#include <array>
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <sodium.h>
 
 namespace pvfs::rpc {
 namespace {
@@ -41,6 +45,37 @@ Wire seal(FrameSeal& s, const Bytes& message, const Bytes& data) {
 }
 
 bool open(FrameSeal& s, Wire w) { return s.open(w.header, w.message, w.data, w.tag); }
+
+// Frame `frame` of a direction as the libsodium-only seal put it on the wire
+// (nonce: 32-bit section, then 64-bit frame number, little-endian; sections
+// 0 MAC key, 1 message, 2 data), written out independently of FrameSeal.
+Wire reference(const Secret& key, bool encrypt, uint64_t frame, const Bytes& message,
+               const Bytes& data) {
+  auto nonce = [&](uint32_t section) {
+    std::array<uint8_t, 12> n{};
+    for (int i = 0; i < 4; ++i) n[i] = static_cast<uint8_t>(section >> (8 * i));
+    for (int i = 0; i < 8; ++i) n[4 + i] = static_cast<uint8_t>(frame >> (8 * i));
+    return n;
+  };
+  auto u8 = [](Bytes& b) { return reinterpret_cast<uint8_t*>(b.data()); };
+  Wire w{encode_header({static_cast<uint32_t>(message.size()), data.size()}), message, data, {}};
+  if (encrypt) {
+    if (!w.message.empty())
+      crypto_stream_chacha20_ietf_xor_ic(u8(w.message), u8(w.message), w.message.size(),
+                                         nonce(1).data(), 0, key.data());
+    if (!w.data.empty())
+      crypto_stream_chacha20_ietf_xor_ic(u8(w.data), u8(w.data), w.data.size(), nonce(2).data(),
+                                         0, key.data());
+  }
+  std::array<uint8_t, 32> mac_key{};
+  crypto_stream_chacha20_ietf(mac_key.data(), mac_key.size(), nonce(0).data(), key.data());
+  Bytes all(w.header.begin(), w.header.end());
+  all.insert(all.end(), w.message.begin(), w.message.end());
+  all.insert(all.end(), w.data.begin(), w.data.end());
+  crypto_onetimeauth(reinterpret_cast<uint8_t*>(w.tag.data()), u8(all), all.size(),
+                     mac_key.data());
+  return w;
+}
 
 }  // namespace
 
@@ -108,6 +143,31 @@ TEST_CASE("a dropped frame makes the next one fail") {
   CHECK(open(rx, a));
   CHECK_FALSE(open(rx, c));
   (void)b;
+}
+
+TEST_CASE("frames on the wire are those of handshake version 2, with and without encryption") {
+  REQUIRE(sodium_init() >= 0);
+  for (bool encrypt : {false, true}) {
+    CAPTURE(encrypt);
+    FrameSeal tx(key_of(6), encrypt), rx(key_of(6), encrypt);
+    // Lengths off the 16-byte Poly1305 block and 64-byte ChaCha20 block, and
+    // a frame large enough for the wide vector code paths.
+    const size_t message_sizes[] = {0, 13, 64, 64, 200, 7};
+    const size_t data_sizes[] = {0, 1, 4096, 4099, 65536 + 17, size_t{1} << 20};
+    for (uint64_t frame = 0; frame < 6; ++frame) {
+      CAPTURE(frame);
+      const Bytes msg = pattern(message_sizes[frame], 1), data = pattern(data_sizes[frame], 2);
+      const Wire want = reference(key_of(6), encrypt, frame, msg, data);
+      const Wire got = seal(tx, msg, data);
+      CHECK(got.tag == want.tag);
+      CHECK(got.message == want.message);
+      CHECK(got.data == want.data);
+      Wire back = want;
+      REQUIRE(rx.open(back.header, back.message, back.data, back.tag));
+      CHECK(back.message == msg);
+      CHECK(back.data == data);
+    }
+  }
 }
 
 TEST_CASE("encrypted frames hide message and data, leave the sender's data alone, and open back") {
