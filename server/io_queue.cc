@@ -27,10 +27,6 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
       return op.write ? op.store->write(op.key, op.offset, op.data, op.sync) : size_t{0};
     });
   }
-  Pending p;
-  p.op = op;
-  p.length = length;
-  p.wake = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
   const uint64_t id = next_id_++;
   elevator::Request r;
   r.id = id;
@@ -42,6 +38,10 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
   r.max_service = op.max_service;
   if (Status st = elevator_.enqueue(r, now()); !st.ok()) co_return st;
   if (auto done = try_inline(op, id, length)) co_return std::move(*done);
+  Pending p;
+  p.op = op;
+  p.length = length;
+  p.wake = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
   pending_[id] = &p;
   pump();
   while (!p.done) {
