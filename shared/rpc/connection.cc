@@ -248,7 +248,8 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     HeaderBytes header_bytes = next_header;
     asio::error_code ec;
     if (next_have < header_bytes.size())
-      co_await asio::async_read(socket_, asio::buffer(header_bytes.data() + next_have, header_bytes.size() - next_have),
+      co_await asio::async_read(socket_,
+                                asio::buffer(header_bytes.data() + next_have, header_bytes.size() - next_have),
                                 redirect_error(use_awaitable, ec));
     next_have = 0;
     if (ec) break;
@@ -453,6 +454,7 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
   // send, and the deadline race (a timer and two coroutines) only for what
   // the socket did not take.
   const size_t total = asio::buffer_size(buffers);
+  ec = {};  // may hold the wake-up of a wait for our turn above
   size_t taken = socket_.write_some(buffers, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
   if (ec || taken == total) {
