@@ -11,7 +11,8 @@ IoQueue::IoQueue(asio::any_io_executor ex, asio::thread_pool& pool, IoQueueOptio
     : ex_(std::move(ex)),
       pool_(pool),
       depth_(options.emulated_disk ? 1 : std::max(1u, options.depth)),
-      elevator_(options.elevator, std::move(bandwidth)) {
+      elevator_(options.elevator, std::move(bandwidth)),
+      gate_(options.emulated_disk ? elevator::InlineOptions{0, {}} : options.inline_ops) {
   if (options.emulated_disk) disk_.emplace(*options.emulated_disk);
 }
 
@@ -26,10 +27,6 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
       return op.write ? op.store->write(op.key, op.offset, op.data, op.sync) : size_t{0};
     });
   }
-  Pending p;
-  p.op = op;
-  p.length = length;
-  p.wake = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
   const uint64_t id = next_id_++;
   elevator::Request r;
   r.id = id;
@@ -40,6 +37,11 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
   r.cls = op.cls;
   r.max_service = op.max_service;
   if (Status st = elevator_.enqueue(r, now()); !st.ok()) co_return st;
+  if (auto done = try_inline(op, id, length)) co_return std::move(*done);
+  Pending p;
+  p.op = op;
+  p.length = length;
+  p.wake = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
   pending_[id] = &p;
   pump();
   while (!p.done) {
@@ -47,6 +49,25 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
     co_await p.wake->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
   co_return std::move(p.result);
+}
+
+std::optional<Result<size_t>> IoQueue::try_inline(const Op& op, uint64_t id, uint64_t length) {
+  // Only when pump() would dispatch this request alone right now: then
+  // where it runs changes nothing the elevator decides or records.
+  if (in_flight_ >= depth_ || elevator_.queued() != 1 || !gate_.should_inline(op.write, op.sync, length))
+    return std::nullopt;
+  auto d = elevator_.dispatch(now());
+  if (!d) return std::nullopt;  // waits for an overlapping request in service
+  PVFS_CHECK(d->ids.size() == 1 && d->ids[0] == id);
+  const auto start = std::chrono::steady_clock::now();
+  Result<size_t> r = op.write ? op.store->write(op.key, op.offset, op.data, op.sync)
+                              : op.store->read(op.key, op.offset, op.out);
+  const auto end = std::chrono::steady_clock::now();
+  gate_.observe(op.write, op.sync, length, end - start);
+  gate_.count(true);
+  elevator_.complete(d->ids, now());
+  if (r && op.write) r = static_cast<size_t>(length);
+  return r;
 }
 
 void IoQueue::pump() {
@@ -73,13 +94,17 @@ asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
   }
   // The modelled disk time is decided here, in dispatch order, on this thread.
   const auto modelled = disk_ ? disk_->service_time(d.object, d.offset, d.length) : elevator::Nanos(0);
+  std::chrono::nanoseconds backend{0};  // the store's own time, without the modelled rest
   Result<size_t> done = co_await rpc::run_blocking(pool_, [&]() -> Result<size_t> {
     const auto start = std::chrono::steady_clock::now();
     Result<size_t> r = d.write ? store->writev(key, d.offset, in, sync) : store->readv(key, d.offset, out);
     const auto spent = std::chrono::steady_clock::now() - start;
+    backend = spent;
     if (modelled > spent) std::this_thread::sleep_for(modelled - spent);
     return r;
   });
+  gate_.observe(d.write, sync, d.length, backend);
+  gate_.count(false);
   for (size_t i = 0; i < ops.size(); ++i) {
     Pending* p = ops[i];
     if (!done) {

@@ -6,7 +6,11 @@
 // order. With an emulated disk (for experiments on machines without
 // spinning disks) each operation also takes the modelled seek + transfer
 // time, and depth is 1, as one disk arm. Runs on the service's network
-// thread; disk work runs on the blocking pool.
+// thread; disk work runs on the blocking pool, except that an operation the
+// elevator dispatches the moment it arrives (nothing else queued, room on
+// the disk) runs right here on the network thread when the InlineGate says
+// it is small and the store has proven fast for such operations: no
+// hand-off, and the same elevator decisions.
 #pragma once
 
 #include <chrono>
@@ -18,6 +22,7 @@
 
 #include "server/elevator/elevator.h"
 #include "server/elevator/emulated_disk.h"
+#include "server/elevator/inline_gate.h"
 #include "server/object_store.h"
 
 namespace pvfs {
@@ -26,6 +31,9 @@ struct IoQueueOptions {
   elevator::ElevatorOptions elevator;
   unsigned depth = 4;  // operations on the disk at once (> 0)
   std::optional<elevator::EmulatedDiskOptions> emulated_disk;
+  // Which operations may run on the network thread (never with an emulated
+  // disk, whose modelled time would stall it).
+  elevator::InlineOptions inline_ops;
 };
 
 class IoQueue {
@@ -56,6 +64,10 @@ class IoQueue {
   uint64_t emulated_seeks() const { return disk_ ? disk_->seeks() : 0; }
   bool emulated() const { return disk_.has_value(); }
   unsigned depth() const { return depth_; }
+  // Operations run on the network thread, and handed to the disk pool.
+  uint64_t inlined() const { return gate_.inlined(); }
+  uint64_t handed_off() const { return gate_.handed_off(); }
+  const elevator::InlineGate& inline_gate() const { return gate_; }
 
  private:
   struct Pending {
@@ -68,12 +80,17 @@ class IoQueue {
   void pump();
   asio::awaitable<void> execute(elevator::Dispatch d);
   elevator::Nanos now() const;
+  // Runs the lone dispatch `d` of `op` on this thread, if the elevator
+  // dispatches `id` at once and the gate allows; nullopt otherwise (the
+  // request then stays queued for pump()).
+  std::optional<Result<size_t>> try_inline(const Op& op, uint64_t id, uint64_t length);
 
   asio::any_io_executor ex_;
   asio::thread_pool& pool_;
   unsigned depth_;
   elevator::Elevator elevator_;
   std::optional<elevator::EmulatedDisk> disk_;
+  elevator::InlineGate gate_;
   std::map<uint64_t, Pending*> pending_;
   uint64_t next_id_ = 1;
   unsigned in_flight_ = 0;

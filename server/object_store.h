@@ -2,8 +2,9 @@
 // data_dir/objects/<low byte of ino, 2 hex>/<ino, 16 hex>.<index>.
 // Owns the files, an LRU cache of their open descriptors and the directory's
 // LOCK; knows nothing of redirects, fragments or the elevator (the storage
-// service layers those on top). Called from the service's blocking pool:
-// every method is thread-safe.
+// service layers those on top). Called from the service's blocking pool
+// and, for small reads and writes, its network thread: every method is
+// thread-safe.
 #pragma once
 
 #include <array>

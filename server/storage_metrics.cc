@@ -72,6 +72,19 @@ metrics::Families StorageService::metrics() {
   metrics::add_single(out, "pvfs_server_elevator_expiration_seconds",
                       "The dynamic deadline a request arriving now would get.", Type::gauge,
                       seconds(e.expiration));
+  auto where = metrics::make_family("pvfs_server_disk_ops_total",
+                                    "Disk operations by where they ran: inline on the network thread, or "
+                                    "on the disk threads.",
+                                    Type::counter);
+  where.samples.push_back({{{"thread", "network"}}, static_cast<double>(io_.inlined()), {}});
+  where.samples.push_back({{{"thread", "disk"}}, static_cast<double>(io_.handed_off()), {}});
+  out.push_back(std::move(where));
+  metrics::add_single(out, "pvfs_server_small_write_seconds",
+                      "Average time of recent small non-sync disk writes (what decides inlining).",
+                      Type::gauge, seconds(io_.inline_gate().average(true)));
+  metrics::add_single(out, "pvfs_server_small_read_seconds",
+                      "Average time of recent small disk reads (what decides inlining).", Type::gauge,
+                      seconds(io_.inline_gate().average(false)));
   if (io_.emulated())
     metrics::add_single(out, "pvfs_server_emulated_disk_seeks_total", "Seeks the emulated disk charged.",
                         Type::counter, static_cast<double>(io_.emulated_seeks()));

@@ -66,6 +66,8 @@ Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Confi
   o.elevator.lambda = config.elevator_lambda;
   if (Status st = elevator::validate(o.elevator); !st.ok()) return st;
   o.depth = config.elevator_queue_depth ? config.elevator_queue_depth : disk_threads;
+  o.inline_ops.max_bytes = config.storage_inline_max_bytes;
+  o.inline_ops.max_latency = std::chrono::microseconds(config.storage_inline_max_latency_us);
   if (config.emulated_bandwidth_bytes > 0) {
     elevator::EmulatedDiskOptions disk;
     disk.seek = elevator::from_seconds(config.emulated_seek_ms / 1000.0);

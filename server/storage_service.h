@@ -1,6 +1,7 @@
 // The storage service: answers storage.capnp requests from clients, tools
-// and other storage servers. Object I/O runs on a blocking pool against
-// the ObjectStore; on top of it the service keeps what the two-choice write
+// and other storage servers. Object I/O goes through the IoQueue against
+// the ObjectStore (on the blocking pool, or inline on the network thread
+// for small operations on a fast store); on top of it the service keeps what the two-choice write
 // scheduler needs (Dai et al.): the load detector and preassign estimator
 // that answer probes, the redirect logs of the objects this server is home
 // to (persisted in SchedDb), the fragments it holds for other servers, and

@@ -268,6 +268,11 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, sec, "urgent_max_service_ms", c.urgent_max_service_ms); !s.ok()) return s;
     if (c.urgent_max_service_ms == 0) return key_error("elevator.urgent_max_service_ms", "must be > 0");
   }
+  if (auto* t = root.get_as<toml::table>("storage")) {
+    if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline_max_bytes); !s.ok()) return s;
+    if (Status s = read_uint(*t, "storage", "inline_max_latency_us", c.storage_inline_max_latency_us); !s.ok())
+      return s;
+  }
   if (auto* t = root.get_as<toml::table>("emulated_disk")) {
     if (Status s = read_double(*t, "emulated_disk", "seek_ms", c.emulated_seek_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, "emulated_disk", "bandwidth_bytes", c.emulated_bandwidth_bytes); !s.ok()) return s;
@@ -372,6 +377,11 @@ std::string Config::render() const {
       << "lambda = " << toml_float(elevator_lambda) << "    # dynamic deadline factor, >= 1\n"
       << "queue_depth = " << elevator_queue_depth << "    # operations on the disk at once; 0 = disk threads\n"
       << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
+      << "[storage]\n"
+      << "inline_max_bytes = " << storage_inline_max_bytes
+      << "    # larger disk operations always go to the disk threads; 0 = all do\n"
+      << "inline_max_latency_us = " << storage_inline_max_latency_us
+      << "    # smaller ones run on the network thread while they average below this\n\n"
       << "[emulated_disk]\n"
       << "seek_ms = " << toml_float(emulated_seek_ms) << "\n"
       << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"

@@ -95,6 +95,10 @@ struct Config {
   uint32_t elevator_queue_depth = 0;    // operations on the disk at once; 0 = disk threads
   uint32_t urgent_max_service_ms = 1000;  // what clients ask of urgent requests
 
+  // [storage]: where each storage server runs its disk operations.
+  uint64_t storage_inline_max_bytes = uint64_t{64} << 10;  // larger ones always go to the disk pool; 0: all do
+  uint32_t storage_inline_max_latency_us = 200;  // small ones run inline while they average below this
+
   // [emulated_disk]: a modelled spinning disk for experiments (bandwidth 0: off).
   double emulated_seek_ms = 10.0;
   uint64_t emulated_bandwidth_bytes = 0;  // bytes per second; 450000000 in the paper

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <kj/exception.h>
 
+#include <limits>
+
 #include "shared/log.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/handshake.h"
@@ -139,6 +141,19 @@ std::string address_of(const tcp::socket& socket) {
   return addr.to_string();
 }
 
+// Frame data up to this size is received together with the message.
+constexpr uint64_t kEagerDataBytes = uint64_t{64} << 10;
+
+// A completion condition for asio::async_read: done once `need` bytes have
+// come; until then each read may also fill the buffers past them with what
+// the socket already holds.
+auto at_least(size_t need) {
+  return [need](const asio::error_code& ec, size_t got) -> size_t {
+    if (ec || got >= need) return 0;
+    return std::numeric_limits<size_t>::max();
+  };
+}
+
 std::span<std::byte> bytes_of(kj::Array<capnp::word>& words) {
   auto b = words.asBytes();
   return {reinterpret_cast<std::byte*>(b.begin()), b.size()};
@@ -156,7 +171,7 @@ Connection::Connection(tcp::socket socket, Identity peer, const SessionKeys& key
       receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {
   asio::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
-  // write_frame tries to send at once and must not block when it cannot.
+  // write_frame() tries each send once without waiting.
   socket_.non_blocking(true, ec);
 }
 
@@ -224,10 +239,19 @@ void Connection::start(Handler on_request, std::function<void()> on_close) {
 asio::awaitable<void> Connection::read_loop(Handler on_request) {
   auto self = shared_from_this();
   auto ex = socket_.get_executor();
+  // The last read of each frame also takes whatever has come of the next
+  // frame's header (without waiting for it), so a stream of pipelined
+  // frames costs one read per frame, not two.
+  HeaderBytes next_header{};
+  size_t next_have = 0;
   while (open_) {
-    HeaderBytes header_bytes{};
+    HeaderBytes header_bytes = next_header;
     asio::error_code ec;
-    co_await asio::async_read(socket_, asio::buffer(header_bytes), redirect_error(use_awaitable, ec));
+    if (next_have < header_bytes.size())
+      co_await asio::async_read(socket_,
+                                asio::buffer(header_bytes.data() + next_have, header_bytes.size() - next_have),
+                                redirect_error(use_awaitable, ec));
+    next_have = 0;
     if (ec) break;
     auto header = decode_header(header_bytes);
     if (!header) {
@@ -245,17 +269,37 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     if (!open_) break;
     const auto frame_start = Clock::now();
     auto words = kj::heapArray<capnp::word>(header->message_bytes / sizeof(capnp::word));
-    co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
-                              redirect_error(use_awaitable, ec));
-    if (ec) break;
-    // The data buffer is taken only once the message has come: a peer that
-    // announces the largest frame and sends nothing more must not make the
-    // daemon hold (or, with a debugging allocator, touch) its size.
-    Buffer data(header->data_bytes);
+    // The data is received straight into the pooled buffer the handler
+    // keeps (a storage server writes it to disk from there). Small data
+    // comes in the same read as the message, one system call and one
+    // completion fewer per frame. Large data waits until the message has
+    // come: a peer that announces the largest frame and sends nothing more
+    // must not make the daemon hold (or, with a debugging allocator, touch)
+    // its size.
+    Buffer data;
     FrameTag tag{};
-    std::array<asio::mutable_buffer, 2> parts{asio::buffer(data.data(), data.size()), asio::buffer(tag)};
-    co_await asio::async_read(socket_, parts, redirect_error(use_awaitable, ec));
-    if (ec) break;
+    size_t got = 0;
+    if (header->data_bytes <= kEagerDataBytes) {
+      data = Buffer(header->data_bytes);
+      const size_t need = header->message_bytes + data.size() + tag.size();
+      std::array<asio::mutable_buffer, 4> parts{asio::buffer(words.begin(), header->message_bytes),
+                                                asio::buffer(data.data(), data.size()), asio::buffer(tag),
+                                                asio::buffer(next_header)};
+      got = co_await asio::async_read(socket_, parts, at_least(need), redirect_error(use_awaitable, ec));
+      if (ec) break;
+      next_have = got - need;
+    } else {
+      co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
+                                redirect_error(use_awaitable, ec));
+      if (ec) break;
+      data = Buffer(header->data_bytes);
+      const size_t need = data.size() + tag.size();
+      std::array<asio::mutable_buffer, 3> parts{asio::buffer(data.data(), data.size()), asio::buffer(tag),
+                                                asio::buffer(next_header)};
+      got = co_await asio::async_read(socket_, parts, at_least(need), redirect_error(use_awaitable, ec));
+      if (ec) break;
+      next_have = got - need;
+    }
     if (!receive_seal_.open(header_bytes, bytes_of(words), data.span(), tag)) {
       const uint64_t frame = receive_seal_.frames();
       spdlog::error("closing connection with {} ({}): frame {} failed its integrity check "
@@ -373,28 +417,6 @@ asio::awaitable<void> Connection::reply_error(uint64_t id, const Status& status)
   (void)st;
 }
 
-namespace {
-// The bytes of a frame's buffers after the first `done` of them.
-class FrameRest {
- public:
-  FrameRest(const std::array<asio::const_buffer, 4>& frame, size_t done) {
-    for (const auto& b : frame) {
-      if (done >= b.size()) {
-        done -= b.size();
-        continue;
-      }
-      parts_[count_++] = b + done;
-      done = 0;
-    }
-  }
-  std::span<const asio::const_buffer> buffers() const { return {parts_.data(), count_}; }
-
- private:
-  std::array<asio::const_buffer, 4> parts_;
-  size_t count_ = 0;
-};
-}  // namespace
-
 asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const std::byte> data,
                                                 Clock::time_point deadline) {
   auto self = shared_from_this();
@@ -428,25 +450,32 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
                                             asio::buffer(bytes.data(), bytes.size()),
                                             asio::buffer(sent.data(), sent.size()),
                                             asio::buffer(tag)};
-  // Most frames fit in the socket's buffer: send what goes now, and arm a
-  // timer only for a rest that has to wait for the peer.
+  // Most frames fit in the socket's send buffer at once: one non-blocking
+  // send, and the deadline race (a timer and two coroutines) only for what
+  // the socket did not take.
   const size_t total = asio::buffer_size(buffers);
-  size_t done = 0;
-  ec = {};  // the wait for our turn above left operation_aborted here
-  while (done < total && !ec) done += socket_.write_some(FrameRest(buffers, done).buffers(), ec);
-  bool timed_out = false;
-  if (ec == asio::error::would_block || ec == asio::error::try_again) {
-    ec = {};
-    FrameRest rest(buffers, done);
-    asio::steady_timer timer(ex, deadline);
-    asio::error_code timer_ec;
-    auto first = co_await (asio::async_write(socket_, rest.buffers(), redirect_error(use_awaitable, ec)) ||
-                           timer.async_wait(redirect_error(use_awaitable, timer_ec)));
-    timed_out = first.index() == 1;
+  ec = {};  // may hold the wake-up of a wait for our turn above
+  size_t taken = socket_.write_some(buffers, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+  if (ec || taken == total) {
+    writing_ = false;
+    wake_next_writer();
+    if (!ec) co_return Status{};
+    close();
+    co_return Status(Errc::unavailable, fmt::format("connection to {} lost: {}", peer_, ec.message()));
   }
+  for (auto& b : buffers) {
+    const size_t skip = std::min(taken, b.size());
+    b += skip;
+    taken -= skip;
+  }
+  asio::steady_timer timer(ex, deadline);
+  asio::error_code timer_ec;
+  auto first = co_await (asio::async_write(socket_, buffers, redirect_error(use_awaitable, ec)) ||
+                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
   writing_ = false;
   wake_next_writer();
-  if (timed_out) {
+  if (first.index() == 1) {
     // A half-written frame cannot be taken back: the stream is unusable.
     spdlog::warn("closing connection to {}: a send did not finish in time", peer_);
     close();

@@ -156,6 +156,24 @@ TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their ke
   expect_error_naming(std::string(kMinimal) + "[elevator]\nquantum = 0\n", "elevator.quantum");
 }
 
+TEST_CASE("[storage] inline limits are read, rendered back, and a bad value names its key") {
+  TempDir dir;
+  auto defaults = Config::load(dir.write("a.toml", kMinimal));
+  REQUIRE(defaults.ok());
+  CHECK(defaults->storage_inline_max_bytes == 65536);
+  CHECK(defaults->storage_inline_max_latency_us == 200);
+  auto c = Config::load(dir.write("b.toml", std::string(kMinimal) +
+                                                "[storage]\ninline_max_bytes = 0\ninline_max_latency_us = 50\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->storage_inline_max_bytes == 0);
+  CHECK(c->storage_inline_max_latency_us == 50);
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE(back.ok());
+  CHECK(back->storage_inline_max_bytes == 0);
+  CHECK(back->storage_inline_max_latency_us == 50);
+  expect_error_naming(std::string(kMinimal) + "[storage]\ninline_max_bytes = -1\n", "storage.inline_max_bytes");
+}
+
 TEST_CASE("the MDS lease lies between the heartbeat interval and dead_after, or is an error naming it") {
   TempDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
