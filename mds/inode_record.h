@@ -24,7 +24,7 @@ inline constexpr char kServersDb[] = "servers";    // server_key -> StoredServer
 
 inline constexpr char kMetaFormat[] = "format";    // kFormatVersion
 inline constexpr char kMetaFileSet[] = "fileset";  // the file set this environment holds
-inline constexpr char kMetaNextIno[] = "next_ino"; // local number of the next new inode
+inline constexpr char kMetaNextIno[] = "next_ino"; // local numbers below it may be in use
 inline constexpr uint64_t kFormatVersion = 1;
 
 // Readdir cookies of a directory's entries start here; the FUSE bridge uses

@@ -143,6 +143,17 @@ Result<std::unique_ptr<NamespaceStore>> NamespaceStore::open(const std::filesyst
     return tx.put_inode(root);
   });
   if (!s.ok()) return s;
+  // Numbers are handed out from the stored counter on (see Tables).
+  auto counter = with_read(*t, [&](NsTxn& tx) -> Result<uint64_t> {
+    auto bytes = tx.raw().get(t->meta, kMetaNextIno);
+    if (!bytes) {
+      if (bytes.code() == Errc::not_found) return Status(Errc::corrupt, "no inode counter");
+      return bytes.status();
+    }
+    return decode_u64(*bytes);
+  });
+  if (!counter) return counter.status();
+  t->next_ino = t->ino_reserved = *counter;
   return std::unique_ptr<NamespaceStore>(new NamespaceStore(std::move(t)));
 }
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,15 @@ Result<NsTxn> NsTxn::read(const Tables& t) {
 Result<NsTxn> NsTxn::write(const Tables& t) {
   auto txn = t.env->begin_write();
   if (!txn) return txn.status();
+  t.ino_reserving = 0;  // a reservation of an aborted transaction was never stored
   return NsTxn(t, std::move(*txn));
+}
+
+Status NsTxn::commit() {
+  Status s = txn_.commit();
+  if (s.ok() && t_->ino_reserving != 0) t_->ino_reserved = t_->ino_reserving;
+  t_->ino_reserving = 0;
+  return s;
 }
 
 Result<InodeRecord> NsTxn::inode(InodeId ino) {
@@ -66,16 +75,18 @@ Status NsTxn::erase_inode(InodeId ino) {
 }
 
 Result<InodeId> NsTxn::allocate_ino() {
-  auto bytes = txn_.get(t_->meta, kMetaNextIno);
-  if (!bytes) {
-    if (bytes.code() == Errc::not_found) return Status(Errc::corrupt, "no inode counter");
-    return bytes.status();
+  // Every number handed out is below the counter this transaction or an
+  // earlier commit stored, so none is handed out twice across a crash. A
+  // number taken by a transaction that aborts is skipped.
+  const uint64_t next = t_->next_ino;
+  if (next > InodeId::kLocalMask) return Status(Errc::no_space, "inode numbers exhausted");
+  if (next >= std::max(t_->ino_reserved, t_->ino_reserving)) {
+    const uint64_t upto = std::min(next + kInoBlock, InodeId::kLocalMask + 1);
+    if (Status s = txn_.put(t_->meta, kMetaNextIno, encode_u64(upto)); !s.ok()) return s;
+    t_->ino_reserving = upto;
   }
-  auto next = decode_u64(*bytes);
-  if (!next) return next.status();
-  if (*next > InodeId::kLocalMask) return Status(Errc::no_space, "inode numbers exhausted");
-  if (Status s = txn_.put(t_->meta, kMetaNextIno, encode_u64(*next + 1)); !s.ok()) return s;
-  return InodeId::make(t_->set, *next);
+  t_->next_ino = next + 1;
+  return InodeId::make(t_->set, next);
 }
 
 Result<InodeRecord> NsTxn::dir_for_lookup(const Caller& caller, InodeId parent) {

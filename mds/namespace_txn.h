@@ -24,7 +24,18 @@ struct Tables {
   lmdb::Db meta, inodes, dentries, seqs, xattrs, orphans, servers;
   FileSetId set;
   InodeId root;
+  // Inode numbers (local parts) come from memory below `ino_reserved`,
+  // the value stored as kMetaNextIno: only the commit that hands out the
+  // first number of a block stores the counter. A restart skips the rest of
+  // the block. `ino_reserving` is what the open write transaction stored
+  // (0: nothing); it becomes `ino_reserved` when that one commits.
+  mutable uint64_t next_ino = 0;
+  mutable uint64_t ino_reserved = 0;
+  mutable uint64_t ino_reserving = 0;
 };
+
+// Inode numbers reserved per store of the counter.
+inline constexpr uint64_t kInoBlock = 1024;
 
 // Errors: invalid_argument for "", ".", "..", '/' or NUL; name_too_long past 255.
 Status check_name(std::string_view name);
@@ -77,7 +88,7 @@ class NsTxn {
   lmdb::Txn& raw() { return txn_; }
   const Tables& tables() const { return *t_; }
   // Commits a write transaction; see lmdb::Txn::commit().
-  Status commit() { return txn_.commit(); }
+  Status commit();
 
  private:
   NsTxn(const Tables& t, lmdb::Txn txn) : t_(&t), txn_(std::move(txn)) {}
