@@ -31,7 +31,11 @@ class OutMessage {
   capnp::MallocMessageBuilder& builder() { return builder_; }
 
  private:
-  capnp::MallocMessageBuilder builder_;
+  // Most messages (metadata requests and replies, data headers) take a few
+  // hundred bytes; capnp's default first segment is 8 KiB, zeroed for every
+  // message. Larger messages grow into further segments.
+  static constexpr unsigned kFirstSegmentWords = 128;
+  capnp::MallocMessageBuilder builder_{kFirstSegmentWords};
   proto::Envelope::Builder root_;
 };
 
