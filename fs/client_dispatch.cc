@@ -64,7 +64,15 @@ asio::awaitable<void> Client::Impl::run_round() {
 
   const auto plan = sched::plan_probes(dispatch, pieces, all, rng);
   const milliseconds fresh_for(config.load_ttl_ms);
-  const auto remembered = loads_heard.fresh_loads(all, rpc::Clock::now(), fresh_for);
+  const bool preassign = dispatch.policy == sched::Policy::preassign;
+  const uint64_t piece_bytes = [&] {
+    uint64_t sum = 0;
+    for (const auto& p : pieces) sum += p.bytes;
+    return sum / pieces.size();
+  }();
+  const auto remembered =
+      loads_heard.in_time(loads_heard.fresh_loads(all, rpc::Clock::now(), fresh_for), piece_bytes,
+                          rpc::Clock::now(), fresh_for);
   auto choice = sched::choose_round(dispatch, pieces, plan, remembered, all, rng);
   uint64_t round = 0;
   std::vector<sched::ServerLoad> loads;
@@ -73,12 +81,6 @@ asio::awaitable<void> Client::Impl::run_round() {
     ++stats.rounds;
     stats.probes += plan.probe.size();
     const auto started = rpc::Clock::now();
-    const bool preassign = dispatch.policy == sched::Policy::preassign;
-    const uint64_t piece_bytes = [&] {
-      uint64_t sum = 0;
-      for (const auto& p : pieces) sum += p.bytes;
-      return sum / pieces.size();
-    }();
     std::vector<std::optional<sched::ServerLoad>> answers(plan.probe.size());
     std::vector<asio::awaitable<Status>> probes;
     for (size_t i = 0; i < plan.probe.size(); ++i) {
@@ -120,6 +122,9 @@ asio::awaitable<void> Client::Impl::run_round() {
       for (const auto& l : loads_heard.fresh_loads(all, rpc::Clock::now(), fresh_for))
         if (!known.count(l.server.value)) loads.push_back(l);
     }
+    // A straggler's queue is no longer than the others' when every writer
+    // waits for its write; what sets it apart is how slowly it drains.
+    if (preassign) loads = loads_heard.in_time(loads, piece_bytes, rpc::Clock::now(), fresh_for);
   }
   const auto chosen = choice.source == sched::RoundSource::memory
                           ? std::move(choice.chosen)
@@ -177,8 +182,12 @@ asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId 
     w.setRound(placement->round);
     set_loads(w.initSeen(static_cast<unsigned>(placement->seen->size())), *placement->seen);
   }
+  const auto sent = rpc::Clock::now();
   auto reply = co_await impl.call_storage(server, out, data, timeout);
   if (!reply) co_return reply.status();
+  const auto answered = rpc::Clock::now();
+  if (data.size() >= impl.dispatch.min_bytes)
+    impl.loads_heard.wrote(server, data.size(), answered - sent, answered);
   // The server's load as this write left it: keeps the dispatcher's memory
   // fresh without probes (servers that predate the field send none).
   auto body = (*reply)->body<sp::Reply>();

@@ -35,6 +35,33 @@ std::vector<ServerLoad> LoadMemory::fresh_loads(std::span<const ServerId> server
   return out;
 }
 
+void LoadMemory::wrote(ServerId server, uint64_t bytes, std::chrono::nanoseconds took, TimePoint now) {
+  if (bytes == 0) return;
+  const double sample = static_cast<double>(std::max<int64_t>(took.count(), 0)) / static_cast<double>(bytes);
+  auto [it, added] = timings_.try_emplace(server, Timing{sample, now});
+  if (!added) it->second = Timing{it->second.ns_per_byte + (sample - it->second.ns_per_byte) / 4, now};
+}
+
+std::vector<ServerLoad> LoadMemory::in_time(std::span<const ServerLoad> loads, uint64_t piece_bytes,
+                                            TimePoint now, std::chrono::nanoseconds fresh_for) const {
+  auto timing = [&](ServerId server) -> double {
+    auto it = timings_.find(server);
+    return it == timings_.end() || now - it->second.at >= fresh_for ? 0 : it->second.ns_per_byte;
+  };
+  double fastest = 0;
+  for (const ServerLoad& l : loads)
+    if (const double t = timing(l.server); t > 0) fastest = fastest == 0 ? t : std::min(fastest, t);
+  std::vector<ServerLoad> out(loads.begin(), loads.end());
+  if (fastest == 0) return out;
+  for (ServerLoad& l : out) {
+    const double slower = timing(l.server) / fastest;
+    if (slower < kStragglerFactor) continue;
+    const double in_time = static_cast<double>(l.bytes + piece_bytes) * slower - static_cast<double>(piece_bytes);
+    l.bytes = in_time >= 1e18 ? uint64_t{1000000000000000000} : static_cast<uint64_t>(in_time);
+  }
+  return out;
+}
+
 namespace {
 
 bool known(std::span<const ServerLoad> loads, ServerId server) {

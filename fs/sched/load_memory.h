@@ -37,12 +37,38 @@ class LoadMemory {
   std::vector<ServerLoad> fresh_loads(std::span<const ServerId> servers, TimePoint now,
                                       std::chrono::nanoseconds fresh_for) const;
 
+  // A write of `bytes` (> 0) to `server` took `took` from request to reply.
+  // Kept as a moving average of time per byte: in a closed loop (each
+  // process waits for its write) a straggler's queue is no longer than a
+  // healthy server's, only slower to drain, so bytes alone hide it.
+  // A server written to less recently than `fresh_for` (in_time) is
+  // presumed healthy again, so a straggler that recovered gets pieces (and
+  // is timed) again.
+  void wrote(ServerId server, uint64_t bytes, std::chrono::nanoseconds took, TimePoint now);
+  // `loads` with each server's bytes counted in time: a server whose writes
+  // recently took s >= kStragglerFactor times longer per byte than the
+  // fastest of `loads` counts (bytes + piece_bytes) x s - piece_bytes, the
+  // bytes the fastest would drain in the time it needs for its queue plus
+  // the piece. Below the factor (noise on healthy servers) and without
+  // timings, bytes count as they are.
+  std::vector<ServerLoad> in_time(std::span<const ServerLoad> loads, uint64_t piece_bytes, TimePoint now,
+                                  std::chrono::nanoseconds fresh_for) const;
+  // Dai et al. call stragglers servers "occasionally slower than others",
+  // by a factor of several in their simulations; timings of healthy servers
+  // under load vary by less than this.
+  static constexpr double kStragglerFactor = 2.0;
+
  private:
   struct Figure {
     ServerLoad load;
     TimePoint at;
   };
   std::map<ServerId, Figure> figures_;
+  struct Timing {
+    double ns_per_byte = 0;  // moving average, weight 1/4 to the newest
+    TimePoint at;            // of the newest
+  };
+  std::map<ServerId, Timing> timings_;
 };
 
 // How a round of pending pieces is decided.

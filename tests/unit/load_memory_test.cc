@@ -82,6 +82,40 @@ TEST_CASE("fresh_loads lists only the servers asked for with fresh figures, in t
   CHECK(loads[0].bytes == 30);
 }
 
+TEST_CASE("a server that drains writes several times slower counts its bytes in time") {
+  LoadMemory m;
+  const auto at = t0;
+  m.wrote(ServerId(1), kMiB, milliseconds(125), at);  // 5x slower per byte
+  m.wrote(ServerId(2), kMiB, milliseconds(25), at);
+  m.wrote(ServerId(3), 2 * kMiB, milliseconds(60), at);  // 1.2x: noise
+  const std::vector<ServerLoad> loads = {{ServerId(1), kMiB, 1}, {ServerId(2), kMiB, 1},
+                                         {ServerId(3), kMiB, 1}, {ServerId(4), 0, 0}};
+  const auto timed = m.in_time(loads, kMiB, at + milliseconds(10), kFresh);
+  REQUIRE(timed.size() == 4);
+  CHECK(timed[0].bytes == 9 * kMiB);  // (1 + 1) x 5 - 1
+  CHECK(timed[1].bytes == kMiB);
+  CHECK(timed[2].bytes == kMiB);
+  CHECK(timed[3].bytes == 0);  // never timed
+  // Not written to for a while: presumed recovered.
+  CHECK(m.in_time(loads, kMiB, at + milliseconds(300), kFresh)[0].bytes == kMiB);
+  // The average moves a quarter of the way to each new timing.
+  m.wrote(ServerId(1), kMiB, milliseconds(25), at + milliseconds(1));
+  CHECK(m.in_time(loads, kMiB, at + milliseconds(1), kFresh)[0].bytes == 7 * kMiB);  // 2 x 4 - 1
+}
+
+TEST_CASE("a lone piece leaves a straggler home that bytes alone show no heavier") {
+  const auto servers = cluster(4);
+  LoadMemory m = memory_of(servers, {kMiB, kMiB, kMiB, kMiB}, t0);
+  for (ServerId s : servers) m.wrote(s, kMiB, milliseconds(s == ServerId(2) ? 125 : 25), t0);
+  std::mt19937_64 rng(9);
+  const auto pieces = pieces_at({2});
+  const ProbePlan plan = plan_probes(Options{}, pieces, servers, rng);
+  const auto raw = m.fresh_loads(servers, t0, kFresh);
+  CHECK(choose_round(Options{}, pieces, plan, raw, servers, rng).chosen[0] == ServerId(2));
+  const auto timed = m.in_time(raw, kMiB, t0, kFresh);
+  CHECK(choose_round(Options{}, pieces, plan, timed, servers, rng).chosen[0] != ServerId(2));
+}
+
 TEST_CASE("a batch on flat fresh loads goes home from memory, without a probe") {
   const auto servers = cluster(8);
   const LoadMemory m = memory_of(servers, {kMiB, 0, kMiB, kMiB, 0, kMiB, kMiB, 0}, t0);
