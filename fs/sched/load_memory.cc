@@ -48,13 +48,17 @@ std::vector<ServerLoad> LoadMemory::in_time(std::span<const ServerLoad> loads, u
     auto it = timings_.find(server);
     return it == timings_.end() || now - it->second.at >= fresh_for ? 0 : it->second.ns_per_byte;
   };
-  double fastest = 0;
+  // The lower median, not the fastest: one healthy server that happened to
+  // be quick must not make the others look slow.
+  std::vector<double> timed;
   for (const ServerLoad& l : loads)
-    if (const double t = timing(l.server); t > 0) fastest = fastest == 0 ? t : std::min(fastest, t);
+    if (const double t = timing(l.server); t > 0) timed.push_back(t);
   std::vector<ServerLoad> out(loads.begin(), loads.end());
-  if (fastest == 0) return out;
+  if (timed.empty()) return out;
+  std::nth_element(timed.begin(), timed.begin() + (timed.size() - 1) / 2, timed.end());
+  const double typical = timed[(timed.size() - 1) / 2];
   for (ServerLoad& l : out) {
-    const double slower = timing(l.server) / fastest;
+    const double slower = timing(l.server) / typical;
     if (slower < kStragglerFactor) continue;
     const double in_time = static_cast<double>(l.bytes + piece_bytes) * slower - static_cast<double>(piece_bytes);
     l.bytes = in_time >= 1e18 ? uint64_t{1000000000000000000} : static_cast<uint64_t>(in_time);

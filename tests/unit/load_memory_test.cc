@@ -87,20 +87,26 @@ TEST_CASE("a server that drains writes several times slower counts its bytes in 
   const auto at = t0;
   m.wrote(ServerId(1), kMiB, milliseconds(125), at);  // 5x slower per byte
   m.wrote(ServerId(2), kMiB, milliseconds(25), at);
-  m.wrote(ServerId(3), 2 * kMiB, milliseconds(60), at);  // 1.2x: noise
+  m.wrote(ServerId(3), 2 * kMiB, milliseconds(125), at);  // 2.5x: noise
+  m.wrote(ServerId(4), kMiB, milliseconds(20), at);       // quicker than the median
   const std::vector<ServerLoad> loads = {{ServerId(1), kMiB, 1}, {ServerId(2), kMiB, 1},
-                                         {ServerId(3), kMiB, 1}, {ServerId(4), 0, 0}};
+                                         {ServerId(3), kMiB, 1}, {ServerId(4), 0, 0},
+                                         {ServerId(5), 0, 0}};
   const auto timed = m.in_time(loads, kMiB, at + milliseconds(10), kFresh);
-  REQUIRE(timed.size() == 4);
-  CHECK(timed[0].bytes == 9 * kMiB);  // (1 + 1) x 5 - 1
+  REQUIRE(timed.size() == 5);
+  CHECK(timed[0].bytes == 9 * kMiB);  // (1 + 1) x 5 - 1, against server 2's median timing
   CHECK(timed[1].bytes == kMiB);
   CHECK(timed[2].bytes == kMiB);
-  CHECK(timed[3].bytes == 0);  // never timed
+  CHECK(timed[3].bytes == 0);
+  CHECK(timed[4].bytes == 0);  // never timed
   // Not written to for a while: presumed recovered.
   CHECK(m.in_time(loads, kMiB, at + milliseconds(300), kFresh)[0].bytes == kMiB);
   // The average moves a quarter of the way to each new timing.
   m.wrote(ServerId(1), kMiB, milliseconds(25), at + milliseconds(1));
   CHECK(m.in_time(loads, kMiB, at + milliseconds(1), kFresh)[0].bytes == 7 * kMiB);  // 2 x 4 - 1
+  m.wrote(ServerId(1), kMiB, milliseconds(25), at + milliseconds(2));  // 3.25x
+  m.wrote(ServerId(1), kMiB, milliseconds(25), at + milliseconds(3));  // 2.69x: healthy again
+  CHECK(m.in_time(loads, kMiB, at + milliseconds(3), kFresh)[0].bytes == kMiB);
 }
 
 TEST_CASE("a lone piece leaves a straggler home that bytes alone show no heavier") {
