@@ -70,9 +70,7 @@ asio::awaitable<void> Client::Impl::run_round() {
     for (const auto& p : pieces) sum += p.bytes;
     return sum / pieces.size();
   }();
-  const auto remembered =
-      loads_heard.in_time(loads_heard.fresh_loads(all, rpc::Clock::now(), fresh_for), piece_bytes,
-                          rpc::Clock::now(), fresh_for);
+  const auto remembered = loads_heard.remembered(all, piece_bytes, rpc::Clock::now(), fresh_for);
   auto choice = sched::choose_round(dispatch, pieces, plan, remembered, all, rng);
   uint64_t round = 0;
   std::vector<sched::ServerLoad> loads;

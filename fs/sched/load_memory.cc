@@ -46,7 +46,7 @@ std::vector<ServerLoad> LoadMemory::in_time(std::span<const ServerLoad> loads, u
                                             TimePoint now, std::chrono::nanoseconds fresh_for) const {
   auto timing = [&](ServerId server) -> double {
     auto it = timings_.find(server);
-    return it == timings_.end() || now - it->second.at >= fresh_for ? 0 : it->second.ns_per_byte;
+    return it == timings_.end() || now - it->second.at >= kTimingLife * fresh_for ? 0 : it->second.ns_per_byte;
   };
   // The lower median, not the fastest: one healthy server that happened to
   // be quick must not make the others look slow.
@@ -63,6 +63,21 @@ std::vector<ServerLoad> LoadMemory::in_time(std::span<const ServerLoad> loads, u
     const double in_time = static_cast<double>(l.bytes + piece_bytes) * slower - static_cast<double>(piece_bytes);
     l.bytes = in_time >= 1e18 ? uint64_t{1000000000000000000} : static_cast<uint64_t>(in_time);
   }
+  return out;
+}
+
+std::vector<ServerLoad> LoadMemory::remembered(std::span<const ServerId> servers, uint64_t piece_bytes,
+                                               TimePoint now, std::chrono::nanoseconds fresh_for) const {
+  std::vector<ServerLoad> loads;
+  for (ServerId s : servers) {
+    if (auto l = fresh(s, now, fresh_for)) loads.push_back(*l);
+    else if (timings_.contains(s)) loads.push_back(ServerLoad{s, 0, 0});
+  }
+  std::vector<ServerLoad> timed = in_time(loads, piece_bytes, now, fresh_for);
+  // Keep a stale server only where its timing made it a straggler.
+  std::vector<ServerLoad> out;
+  for (size_t i = 0; i < loads.size(); ++i)
+    if (fresh(loads[i].server, now, fresh_for) || timed[i].bytes != loads[i].bytes) out.push_back(timed[i]);
   return out;
 }
 

@@ -41,10 +41,18 @@ class LoadMemory {
   // Kept as a moving average of time per byte: in a closed loop (each
   // process waits for its write) a straggler's queue is no longer than a
   // healthy server's, only slower to drain, so bytes alone hide it.
-  // A server written to less recently than `fresh_for` (in_time) is
-  // presumed healthy again, so a straggler that recovered gets pieces (and
-  // is timed) again.
+  // A server written to less recently than kTimingLife x `fresh_for`
+  // (in_time) is presumed healthy again, so a straggler that recovered gets
+  // pieces (and is timed) again: one write per 1.2 s at the default TTL
+  // pays a straggler's latency, a recovered server waits that long.
   void wrote(ServerId server, uint64_t bytes, std::chrono::nanoseconds took, TimePoint now);
+  // What a round may rely on: fresh_loads(), plus a figure of 0 bytes for
+  // every server of `servers` whose own figure is stale but whose timing
+  // says straggler (writes go elsewhere, so it no longer reports), all
+  // counted in_time(). A round then keeps avoiding a known straggler
+  // instead of sending it pieces as soon as its figure ages.
+  std::vector<ServerLoad> remembered(std::span<const ServerId> servers, uint64_t piece_bytes, TimePoint now,
+                                     std::chrono::nanoseconds fresh_for) const;
   // `loads` with each server's bytes counted in time: a server whose writes
   // recently took s >= kStragglerFactor times longer per byte than the
   // (lower) median of the timed servers of `loads` counts
@@ -58,6 +66,7 @@ class LoadMemory {
   // timing noise of healthy servers on a loaded client redirected a
   // quarter of a symmetric cluster's pieces; at 3x it stays below the bar.
   static constexpr double kStragglerFactor = 3.0;
+  static constexpr int kTimingLife = 4;
 
  private:
   struct Figure {
