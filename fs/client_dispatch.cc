@@ -74,6 +74,7 @@ asio::awaitable<void> Client::Impl::run_round() {
   auto choice = sched::choose_round(dispatch, pieces, plan, remembered, all, rng);
   uint64_t round = 0;
   std::vector<sched::ServerLoad> loads;
+  std::vector<sched::ServerLoad> reported;  // loads as servers reported them, for the servers to learn
   if (choice.source == sched::RoundSource::probe) {
     round = rng() | 1;
     ++stats.rounds;
@@ -122,6 +123,7 @@ asio::awaitable<void> Client::Impl::run_round() {
     }
     // A straggler's queue is no longer than the others' when every writer
     // waits for its write; what sets it apart is how slowly it drains.
+    reported = loads;
     if (preassign) loads = loads_heard.in_time(loads, piece_bytes, rpc::Clock::now(), fresh_for);
   }
   const auto chosen = choice.source == sched::RoundSource::memory
@@ -147,7 +149,7 @@ asio::awaitable<void> Client::Impl::run_round() {
       }(*this, server, round), asio::detached);
     }
   }
-  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(std::move(loads));
+  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(std::move(reported));
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i]->result = Placement{chosen[i], round, seen};
     batch[i]->ready = true;
