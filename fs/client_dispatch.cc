@@ -28,9 +28,8 @@ void set_loads(capnp::List<sp::ServerLoad>::Builder list, const std::vector<sche
 void Client::set_dispatch_policy(sched::Policy policy) { impl_->dispatch.policy = policy; }
 
 bool Client::Impl::overloaded(ServerId server) const {
-  auto it = heard.find(server.value);
-  return it != heard.end() && rpc::Clock::now() - it->second.at < milliseconds(config.load_ttl_ms) &&
-         it->second.load.bytes >= kOverloadedBytes;
+  const auto load = loads_heard.fresh(server, rpc::Clock::now(), milliseconds(config.load_ttl_ms));
+  return load && load->bytes >= kOverloadedBytes;
 }
 const sched::Options& Client::dispatch_options() const { return impl_->dispatch; }
 const DispatchStats& Client::dispatch_stats() const { return impl_->stats; }
@@ -64,19 +63,23 @@ asio::awaitable<void> Client::Impl::run_round() {
     if (info.alive) all.push_back(ServerId(id));
 
   const auto plan = sched::plan_probes(dispatch, pieces, all, rng);
+  const milliseconds fresh_for(config.load_ttl_ms);
+  const bool preassign = dispatch.policy == sched::Policy::preassign;
+  const uint64_t piece_bytes = [&] {
+    uint64_t sum = 0;
+    for (const auto& p : pieces) sum += p.bytes;
+    return sum / pieces.size();
+  }();
+  const auto remembered = loads_heard.remembered(all, piece_bytes, rpc::Clock::now(), fresh_for);
+  auto choice = sched::choose_round(dispatch, pieces, plan, remembered, all, rng);
   uint64_t round = 0;
   std::vector<sched::ServerLoad> loads;
-  if (!plan.probe.empty()) {
+  std::vector<sched::ServerLoad> reported;  // loads as servers reported them, for the servers to learn
+  if (choice.source == sched::RoundSource::probe) {
     round = rng() | 1;
     ++stats.rounds;
     stats.probes += plan.probe.size();
     const auto started = rpc::Clock::now();
-    const bool preassign = dispatch.policy == sched::Policy::preassign;
-    const uint64_t piece_bytes = [&] {
-      uint64_t sum = 0;
-      for (const auto& p : pieces) sum += p.bytes;
-      return sum / pieces.size();
-    }();
     std::vector<std::optional<sched::ServerLoad>> answers(plan.probe.size());
     std::vector<asio::awaitable<Status>> probes;
     for (size_t i = 0; i < plan.probe.size(); ++i) {
@@ -94,15 +97,12 @@ asio::awaitable<void> Client::Impl::run_round() {
         auto self = report.getSelf();
         answer = sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests()};
         const auto now = rpc::Clock::now();
-        impl.heard[server.value] = Heard{*answer, now};
-        for (auto o : report.getOthers()) {
-          const auto at = now - milliseconds(o.getAgeMs());
-          auto& h = impl.heard[o.getServer()];
-          if (h.at < at)
-            h = Heard{sched::ServerLoad{ServerId(o.getServer()), o.getBytes() + o.getPreassigned(),
-                                        o.getRequests()},
-                      at};
-        }
+        impl.loads_heard.heard(*answer, now);
+        for (auto o : report.getOthers())
+          if (impl.server_info.count(o.getServer()))
+            impl.loads_heard.heard(sched::ServerLoad{ServerId(o.getServer()), o.getBytes() + o.getPreassigned(),
+                                                     o.getRequests()},
+                                   now - milliseconds(o.getAgeMs()));
         co_return Status{};
       }(*this, plan.probe[i], round, piece_bytes, preassign, answers[i]));
     }
@@ -114,16 +114,26 @@ asio::awaitable<void> Client::Impl::run_round() {
         loads.push_back(*a);
         known.insert(a->server.value);
       }
-    // Loads the probed servers had heard of their peers: more choices at
-    // no extra round trip (collaborative probe).
+    // Loads the probed servers had heard of their peers, and what this
+    // client heard itself: more choices at no extra round trip
+    // (collaborative probe).
     if (dispatch.policy == sched::Policy::collab || dispatch.policy == sched::Policy::preassign) {
-      const auto fresh = rpc::Clock::now() - milliseconds(config.load_ttl_ms);
-      for (const auto& [id, h] : heard)
-        if (h.at >= fresh && !known.count(id) && server_info.count(id) && server_info[id].alive)
-          loads.push_back(h.load);
+      for (const auto& l : loads_heard.fresh_loads(all, rpc::Clock::now(), fresh_for))
+        if (!known.count(l.server.value)) loads.push_back(l);
     }
+    // A straggler's queue is no longer than the others' when every writer
+    // waits for its write; what sets it apart is how slowly it drains.
+    reported = loads;
+    if (preassign) loads = loads_heard.in_time(loads, piece_bytes, rpc::Clock::now(), fresh_for);
   }
-  const auto chosen = sched::assign(dispatch, pieces, plan, loads, all, rng);
+  const auto chosen = choice.source == sched::RoundSource::memory
+                          ? std::move(choice.chosen)
+                          : sched::assign(dispatch, pieces, plan, loads, all, rng);
+  if (choice.source != sched::RoundSource::none)
+    spdlog::trace("dispatch round of {} pieces: {} ({})", pieces.size(),
+                  choice.source == sched::RoundSource::probe ? "probed" : "from memory", choice.why);
+  for (size_t i = 0; i < chosen.size(); ++i)
+    if (chosen[i] != pieces[i].home) loads_heard.sent(chosen[i], pieces[i].bytes);
 
   // Tell the probed servers that got nothing, so their preassigned load
   // goes at once (fire and forget; they also expire it themselves).
@@ -139,7 +149,7 @@ asio::awaitable<void> Client::Impl::run_round() {
       }(*this, server, round), asio::detached);
     }
   }
-  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(std::move(loads));
+  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(std::move(reported));
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i]->result = Placement{chosen[i], round, seen};
     batch[i]->ready = true;
@@ -172,8 +182,21 @@ asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId 
     w.setRound(placement->round);
     set_loads(w.initSeen(static_cast<unsigned>(placement->seen->size())), *placement->seen);
   }
+  const auto sent = rpc::Clock::now();
   auto reply = co_await impl.call_storage(server, out, data, timeout);
-  co_return reply.status();
+  if (!reply) co_return reply.status();
+  const auto answered = rpc::Clock::now();
+  if (data.size() >= impl.dispatch.min_bytes)
+    impl.loads_heard.wrote(server, data.size(), answered - sent, answered);
+  // The server's load as this write left it: keeps the dispatcher's memory
+  // fresh without probes (servers that predate the field send none).
+  auto body = (*reply)->body<sp::Reply>();
+  if (body.hasWriteLoad()) {
+    auto l = body.getWriteLoad();
+    impl.loads_heard.heard(sched::ServerLoad{server, l.getBytes() + l.getPreassigned(), l.getRequests()},
+                           rpc::Clock::now() - milliseconds(l.getAgeMs()));
+  }
+  co_return Status{};
 }
 
 asio::awaitable<Status> send_redirect(Client::Impl& impl, ServerId home, InodeId ino, uint32_t index,

@@ -12,6 +12,7 @@
 #include "fs/client.h"
 #include "fs/mds_router.h"
 #include "fs/sched/dispatcher.h"
+#include "fs/sched/load_memory.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/message.h"
@@ -183,12 +184,9 @@ struct Client::Impl {
   };
   std::vector<std::shared_ptr<PendingPlacement>> unplaced;
   bool round_scheduled = false;
-  // Loads servers reported of their peers (fresh for config.load_ttl_ms).
-  struct Heard {
-    sched::ServerLoad load;
-    rpc::Clock::time_point at;
-  };
-  std::map<uint32_t, Heard> heard;
+  // Loads the servers reported (write replies, probe answers, and what
+  // they had heard of their peers), fresh for config.load_ttl_ms.
+  sched::LoadMemory loads_heard;
   DispatchStats stats;
   Client::EntryReplaced entry_replaced;
   // A server with this many bytes outstanding (as last heard, within the

@@ -40,6 +40,14 @@ struct ReplyBudget {
   ~ReplyBudget() { if (conn) conn->release_reply_bytes(bytes); }
 };
 
+// A write's reply carries the server's load (LoadGuard still counts the
+// write until the reply is sent): leave the write out, so the figure says
+// what the next write would queue behind.
+void leave_out_write(proto::storage::ServerLoad::Builder l, uint64_t bytes) {
+  l.setBytes(l.getBytes() - std::min(l.getBytes(), bytes));
+  l.setRequests(l.getRequests() - std::min<uint32_t>(l.getRequests(), 1));
+}
+
 }  // namespace
 
 StorageService::StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
@@ -307,7 +315,14 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   if (w.getRound()) preassign_.on_outcome(w.getRound(), true);
   learn(w.getSeen());
   if (w.getFallback()) ++fallbacks_;
-  if (w.getFragment()) co_return co_await write_fragment(obj, w.getFragment(), data, sync, reply);
+  if (w.getFragment()) {
+    Status st = co_await write_fragment(obj, w.getFragment(), data, sync, reply);
+    if (st.ok()) {
+      fill_load(reply.initWriteLoad());
+      leave_out_write(reply.getWriteLoad(), data.size());
+    }
+    co_return st;
+  }
 
   auto gate = co_await gates_.enter_shared(obj);
   IoQueue::Op op = object_op(obj);
@@ -330,6 +345,8 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
     if (!st.ok()) co_return st;
   }
   reply.setWritten(*written);
+  fill_load(reply.initWriteLoad());
+  leave_out_write(reply.getWriteLoad(), data.size());
   co_return Status{};
 }
 

@@ -169,6 +169,10 @@ struct Reply {
     redirects @12 :RedirectList;
     seek @13 :SeekResult;
   }
+  writeLoad @14 :ServerLoad;      # write replies (written): the server's load as the write left
+                                  # it, this write not counted, so clients know every server's
+                                  # load without probing; absent from servers before it existed
+
 
   struct SeekResult {             # redirected ranges count as data
     found @0 :Bool;               # false: no data at or after the offset (SEEK_DATA only)
