@@ -113,18 +113,14 @@ Credentials Bridge::credentials(fuse_req_t req) {
     who.job_id = known->job_id;
     return who;
   }
-  // Most processes have few groups; ask again when there are more.
-  std::vector<gid_t> groups(32);
-  int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
-  if (n > static_cast<int>(groups.size())) {
-    groups.resize(static_cast<size_t>(n));
-    n = fuse_req_getgroups(req, n, groups.data());
+  // The kernel gives the thread id; the job id belongs to its process, so
+  // a new thread of a known process reads no environment.
+  uint32_t process = who.pid;
+  if (auto status = read_thread_status("/proc", who.pid)) {
+    process = status->tgid;
+    who.caller.groups = std::move(status->groups);
   }
-  if (n > 0) {
-    groups.resize(std::min(static_cast<size_t>(n), groups.size()));
-    who.caller.groups.assign(groups.begin(), groups.end());
-  }
-  who.job_id = jobs_.job_id(who.pid, who.caller.uid);
+  who.job_id = jobs_.job_id(process, who.caller.uid);
   // pid 0 is the kernel itself (writeback): nothing to remember.
   if (who.pid != 0) callers_.store(who.pid, ctx->uid, ctx->gid, {who.caller.groups, who.job_id}, now);
   return who;

@@ -95,6 +95,52 @@ std::optional<uint64_t> parse_start_time(std::string_view proc_stat) {
   return std::nullopt;
 }
 
+std::optional<ThreadStatus> parse_thread_status(std::string_view status) {
+  std::optional<ThreadStatus> out;
+  std::vector<uint32_t> groups;
+  while (!status.empty()) {
+    const auto end = status.find('\n');
+    std::string_view line = status.substr(0, end);
+    status = end == std::string_view::npos ? std::string_view{} : status.substr(end + 1);
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, colon);
+    std::string_view rest = line.substr(colon + 1);
+    if (key != "Tgid" && key != "Groups") continue;
+    std::vector<uint32_t> numbers;
+    bool bad = false;
+    while (!rest.empty()) {
+      const auto begin = rest.find_first_not_of(" \t");
+      if (begin == std::string_view::npos) break;
+      rest = rest.substr(begin);
+      uint32_t n = 0;
+      auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+      if (ec != std::errc()) {
+        bad = true;
+        break;
+      }
+      numbers.push_back(n);
+      rest = rest.substr(static_cast<size_t>(ptr - rest.data()));
+    }
+    if (bad) continue;
+    if (key == "Tgid") {
+      if (numbers.size() != 1 || numbers[0] == 0) return std::nullopt;
+      out.emplace();
+      out->tgid = numbers[0];
+    } else {
+      groups = std::move(numbers);
+    }
+  }
+  if (out) out->groups = std::move(groups);
+  return out;
+}
+
+std::optional<ThreadStatus> read_thread_status(const std::filesystem::path& proc_root, uint32_t tid) {
+  auto text = read_proc_file(proc_root / std::to_string(tid) / "status", 64 * 1024);
+  if (!text) return std::nullopt;
+  return parse_thread_status(*text);
+}
+
 JobIdCache::JobIdCache(std::string jobid_var, size_t max_entries, std::filesystem::path proc_root)
     : jobid_var_(std::move(jobid_var)),
       max_entries_(max_entries == 0 ? 1 : max_entries),

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "shared/request_limits.h"
 
@@ -36,10 +37,22 @@ std::string pick_job_id(std::string_view environ_block, std::string_view comm, u
 // and parentheses in the command name (field 2).
 std::optional<uint64_t> parse_start_time(std::string_view proc_stat);
 
+// What /proc/<tid>/status says of a thread: the process it belongs to
+// (Tgid) and its supplementary groups (Groups). nullopt when the text has no
+// valid Tgid line; a missing Groups line means none.
+struct ThreadStatus {
+  uint32_t tgid = 0;
+  std::vector<uint32_t> groups;
+};
+std::optional<ThreadStatus> parse_thread_status(std::string_view status);
+
+// Reads and parses <proc_root>/<tid>/status. nullopt when it cannot be read.
+std::optional<ThreadStatus> read_thread_status(const std::filesystem::path& proc_root, uint32_t tid);
+
 // Job ids of calling processes, read from /proc once per process. An entry
 // is keyed by pid and checked against the process start time, so a recycled
-// pid is read afresh. FUSE reports thread ids, so each thread of a process
-// gets its own entry (with the same answer). Holds at most `max_entries`,
+// pid is read afresh. FUSE reports thread ids: callers pass the thread's
+// process (read_thread_status), so threads share one entry. Holds at most `max_entries`,
 // dropping the oldest first. /proc/<pid>/environ shows the environment the
 // process was started with; later setenv() calls are not seen.
 // Thread-safe: one leaf mutex.

@@ -1,5 +1,6 @@
 // Unit tests of fs/job_id: the choice of job id from an environment block,
-// parsing the start time out of /proc/<pid>/stat, and the cache against a
+// parsing the start time out of /proc/<pid>/stat and a thread's process and
+// groups out of /proc/<tid>/status, and the cache against a
 // fake /proc tree in a mkdtemp directory (recycled pids, the size bound).
 #include "fs/job_id.h"
 
@@ -8,9 +9,11 @@
 #include "tests/support/temp_dir.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace pvfs {
 namespace {
@@ -142,3 +145,31 @@ TEST_CASE("the cache holds at most max_entries processes, dropping the oldest") 
 
 }  // namespace
 }  // namespace pvfs
+
+TEST_CASE("a thread's status gives its process and its supplementary groups") {
+  auto st = pvfs::parse_thread_status(
+      "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nNgid:\t0\nPid:\t4250\n"
+      "Uid:\t1000\t1000\t1000\t1000\nGroups:\t4 24 27 1000 \nNSpid:\t4250\n");
+  REQUIRE(st.has_value());
+  CHECK(st->tgid == 4242);
+  CHECK(st->groups == std::vector<uint32_t>{4, 24, 27, 1000});
+}
+
+TEST_CASE("a thread without supplementary groups has none, and a status without Tgid is refused") {
+  auto st = pvfs::parse_thread_status("Tgid:\t7\nGroups:\t\n");
+  REQUIRE(st.has_value());
+  CHECK(st->tgid == 7);
+  CHECK(st->groups.empty());
+  CHECK_FALSE(pvfs::parse_thread_status("Name:\tx\nGroups:\t1 2\n").has_value());
+  CHECK_FALSE(pvfs::parse_thread_status("Tgid:\tabc\n").has_value());
+  CHECK_FALSE(pvfs::parse_thread_status("").has_value());
+}
+
+TEST_CASE("this thread's status names this process and its groups") {
+  auto st = pvfs::read_thread_status("/proc", static_cast<uint32_t>(::gettid()));
+  REQUIRE(st.has_value());
+  CHECK(st->tgid == static_cast<uint32_t>(::getpid()));
+  std::vector<gid_t> mine(static_cast<size_t>(::getgroups(0, nullptr)));
+  if (!mine.empty()) ::getgroups(static_cast<int>(mine.size()), mine.data());
+  CHECK(st->groups == std::vector<uint32_t>(mine.begin(), mine.end()));
+}
