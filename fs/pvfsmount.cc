@@ -106,7 +106,7 @@ Result<Config> make_config(const std::string& arg, const MountOptions& options) 
 }
 
 // Going to the background. The fork happens before any thread exists (the
-// io thread, libfuse's workers), so nothing has to survive a fork; the
+// io thread, the invalidator's), so nothing has to survive a fork; the
 // parent stays until the child has mounted, so errors still reach the
 // terminal and the parent's exit status is the outcome.
 class Background {
