@@ -2,8 +2,8 @@
 // process's environment at exec time (/proc/<pid>/environ), so daemons can
 // count and schedule I/O per job. Owns the /proc parsing and a bounded
 // per-process cache; does not decide what a job id is used for.
-// pick_job_id/parse_start_time are pure; JobIdCache is thread-safe (called
-// from every FUSE worker thread).
+// pick_job_id/parse_start_time/parse_thread_status are pure; JobIdCache is
+// thread-safe (one leaf mutex), though pvfsmount calls it from one thread.
 #pragma once
 
 #include <cstddef>
