@@ -113,8 +113,13 @@ RoundChoice choose_round(const Options& options, std::span<const Piece> pieces, 
   if (options.policy != Policy::preassign) return {RoundSource::probe, "always", {}};
   const size_t worth = static_cast<size_t>(std::count_if(
       pieces.begin(), pieces.end(), [&](const Piece& p) { return p.bytes >= options.min_bytes; }));
+  if (worth <= 1) {
+    // No probe checks a lone piece's move, so only a clear skew is trusted.
+    Options lone = options;
+    lone.margin_bytes = options.margin_bytes * kLoneMarginFactor;
+    return {RoundSource::memory, "lone", assign_remembered(lone, pieces, remembered, servers, rng)};
+  }
   std::vector<ServerId> chosen = assign_remembered(options, pieces, remembered, servers, rng);
-  if (worth <= 1) return {RoundSource::memory, "lone", std::move(chosen)};
   for (ServerId s : plan.probe)
     if (!known(remembered, s)) return {RoundSource::probe, "stale", {}};
   for (size_t i = 0; i < pieces.size(); ++i)

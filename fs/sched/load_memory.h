@@ -119,7 +119,14 @@ struct RoundChoice {
 //  - lone (one piece): always from memory, so a lone piece costs at most one
 //    extra round trip (the redirect entry when memory says move) and never
 //    a probe plus a redirect. With its home's figure unknown it goes home,
-//    and the write's reply teaches the memory.
+//    and the write's reply teaches the memory. It leaves home only when home
+//    is heavier than a candidate by kLoneMarginFactor x margin_bytes: the
+//    figures are up to a lifetime old and every client remembers the same
+//    light server, so with no probe to check the move only a clear skew
+//    (a straggler's bytes counted in time) is worth a redirect; a healthy
+//    server's passing queue is not.
+inline constexpr uint64_t kLoneMarginFactor = 3;
+
 RoundChoice choose_round(const Options& options, std::span<const Piece> pieces, const ProbePlan& plan,
                          std::span<const ServerLoad> remembered, std::span<const ServerId> servers,
                          std::mt19937_64& rng);

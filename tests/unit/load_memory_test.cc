@@ -214,6 +214,22 @@ TEST_CASE("a lone piece never probes: home when its home is unknown, away from a
   CHECK(c.chosen == std::vector<ServerId>{ServerId(1), ServerId(2)});
 }
 
+TEST_CASE("a lone piece stays on a healthy home whose queue is only a little longer") {
+  const auto servers = cluster(4);
+  std::mt19937_64 rng(11);
+  // Home 2 has 3 MiB more queued than the lightest (kLoneMarginFactor
+  // margins): a batch would probe this skew; a lone piece, with no probe to
+  // check it, stays home.
+  LoadMemory m = memory_of(servers, {kMiB, 4 * kMiB, kMiB, kMiB}, t0);
+  RoundChoice c = choose(Options{}, pieces_at({2}), m, servers, t0, rng);
+  CHECK(std::string(c.why) == "lone");
+  CHECK(c.chosen == std::vector<ServerId>{ServerId(2)});
+  CHECK(choose(Options{}, pieces_at({2, 3}), m, servers, t0, rng).source == RoundSource::probe);
+  // Past kLoneMarginFactor margins it leaves.
+  m = memory_of(servers, {kMiB, 5 * kMiB, kMiB, kMiB}, t0);
+  CHECK(choose(Options{}, pieces_at({2}), m, servers, t0, rng).chosen != std::vector<ServerId>{ServerId(2)});
+}
+
 TEST_CASE("two-choice and collab always probe; fixed and random never") {
   const auto servers = cluster(8);
   const LoadMemory m = memory_of(servers, std::vector<uint64_t>(8, 0), t0);
