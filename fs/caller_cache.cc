@@ -20,7 +20,9 @@ void CallerCache::store(uint32_t tid, uint32_t uid, uint32_t gid, CallerInfo inf
                         Clock::time_point now) {
   if (entries_.size() >= max_entries_ && !entries_.contains(tid)) {
     std::erase_if(entries_, [&](const auto& kv) { return now - kv.second.stored >= lifetime_; });
-    if (entries_.size() >= max_entries_) entries_.clear();
+    // A sweep that freed under a quarter would come back at the next store:
+    // start afresh, so a sweep costs O(1) per store over time.
+    if (entries_.size() > max_entries_ * 3 / 4) entries_.clear();
   }
   entries_.insert_or_assign(tid, Entry{uid, gid, now, std::move(info)});
 }

@@ -34,7 +34,7 @@ class CallerCache {
   const CallerInfo* find(uint32_t tid, uint32_t uid, uint32_t gid, Clock::time_point now) const;
 
   // Remembers `info` from `now` on. When full, forgets expired entries, and
-  // if none had expired, all of them.
+  // if that freed less than a quarter, all of them.
   void store(uint32_t tid, uint32_t uid, uint32_t gid, CallerInfo info, Clock::time_point now);
 
   size_t size() const { return entries_.size(); }

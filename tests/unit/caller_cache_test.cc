@@ -48,3 +48,13 @@ TEST_CASE("a full cache drops expired entries first, and stays bounded") {
   CHECK(cache.size() <= 3);
   CHECK(cache.find(99, 0, 0, t0 + 1300ms) != nullptr);
 }
+
+TEST_CASE("a full cache where entries expire one by one is swept rarely, not at every store") {
+  CallerCache cache(1s, 8);
+  for (uint32_t tid = 1; tid <= 8; ++tid) cache.store(tid, 0, 0, info("x", {}), t0 + tid * 100ms);
+  // Only tid 1 has expired: freeing one entry would leave the cache full for
+  // the next store, so everything goes and the newest is kept.
+  cache.store(100, 0, 0, info("y", {}), t0 + 1150ms);
+  CHECK(cache.size() == 1);
+  CHECK(cache.find(100, 0, 0, t0 + 1150ms) != nullptr);
+}

@@ -77,3 +77,11 @@ TEST_CASE("a hint that may predate a change made through this mount is not taken
   cache.note_none(7, t0 + 1s);  // a lifetime later: taken
   CHECK(cache.absent(7, "security.capability", t0 + 1s));
 }
+
+TEST_CASE("a full absence cache where inodes expire one by one starts afresh instead of sweeping each time") {
+  XattrAbsence cache(1s, 8);
+  for (uint64_t ino = 1; ino <= 8; ++ino) cache.note_none(ino, t0 + ino * 100ms);
+  cache.note_none(100, t0 + 1150ms);  // only inode 1 had expired
+  CHECK(cache.inodes() == 1);
+  CHECK(cache.absent(100, "security.capability", t0 + 1150ms));
+}
