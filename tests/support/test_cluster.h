@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tests/support/temp_dir.h"
-#include "utils/local_cluster.h"
+#include "utils/cluster/local_cluster.h"
 
 namespace pvfs::test {
 
