@@ -15,7 +15,7 @@
 
 #include "shared/config.h"
 #include "shared/secret.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
 #include "utils/fsck.h"
 #include "utils/mds_status.h"
 #include "utils/progress.h"
