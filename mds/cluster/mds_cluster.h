@@ -29,7 +29,7 @@
 
 #include <asio.hpp>
 
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
 #include "shared/config.h"
 #include "shared/proto/mds.capnp.h"
