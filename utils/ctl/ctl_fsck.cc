@@ -17,7 +17,7 @@
 
 #include "shared/config.h"
 #include "shared/secret.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
 #include "utils/ctl/command.h"
 #include "utils/ctl/fsck.h"
 #include "utils/common/mds_status.h"

@@ -1,4 +1,4 @@
-#include "server/elevator/deadline_estimator.h"
+#include "policy/elevator/deadline_estimator.h"
 
 #include <algorithm>
 #include <charconv>

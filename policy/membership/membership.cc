@@ -1,4 +1,4 @@
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 
 #include <algorithm>
 

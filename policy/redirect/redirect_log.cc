@@ -1,7 +1,7 @@
 // The redirect log as one vector in sequence order, scanned linearly: the
 // log stays short because covering entries remove older ones and the
 // maintainer pulls redirected ranges home. Pure; see redirect_log.h.
-#include "server/redirect/redirect_log.h"
+#include "policy/redirect/redirect_log.h"
 
 #include <algorithm>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "server/elevator/elevator.h"
+#include "policy/elevator/elevator.h"
 
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "server/elevator/deadline_estimator.h"
+#include "policy/elevator/deadline_estimator.h"
 #include "shared/ids.h"
 
 namespace pvfs::elevator {

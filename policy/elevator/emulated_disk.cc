@@ -1,4 +1,4 @@
-#include "server/elevator/emulated_disk.h"
+#include "policy/elevator/emulated_disk.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "mds/placement/anu_map.h"
+#include "policy/placement/anu_map.h"
 
 namespace pvfs::placement {
 

@@ -1,7 +1,7 @@
 // Where the bytes of one object live: the time-ordered redirect log of the
 // two-choice paper (../papers: Dai et al., §IV and §V-B). Kept by the
 // object's home server. Pure: no I/O, no clock, no locking; the owner
-// (server/redirect/redirect_table + the storage service) persists entries and
+// (policy/redirect/redirect_table + the storage service) persists entries and
 // hands out sequence numbers. Not thread-safe: one owner thread.
 //
 // Ranges are half-open byte ranges [begin, end) of the object. The log

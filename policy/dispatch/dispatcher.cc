@@ -2,7 +2,7 @@
 // Randomness comes only from the caller's generator, drawn through our own
 // unbiased bounded draw so a seed gives the same plan on every standard
 // library. Pure; see dispatcher.h.
-#include "fs/sched/dispatcher.h"
+#include "policy/dispatch/dispatcher.h"
 
 #include <algorithm>
 #include <map>

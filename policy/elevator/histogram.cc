@@ -1,4 +1,4 @@
-#include "server/elevator/histogram.h"
+#include "policy/elevator/histogram.h"
 
 #include <algorithm>
 #include <bit>

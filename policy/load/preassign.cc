@@ -1,7 +1,7 @@
 // The preassign estimator: per-level outcome counts and the outstanding
 // probes by round, in ordered containers so expiry order is deterministic.
 // Pure; see preassign.h.
-#include "server/load/preassign.h"
+#include "policy/load/preassign.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "server/elevator/inline_gate.h"
+#include "policy/elevator/inline_gate.h"
 
 #include <algorithm>
 

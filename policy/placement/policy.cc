@@ -1,4 +1,4 @@
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
 
 namespace pvfs::placement {
 

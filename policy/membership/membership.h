@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "mds/placement/anu_map.h"
-#include "mds/placement/anu_tuner.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/anu_map.h"
+#include "policy/placement/anu_tuner.h"
+#include "policy/placement/policy.h"
 
 namespace pvfs::mds {
 

@@ -1,6 +1,6 @@
 // The client's memory of server loads and the probe-or-not rule; see
 // load_memory.h. Pure.
-#include "fs/sched/load_memory.h"
+#include "policy/dispatch/load_memory.h"
 
 #include <algorithm>
 #include <set>

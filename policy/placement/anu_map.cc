@@ -1,4 +1,4 @@
-#include "mds/placement/anu_map.h"
+#include "policy/placement/anu_map.h"
 
 #include <algorithm>
 #include <bit>

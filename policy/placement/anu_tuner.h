@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mds/placement/anu_map.h"
+#include "policy/placement/anu_map.h"
 #include "shared/ids.h"
 #include "shared/status.h"
 

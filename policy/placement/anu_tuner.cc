@@ -1,4 +1,4 @@
-#include "mds/placement/anu_tuner.h"
+#include "policy/placement/anu_tuner.h"
 
 #include <algorithm>
 #include <cmath>

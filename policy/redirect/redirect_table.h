@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "server/redirect/redirect_log.h"
+#include "policy/redirect/redirect_log.h"
 #include "shared/ids.h"
 
 namespace pvfs::redirect {

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "fs/sched/dispatcher.h"
+#include "policy/dispatch/dispatcher.h"
 
 namespace pvfs::sched {
 

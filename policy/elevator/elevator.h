@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "server/elevator/deadline_estimator.h"
-#include "server/elevator/histogram.h"
+#include "policy/elevator/deadline_estimator.h"
+#include "policy/elevator/histogram.h"
 #include "shared/ids.h"
 #include "shared/status.h"
 

@@ -1,4 +1,4 @@
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_table.h"
 
 namespace pvfs::redirect {
 
