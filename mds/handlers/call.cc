@@ -1,0 +1,27 @@
+#include "mds/handlers/call.h"
+
+#include <fmt/format.h>
+
+#include "shared/rpc/convert.h"
+
+namespace pvfs::mds::handlers {
+
+Result<NamespaceStore*> Call::at(uint64_t ino) const {
+  NamespaceStore* s = mds.filesets().find(InodeId(ino));
+  if (!s) return Status(Errc::not_found, fmt::format("no file set {} here", InodeId(ino).fileset().value));
+  return s;
+}
+
+Status Call::attr_or(Result<Attr> attr) {
+  if (!attr) return attr.status();
+  rpc::to_wire(*attr, reply.initAttr());
+  return Status{};
+}
+
+Status Call::none_or(Status st) {
+  if (!st.ok()) return st;
+  reply.setNone();
+  return Status{};
+}
+
+}  // namespace pvfs::mds::handlers
