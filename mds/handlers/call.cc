@@ -2,9 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "shared/request_limits.h"
 #include "shared/rpc/convert.h"
 
 namespace pvfs::mds::handlers {
+
+Status check_file_size(uint64_t size) {
+  if (size <= kMaxFileBytes) return Status{};
+  return Status(Errc::too_big, fmt::format("size {} is past the largest file size", size));
+}
 
 Result<NamespaceStore*> Call::at(uint64_t ino) const {
   NamespaceStore* s = mds.filesets().find(InodeId(ino));

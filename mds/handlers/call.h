@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <string_view>
 
 #include <asio.hpp>
@@ -43,8 +42,9 @@ struct Call {
 // each request kind to one.
 using Handler = asio::awaitable<Status>(Call&);
 
-// The largest file size: st_size is a signed off_t.
-inline constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+// Whether a file may have `size` bytes (setattr, updateSize). Errors:
+// too_big past kMaxFileBytes (shared/request_limits.h).
+Status check_file_size(uint64_t size);
 
 inline std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
 

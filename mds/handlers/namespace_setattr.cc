@@ -1,8 +1,6 @@
 // setattr: chmod, chown, truncate and utimes of one inode.
 #include "mds/handlers/call.h"
 
-#include <fmt/format.h>
-
 #include "shared/rpc/convert.h"
 
 namespace pvfs::mds::handlers {
@@ -17,8 +15,8 @@ asio::awaitable<Status> setattr(Call& c) {
   change.size = r.getSize();
   change.atime = rpc::from_wire(r.getAtime());
   change.mtime = rpc::from_wire(r.getMtime());
-  if ((change.mask & kSetSize) && change.size > kMaxFileBytes)
-    co_return Status(Errc::too_big, fmt::format("size {} is past the largest file size", change.size));
+  if (change.mask & kSetSize)
+    if (Status st = check_file_size(change.size); !st.ok()) co_return st;
   auto s = c.at(r.getIno());
   if (!s) co_return s.status();
   co_return c.attr_or((*s)->setattr(c.caller, InodeId(r.getIno()), change, c.now));

@@ -4,14 +4,11 @@
 
 #include <sys/stat.h>
 
-#include <fmt/format.h>
-
 namespace pvfs::mds::handlers {
 
 asio::awaitable<Status> update_size(Call& c) {
   auto r = c.req.getUpdateSize();
-  if (r.getSize() > kMaxFileBytes)
-    co_return Status(Errc::too_big, fmt::format("size {} is past the largest file size", r.getSize()));
+  if (Status st = check_file_size(r.getSize()); !st.ok()) co_return st;
   auto s = c.at(r.getIno());
   if (!s) co_return s.status();
   const InodeId ino(r.getIno());
