@@ -5,6 +5,7 @@
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/convert.h"
 #include "shared/rpc/run_sync.h"
 
 namespace pvfs {
@@ -59,9 +60,10 @@ Result<std::vector<ServerView>> list_servers(const Endpoint& mds, const Secret& 
     auto reply = co_await ask(mds, key, timeout, out);
     if (!reply) co_return reply.status();
     std::vector<ServerView> servers;
-    for (auto s : (*reply)->body<proto::mds::Reply>().getServers())
-      servers.push_back({s.getId(), s.getAddress(), s.getCapacityBytes(), s.getFreeBytes(),
-                         s.getAlive()});
+    for (auto s : (*reply)->body<proto::mds::Reply>().getServers()) {
+      const ServerInfo info = rpc::from_wire(s);
+      servers.push_back({info.id.value, info.address, info.capacity_bytes, info.free_bytes, info.alive});
+    }
     co_return servers;
   }());
 }

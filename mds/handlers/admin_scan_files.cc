@@ -29,15 +29,7 @@ asio::awaitable<Status> scan_files(Call& c) {
     }
   }
   page.eof = complete;
-  auto list = c.reply.initFiles();
-  list.setEof(page.eof);
-  auto files = list.initFiles(static_cast<unsigned>(page.files.size()));
-  for (unsigned i = 0; i < page.files.size(); ++i) {
-    files[i].setIno(page.files[i].ino.value);
-    files[i].setSize(page.files[i].size);
-    rpc::to_wire(page.files[i].layout, files[i].initLayout());
-    files[i].setOrphan(page.files[i].orphan);
-  }
+  rpc::to_wire(page, c.reply.initFiles());
   co_return Status{};
 }
 

@@ -16,17 +16,7 @@ asio::awaitable<Status> readdir(Call& c) {
   auto page = (*s)->readdir(c.caller, InodeId(r.getIno()), r.getCookie(), max, r.getPlus());
   if (!page) co_return page.status();
   if (r.getPlus()) c.mds.add_root_attrs(*page);
-  auto d = c.reply.initReaddir();
-  d.setEof(page->eof);
-  auto list = d.initEntries(static_cast<unsigned>(page->entries.size()));
-  for (size_t i = 0; i < page->entries.size(); ++i) {
-    const auto& e = page->entries[i];
-    list[i].setName(e.name);
-    list[i].setIno(e.ino.value);
-    list[i].setMode(e.mode);
-    list[i].setCookie(e.cookie);
-    if (e.attr) rpc::to_wire(*e.attr, list[i].initAttr());
-  }
+  rpc::to_wire(*page, c.reply.initReaddir());
   co_return Status{};
 }
 

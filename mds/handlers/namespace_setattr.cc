@@ -7,14 +7,7 @@ namespace pvfs::mds::handlers {
 
 asio::awaitable<Status> setattr(Call& c) {
   auto r = c.req.getSetattr();
-  SetAttr change;
-  change.mask = r.getMask();
-  change.mode = r.getMode();
-  change.uid = r.getUid();
-  change.gid = r.getGid();
-  change.size = r.getSize();
-  change.atime = rpc::from_wire(r.getAtime());
-  change.mtime = rpc::from_wire(r.getMtime());
+  const SetAttr change = rpc::from_wire(r);
   if (change.mask & kSetSize)
     if (Status st = check_file_size(change.size); !st.ok()) co_return st;
   auto s = c.at(r.getIno());
