@@ -48,7 +48,7 @@ class MdsService {
   // top, /metrics; names in docs/metrics.md). In mds/mds_metrics.cc.
   metrics::Families metrics();
 
-  // ---- for the request handlers (mds/handlers/) ----
+  // ---- for the request handlers (mds/handlers/), on the network thread ----
   FileSetCatalog& filesets() { return filesets_; }
   MdsCluster& cluster() { return cluster_; }
   ServerRegistry& registry() { return registry_; }
@@ -56,22 +56,24 @@ class MdsService {
   uint32_t id() const { return id_; }
   rpc::JobCounters& jobs() { return jobs_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
-  // Durability (mds/mds_durability.cc).
-  // Returns once every commit to file set `set` made before the call is on
-  // disk. Callers that arrive while a sync runs share the next one. A set
-  // that left this MDS meanwhile was synced by its move: ok. Errors: io.
+
+  // Durability (mds/mds_durability.cc): returns once every commit to file
+  // set `set` made before the call is on disk. Callers that arrive while a
+  // sync runs share the next one. A set that left this MDS meanwhile was
+  // synced by its move: ok. Errors: io.
   asio::awaitable<Status> sync_fileset(FileSetId set);
   // UpdateSize.writer: `conn` writes `ino` from now on / no longer.
   void writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino);
   void writer_stops(const rpc::Connection* conn, InodeId ino);
-  // Orphans (mds/mds_orphans.cc).
-  // A file may have lost its last link (or a held one was closed): counts
-  // it, and ends the collector's pause when a full batch is waiting.
+
+  // Orphans (mds/mds_orphans.cc): a file may have lost its last link (or a
+  // held one was closed): counts it, and ends the collector's pause when a
+  // full batch is waiting.
   void wake_orphan_collector();
-  // Layouts.
-  // The layout of a new file under `policy`: its servers chosen among the
-  // live ones, full ones left out where the policy names none (may be
-  // invalid when no server fits).
+
+  // Layouts: the layout of a new file under `policy`, its servers chosen
+  // among the live ones, full ones left out where the policy names none
+  // (may be invalid when no server fits).
   Layout layout_for_policy(const LayoutPolicy& policy);
   // The layout of a new file in directory `parent` of `store`. Errors: those
   // of reading its policy; io when no storage server is alive.
@@ -79,6 +81,7 @@ class MdsService {
   // The cluster's storage servers: those in the config and any other that
   // registered, alive or not.
   std::vector<ServerId> cluster_servers() const;
+
   // File sets (mds/mds_filesets.cc).
   struct MadeFileSet {
     InodeId parent;
