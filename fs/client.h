@@ -23,7 +23,7 @@
 #include "policy/dispatch/dispatcher.h"
 #include "shared/attr.h"
 #include "shared/buffer.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
 

@@ -12,7 +12,7 @@
 #include "mds/mds_service.h"
 #include "mds/namespace_store.h"
 #include "mds/wall_clock.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/log.h"
 #include "shared/ready_file.h"
 #include "shared/rpc/metrics_http.h"

@@ -14,7 +14,7 @@
 #include "server/object_store.h"
 #include "server/registration.h"
 #include "server/storage_service.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/log.h"
 #include "shared/ready_file.h"
 #include "shared/rpc/metrics_http.h"

@@ -25,7 +25,7 @@
 #include "policy/redirect/redirect_table.h"
 #include "server/sched_db.h"
 #include "server/straggler.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"

@@ -39,10 +39,7 @@ MembershipOptions membership_options(const Config& config, placement::Policy pol
   o.lease = milliseconds(config.mds_lease());
   o.tune_interval = milliseconds(config.mds_tune_interval_ms);
   o.policy = policy;
-  o.tuner.thresholding = config.anu_thresholding;
-  o.tuner.threshold = config.anu_threshold;
-  o.tuner.top_off = config.anu_top_off;
-  o.tuner.divergent = config.anu_divergent;
+  o.tuner = config.anu;
   return o;
 }
 
@@ -63,7 +60,7 @@ MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret&
       filesets_(filesets),
       disk_pool_(disk_pool),
       options_(options),
-      policy_(placement::parse_policy(config.mds_placement).value_or(placement::Policy::anu)),
+      policy_(config.mds_placement),
       membership_(member_ids(config), self, std::chrono::steady_clock::now(),
                   membership_options(config, policy_)),
       started_(std::chrono::steady_clock::now()),

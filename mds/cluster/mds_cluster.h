@@ -31,7 +31,7 @@
 
 #include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"

@@ -20,7 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "fs/layout_xattr.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/ctl/ctl_format.h"

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "policy/placement/policy.h"
 #include "utils/ctl/fsck.h"
