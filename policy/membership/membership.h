@@ -107,7 +107,9 @@ class Membership {
   // is dead leaves it; a live member missing from it (new, or recovered
   // and heard from for `dead_after`) joins; otherwise, once per tuning
   // interval and only under Policy::anu, the tuner rescales it with the
-  // reports that are new since the last tuning. Call only on the delegate.
+  // reports that are new since the last tuning, as soon as every live
+  // member of the map has sent one (or `dead_after` later, without the
+  // missing). Call only on the delegate.
   std::optional<NextMap> next_map(const placement::AnuMap& map, SteadyTime now);
   // The last tuning step next_map() ran, whether or not it changed the map
   // (for the history pvfs-ctl mds shows); cleared by taking it.
@@ -119,6 +121,9 @@ class Membership {
     std::optional<SteadyTime> alive_since;  // start of the current run of heartbeats
     std::optional<SteadyTime> last_answer_sent;  // send time of the newest answered heartbeat
   };
+  // Whether every live member of `map` has a report newer than the one
+  // the last tuning used.
+  bool all_reported(const placement::AnuMap& map, SteadyTime now) const;
   // When the lease from `member` runs out (self: never).
   std::optional<SteadyTime> answered_until(MdsId member) const;
   std::vector<MdsId> members_;  // sorted
