@@ -195,12 +195,7 @@ class MdsCluster {
   std::deque<MoveRecord> moves_;
   std::deque<TuningRecord> tunings_;
   uint64_t moves_in_ = 0, moves_out_ = 0;
-  // The current measuring interval.
-  uint64_t interval_seq_ = 0;
-  uint64_t interval_requests_ = 0;
-  std::chrono::nanoseconds interval_latency_{0};
-  SteadyTime interval_start_;
-  IntervalReport last_interval_;
+  IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;

@@ -4,6 +4,19 @@
 
 namespace pvfs::mds {
 
+std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
+  if (now - start_ < length_) return std::nullopt;
+  last_.seq += 1;
+  last_.requests = requests_;
+  last_.latency_ms = requests_ == 0 ? 0
+                                    : std::chrono::duration<double, std::milli>(latency_).count() /
+                                          static_cast<double>(requests_);
+  requests_ = 0;
+  latency_ = std::chrono::nanoseconds(0);
+  start_ = now;
+  return last_;
+}
+
 Membership::Membership(std::vector<MdsId> members, MdsId self, SteadyTime start,
                        MembershipOptions options)
     : members_(std::move(members)), self_(self), start_(start), options_(options) {
