@@ -10,8 +10,11 @@
 //                                (asio, LMDB, Cap'n Proto, threads, logging)
 //   config/                      the cluster's TOML file: holds the policies'
 //                                own options, so shared/, policy/ and itself
-//   fs/, mds/, server/           one daemon each: shared/, policy/, config/ and
-//                                their own folder
+//   daemon/                      the boot sequence and event loop pvfs-server
+//                                and pvfs-mds share: shared/, policy/, config/
+//                                and itself
+//   fs/, mds/, server/           one daemon each: shared/, policy/, config/,
+//                                daemon/ and their own folder
 //   utils/                       tools: anything but tests/ (the simulator,
 //                                utils/sim, only shared/ and policy/)
 //
@@ -153,17 +156,22 @@ TEST_CASE("config/ includes shared/, policy/ and itself only") {
   CHECK_MESSAGE(bad.empty(), lines(bad));
 }
 
+TEST_CASE("daemon/ includes shared/, policy/, config/ and itself only") {
+  const auto bad = upward(source_root(), "daemon", {"shared/", "policy/", "config/", "daemon/"});
+  CHECK_MESSAGE(bad.empty(), lines(bad));
+}
+
 TEST_CASE("the simulator sees the policies, not the daemons") {
   const auto bad = upward(source_root(), "utils/sim", {"shared/", "policy/", "utils/sim/"});
   CHECK_MESSAGE(bad.empty(), lines(bad));
 }
 
-TEST_CASE("each daemon includes shared/, policy/, config/ and its own folder only") {
+TEST_CASE("each daemon includes shared/, policy/, config/, daemon/ and its own folder only") {
   const fs::path root = source_root();
   for (const auto& [folder, allowed] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"fs", {"shared/", "policy/", "config/", "fs/"}},
-           {"mds", {"shared/", "policy/", "config/", "mds/"}},
-           {"server", {"shared/", "policy/", "config/", "server/"}},
+           {"fs", {"shared/", "policy/", "config/", "daemon/", "fs/"}},
+           {"mds", {"shared/", "policy/", "config/", "daemon/", "mds/"}},
+           {"server", {"shared/", "policy/", "config/", "daemon/", "server/"}},
        }) {
     const auto bad = upward(root, folder, allowed);
     CHECK_MESSAGE(bad.empty(), lines(bad));
@@ -172,7 +180,7 @@ TEST_CASE("each daemon includes shared/, policy/, config/ and its own folder onl
 
 TEST_CASE("no program includes the tests") {
   const fs::path root = source_root();
-  for (const std::string folder : {"shared", "policy", "config", "fs", "mds", "server", "utils"}) {
+  for (const std::string folder : {"shared", "policy", "config", "daemon", "fs", "mds", "server", "utils"}) {
     std::vector<std::string> bad;
     for (const auto& inc : includes_under(root, folder))
       if (inc.quoted && inc.target.rfind("tests/", 0) == 0) bad.push_back(inc.file + " includes " + inc.target);
