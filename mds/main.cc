@@ -12,8 +12,8 @@
 #include "mds/mds_service.h"
 #include "mds/namespace_store.h"
 #include "mds/wall_clock.h"
-#include "shared/config.h"
-#include "shared/daemon/daemon.h"
+#include "config/config.h"
+#include "daemon/daemon.h"
 #include "shared/rpc/rpc_server.h"
 
 int main(int argc, char** argv) {

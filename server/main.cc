@@ -13,8 +13,8 @@
 #include "server/object_store.h"
 #include "server/registration.h"
 #include "server/storage_service.h"
-#include "shared/config.h"
-#include "shared/daemon/daemon.h"
+#include "config/config.h"
+#include "daemon/daemon.h"
 #include "shared/rpc/rpc_server.h"
 
 int main(int argc, char** argv) {

@@ -68,7 +68,7 @@ class FakeCluster {
     key_ = must(load_secret(config.secret_file));
     config.rpc_timeout_ms = 3000;
     config.connect_timeout_ms = 1000;
-    config.mds_placement = std::string(placement::policy_name(policy));
+    config.mds_placement = policy;
     std::vector<MdsId> members;
     for (uint32_t id : ids) members.push_back(MdsId(id));
     const AnuMap first = must(AnuMap::uniform(members));
@@ -301,7 +301,7 @@ TEST_CASE("when the owner is down the client waits for a map without it and goes
 
 TEST_CASE("a client routing by another placement policy than the members' times out and says why, once") {
   Started t({1, 2, 3}, Policy::round_robin, [](FakeCluster& c) {
-    c.config.mds_placement = "anu";
+    c.config.mds_placement = Policy::anu;
     c.config.rpc_timeout_ms = 300;
   });
   const AnuMap& map = t.cluster->member(1).map;

@@ -11,7 +11,7 @@
 
 #include <kj/exception.h>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/rpc/message.h"
 #include "shared/secret.h"
 #include "shared/status.h"

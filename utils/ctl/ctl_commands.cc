@@ -21,7 +21,7 @@
 #include <fmt/ranges.h>
 
 #include "fs/layout_xattr.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "utils/common/daemon_probe.h"
 #include "utils/ctl/command.h"

@@ -1,4 +1,4 @@
-#include "shared/daemon/daemon.h"
+#include "daemon/daemon.h"
 
 #include <sys/stat.h>
 

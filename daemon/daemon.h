@@ -15,7 +15,7 @@
 
 #include <asio.hpp>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/rpc/metrics_http.h"
 #include "shared/secret.h"
 
