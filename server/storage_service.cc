@@ -53,10 +53,13 @@ void leave_out_write(proto::storage::ServerLoad::Builder l, uint64_t bytes) {
 StorageService::StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
                                std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
                                asio::thread_pool& disk_pool, asio::any_io_executor ex,
-                               IoQueueOptions io_options, elevator::BandwidthTable bandwidth)
-    : id_(server_id), config_(config), store_(store), fragments_(std::move(fragments)),
-      db_(std::move(db)), disk_pool_(disk_pool), io_(ex, disk_pool, std::move(io_options), std::move(bandwidth)),
-      requests_(rpc::union_names(capnp::Schema::from<sp::Request>())), straggler_(ex), gates_(ex) {}
+                               IoQueueOptions io_options, elevator::BandwidthTable bandwidth,
+                               const Clock& clock)
+    : id_(server_id), config_(config), clock_(clock), store_(store), fragments_(std::move(fragments)),
+      db_(std::move(db)), disk_pool_(disk_pool),
+      io_(ex, disk_pool, std::move(io_options), std::move(bandwidth), clock),
+      requests_(rpc::union_names(capnp::Schema::from<sp::Request>())), started_(clock.now()),
+      straggler_(ex), gates_(ex) {}
 
 namespace {
 
@@ -97,17 +100,23 @@ Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id,
                                                              ObjectStore& store,
                                                              asio::thread_pool& disk_pool,
                                                              unsigned disk_threads,
-                                                             asio::any_io_executor ex) {
+                                                             asio::any_io_executor ex,
+                                                             const Clock& clock,
+                                                             std::unique_ptr<ObjectStore> fragments) {
   auto io = io_setup(config, data_dir, disk_threads);
   if (!io) return io.status();
-  auto fragments = ObjectStore::open(data_dir / "fragments");
-  if (!fragments) return fragments.status();
+  if (!fragments) {
+    auto opened = ObjectStore::open(data_dir / "fragments");
+    if (!opened) return opened.status();
+    fragments = std::move(*opened);
+  }
   auto db = SchedDb::open(data_dir);
   if (!db) return db.status();
-  std::unique_ptr<StorageService> s(new StorageService(server_id, config, store, std::move(*fragments),
+  std::unique_ptr<StorageService> s(new StorageService(server_id, config, store, std::move(fragments),
                                                        std::move(*db), disk_pool, std::move(ex),
-                                                       std::move(io->first), std::move(io->second)));
-  const auto start = std::chrono::steady_clock::now();
+                                                       std::move(io->first), std::move(io->second),
+                                                       clock));
+  const auto start = clock.now();
   Status st = s->db_->load(
       s->table_,
       [&](const HeldFragment& f) {
@@ -126,7 +135,7 @@ Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id,
 asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> conn,
                                              std::unique_ptr<rpc::InMessage> msg) {
   const uint64_t id = msg->id();
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock_.now();
   auto req = msg->body<sp::Request>();
   const std::string job = msg->envelope().getJobId();
   const uint64_t bytes_in = msg->data().size();
@@ -172,9 +181,9 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
     st = Status(Errc::invalid_argument, fmt::format("malformed request: {}", e.getDescription().cStr()));
   }
   if (is_data) co_await straggler_.leave(ticket, msg->receive_time());
-  rpc::log_request(*msg, capnp::toDynamic(req), st, std::chrono::steady_clock::now() - started);
+  rpc::log_request(*msg, capnp::toDynamic(req), st, clock_.now() - started);
   requests_.record(static_cast<size_t>(req.which()), !st.ok(), bytes_in, st.ok() ? reply_data.size() : 0,
-                   std::chrono::steady_clock::now() - started);
+                   clock_.now() - started);
   if (!st.ok()) co_return co_await conn->reply_error(id, st);
   co_await conn->reply(id, out, reply_data.span());
 }
@@ -249,7 +258,7 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
       s.setId(id_);
       s.setVersion(PVFS_VERSION);
       s.setUptimeMs(std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - started_)
+                        clock_.now() - started_)
                         .count());
       jobs_.fill(s, 100);
       co_return Status{};
@@ -427,7 +436,7 @@ asio::awaitable<Status> StorageService::remove(std::vector<ObjectId> objects) {
     if (s.ok()) {
       redirect::Change change = table_.drop(objects[i]);
       s = db_->apply(objects[i], nullptr, change);
-      for (const auto& g : change.garbage) garbage_[g] = std::chrono::steady_clock::now();
+      for (const auto& g : change.garbage) garbage_[g] = clock_.now();
     }
     if (!s.ok() && first.ok()) first = s;
   }
