@@ -39,9 +39,12 @@ constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int
 }  // namespace
 
 MdsService::MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-                       FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool)
+                       FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool,
+                       const Clock& clock, rpc::Network& network)
     : io_(io),
       config_(config),
+      clock_(clock),
+      network_(network),
       key_(key),
       id_(id),
       filesets_(filesets),
@@ -51,7 +54,8 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
       orphan_timer_(io),
-      writer_timer_(io) {
+      writer_timer_(io),
+      started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
@@ -75,7 +79,7 @@ void MdsService::start() {
   // others learn the servers from their heartbeats within a second.
   NamespaceStore* root = filesets_.find(kRootInode);
   if (auto known = root ? root->load_servers() : Result<std::vector<StoredServer>>(std::vector<StoredServer>{})) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock_.now();
     for (const auto& s : *known)
       registry_.heard_from({ServerId(s.id), s.address, s.capacity_bytes, s.free_bytes, {}}, now);
   }
@@ -121,7 +125,7 @@ std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
     if (peer) peer->close();
     peer = std::make_shared<rpc::Peer>(io_.get_executor(), *ep,
                                        rpc::Auth(key_, {rpc::Kind::mds, id_}, config_.encrypt),
-                                       milliseconds(config_.connect_timeout_ms));
+                                       milliseconds(config_.connect_timeout_ms), network_);
   }
   return peer;
 }
@@ -138,7 +142,7 @@ Layout MdsService::layout_for_policy(const LayoutPolicy& policy) {
   LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
   // Where the MDS chooses, a full server gets no part of a new file; a
   // layout that names its servers gets them while they are alive.
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   return choose_layout(policy, defaults,
                        policy.servers.empty() ? registry_.with_room(now, config_.full_percent)
                                               : registry_.live(now),
@@ -156,14 +160,14 @@ Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId pa
 asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                          std::unique_ptr<rpc::InMessage> msg) {
   const uint64_t id = msg->id();
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock_.now();
   auto req = msg->body<mp::Request>();
   const rpc::Origin origin = rpc::origin_of(*msg);
   jobs_.count(text(msg->envelope().getJobId()), 0, 0);
   // Root squash applies to what clients ask, not to daemons' own requests.
   const Caller caller = squashes(*conn) ? squash_root(rpc::from_wire(req.getCaller()))
                                         : rpc::from_wire(req.getCaller());
-  const Timespec now = wall_now();
+  const Timespec now = wall_now(clock_);
   rpc::OutMessage out;
   auto reply = out.init_body<mp::Reply>();
   Status failure;
@@ -191,7 +195,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   if (route) {
     if (cluster_.emulating()) co_await cluster_.emulate(started);  // no coroutine frame when off
     if (Status admitted = cluster_.admit(*route); !admitted.ok()) {
-      rpc::log_request(*msg, capnp::toDynamic(req), admitted, std::chrono::steady_clock::now() - started);
+      rpc::log_request(*msg, capnp::toDynamic(req), admitted, clock_.now() - started);
       co_return co_await conn->reply_error(id, admitted);
     }
     if (detached_.count(route->value)) {
@@ -383,7 +387,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     case mp::Request::STATFS: {
       auto s = reply.initStatfs();
       uint64_t total = 0, free = 0;
-      auto now_steady = std::chrono::steady_clock::now();
+      auto now_steady = clock_.now();
       for (const auto& e : registry_.all()) {
         if (!registry_.is_live(e.id, now_steady)) continue;
         total += e.capacity_bytes;
@@ -437,7 +441,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     case mp::Request::GET_SERVERS: {
       auto all = registry_.all();
       auto list = reply.initServers(static_cast<unsigned>(all.size()));
-      auto now_steady = std::chrono::steady_clock::now();
+      auto now_steady = clock_.now();
       for (size_t i = 0; i < all.size(); ++i) {
         list[i].setId(all[i].id.value);
         list[i].setAddress(all[i].address);
@@ -466,7 +470,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       }
       ServerRegistry::Entry entry{ServerId(r.getId()), std::string(text(r.getAddress())),
                                   r.getCapacityBytes(), r.getFreeBytes(), {}};
-      if (registry_.heard_from(entry, std::chrono::steady_clock::now())) {
+      if (registry_.heard_from(entry, clock_.now())) {
         spdlog::info("storage server {} registered at {}", r.getId(), entry.address);
         NamespaceStore* root = filesets_.find(kRootInode);
         if (root && !cluster_.moving(root->fileset()))
@@ -484,7 +488,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       s.setKind("mds");
       s.setId(id_);
       s.setVersion(PVFS_VERSION);
-      s.setUptimeMs(std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+      s.setUptimeMs(std::chrono::duration_cast<milliseconds>(clock_.now() -
                                                              started_).count());
       jobs_.fill(s, 100);
       break;
@@ -612,10 +616,10 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   // An fsync waits for the disk, not for this member's load: not a latency
   // sample for placement.
   if (route && failure.code() != Errc::again && !req.isSyncFileSet())
-    cluster_.record(std::chrono::steady_clock::now() - started);
-  rpc::log_request(*msg, capnp::toDynamic(req), failure, std::chrono::steady_clock::now() - started);
+    cluster_.record(clock_.now() - started);
+  rpc::log_request(*msg, capnp::toDynamic(req), failure, clock_.now() - started);
   requests_.record(static_cast<size_t>(req.which()), !failure.ok(), 0, 0,
-                   std::chrono::steady_clock::now() - started);
+                   clock_.now() - started);
   if (!failure.ok()) co_return co_await conn->reply_error(id, failure);
   co_await conn->reply(id, out);
 }
