@@ -26,13 +26,13 @@ std::vector<std::byte> bytes(size_t n, uint8_t seed) {
 }
 
 struct Fixture {
-  Fixture() {
+  explicit Fixture(unsigned depth = 1) {
     auto d = DiskObjectStore::open(dir.path());
     REQUIRE(d.ok());
     disk = std::move(*d);
     store = std::make_unique<FaultyObjectStore>(*disk);
     IoQueueOptions o;
-    o.depth = 1;
+    o.depth = depth;
     o.inline_ops.max_bytes = 0;  // everything on the pool, where a stall cannot block the test
     queue = std::make_unique<IoQueue>(loop.io.get_executor(), pool, o, elevator::BandwidthTable::flat(1 << 30),
                                       clock);
@@ -142,6 +142,28 @@ TEST_CASE("queued requests expire their dynamic deadlines on the injected clock,
   CHECK(f.queue->stats().dynamic_expiries == 0);
   run_reads(true);
   CHECK(f.queue->stats().dynamic_expiries > 0);
+}
+
+TEST_CASE("a read of a range whose write is on the disk waits for it and sees the new bytes") {
+  Fixture f(/*depth=*/2);  // room on the disk for the read beside the write
+  const auto old_bytes = bytes(4096, 4), new_bytes = bytes(4096, 5);
+  REQUIRE(f.disk->write(oid(3), 0, old_bytes, false).ok());
+  f.store->stall(Op::write);
+  auto w = f.op(oid(3), 0);
+  w.write = true;
+  w.data = new_bytes;
+  auto written = f.loop.spawn(f.queue->submit(w));
+  f.loop.run_until([&] { return f.store->stalled(Op::write) == 1; });
+  std::vector<std::byte> out(4096);
+  auto r = f.op(oid(3), 0);
+  r.out = out;
+  auto read = f.loop.spawn(f.queue->submit(r));
+  f.loop.settle();
+  CHECK_FALSE(read->has_value());
+  f.store->release(Op::write);
+  f.loop.run_until([&] { return written->has_value() && read->has_value(); });
+  REQUIRE((*read)->ok());
+  CHECK(out == new_bytes);
 }
 
 }  // namespace pvfs::test
