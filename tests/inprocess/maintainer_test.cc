@@ -69,23 +69,23 @@ TEST_CASE("a pull brings redirected bytes home, and the fragment goes only after
   CHECK(held_fragments(c, 2) == 0);
 }
 
-TEST_CASE("a client write that arrives while a pull is on the disk lands after it and wins") {
+TEST_CASE("a client write that arrives while a pull is copying waits for it and wins") {
   StorageCluster c(2);
   const auto old_bytes = pattern(8192, 2);
   redirect_to_2(c, oid(8), 0, old_bytes, 502);
-  c.node(1).store->stall(Op::write);
+  // The pull is waiting for the holder's read of the old bytes.
+  c.node(2).fragments->stall(Op::read);
   auto pulled = c.loop.spawn(c.node(1).maintainer->pull_round());
-  c.loop.run_until([&] { return c.node(1).store->stalled(Op::write) == 1; });
-  // The pull holds the object: the client's write waits at its gate, not
-  // on the disk behind the pull's write.
+  c.loop.run_until([&] { return c.node(2).fragments->stalled(Op::read) == 1; });
+  // The pull holds the object: the client's write waits at its gate, or
+  // the old bytes the pull is about to copy would land over it.
   const auto fresh = pattern(4096, 3);
   rpc::OutMessage m;
   write_request(m, oid(8), 0);
   auto written = c.send(1, m, fresh);
   c.loop.settle();
-  CHECK(c.node(1).store->stalled(Op::write) == 1);
   CHECK_FALSE(written->has_value());
-  c.node(1).store->release(Op::write);
+  c.node(2).fragments->release(Op::read);
   c.loop.run_until([&] { return pulled->has_value() && written->has_value(); });
   CHECK(**pulled == 1);
   REQUIRE((*written)->ok());
