@@ -20,7 +20,7 @@
 
 #include <asio.hpp>
 
-#include "fs/sched/dispatcher.h"
+#include "policy/dispatch/dispatcher.h"
 #include "shared/attr.h"
 #include "shared/buffer.h"
 #include "shared/config.h"

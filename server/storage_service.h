@@ -21,11 +21,11 @@
 #include <asio.hpp>
 
 #include "server/io_queue.h"
-#include "server/load/load_detector.h"
-#include "server/load/preassign.h"
+#include "policy/load/load_detector.h"
+#include "policy/load/preassign.h"
 #include "server/object_gates.h"
 #include "server/object_store.h"
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_table.h"
 #include "server/sched_db.h"
 #include "server/straggler.h"
 #include "shared/clock.h"

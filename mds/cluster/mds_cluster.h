@@ -29,7 +29,7 @@
 
 #include <asio.hpp>
 
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
 #include "shared/clock.h"
 #include "shared/config.h"
@@ -140,6 +140,10 @@ class MdsCluster {
   struct Incoming {
     uint64_t ship_id = 0;
     uint64_t received = 0;
+    // Held from the first chunk until the set is open: a member that takes
+    // over this one's file sets after it failed leaves a copy alone while
+    // it is being received, and makes it uninstallable once it is not.
+    FileSetLock lock;
   };
 
   // serving -> fencing -> fenced -> serving (see the file comment).
@@ -160,6 +164,10 @@ class MdsCluster {
                                         std::span<const std::byte> data);
   // Serves the file sets of `failed` that now hash here, from its data dir.
   asio::awaitable<void> take_over(MdsId failed);
+  // Settles the ships to `failed` whose answer was lost, from its data dir:
+  // a set it installed is taken over from there (our copy goes); one it
+  // never installed is ours again, once no process holds its partial copy.
+  void settle_ships_to(MdsId failed, const std::filesystem::path& dir);
   void close_interval();
   void make_root_if_fresh();
   // Adopts `map` if it is newer (or the same version and smaller text, so

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "fs/client.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"

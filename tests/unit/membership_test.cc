@@ -1,10 +1,10 @@
-// Unit tests of mds/cluster/membership: liveness by heartbeats and the
+// Unit tests of policy/membership: liveness by heartbeats and the
 // start-up grace, the delegate (lowest live id), readiness, and the
 // delegate's next map: a dead member leaves, a steady new one joins, the
 // tuner runs once per interval on fresh reports only, never under the
 // static policies, and a new delegate carries on without the old one's
 // memory. Pure: time is passed in.
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 
 #include <doctest/doctest.h>
 

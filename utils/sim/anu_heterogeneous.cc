@@ -2,7 +2,7 @@
 // Burns, §7, Fig. 8-11). Five metadata servers of processing power 1, 3,
 // 5, 7 and 9 serve 500 file sets whose request rates differ tenfold, with
 // Poisson arrivals. ANU placement uses the daemons' own map and tuner
-// (mds/placement); the baselines are simple randomization, round-robin and
+// (policy/placement); the baselines are simple randomization, round-robin and
 // a prescient bin-packer, and the over-tuning ablation switches the three
 // heuristics off and on. What this file models is the servers: a FIFO
 // queue each, with a fixed service time divided by its power.
@@ -13,8 +13,8 @@
 #include <functional>
 #include <limits>
 
-#include "mds/placement/anu_map.h"
-#include "mds/placement/anu_tuner.h"
+#include "policy/placement/anu_map.h"
+#include "policy/placement/anu_tuner.h"
 #include "utils/sim/event_queue.h"
 #include "utils/sim/random.h"
 #include "utils/sim/scenario.h"
