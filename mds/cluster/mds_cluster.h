@@ -31,8 +31,8 @@
 
 #include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
+#include "config/config.h"
 #include "shared/clock.h"
-#include "shared/config.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/network.h"
 #include "shared/rpc/origin.h"
@@ -212,12 +212,7 @@ class MdsCluster {
   std::deque<MoveRecord> moves_;
   std::deque<TuningRecord> tunings_;
   uint64_t moves_in_ = 0, moves_out_ = 0;
-  // The current measuring interval.
-  uint64_t interval_seq_ = 0;
-  uint64_t interval_requests_ = 0;
-  std::chrono::nanoseconds interval_latency_{0};
-  SteadyTime interval_start_;
-  IntervalReport last_interval_;
+  IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;

@@ -23,6 +23,16 @@ std::optional<Policy> parse_policy(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view quantum_unit_name(QuantumUnit unit) {
+  return unit == QuantumUnit::bytes ? "bytes" : "requests";
+}
+
+std::optional<QuantumUnit> parse_quantum_unit(std::string_view text) {
+  if (text == "requests") return QuantumUnit::requests;
+  if (text == "bytes") return QuantumUnit::bytes;
+  return std::nullopt;
+}
+
 Status validate(const ElevatorOptions& options) {
   if (options.quantum == 0) return Status(Errc::invalid_argument, "elevator: quantum must be > 0");
   if (options.max_merge_bytes == 0)

@@ -38,13 +38,20 @@ inline constexpr size_t kClasses = 3;
 std::string_view class_name(Class cls);
 
 enum class Policy : uint8_t { fcfs, obrr };
-// "fcfs" / "obrr", as in the config key `elevator` and pvfs-ctl.
+// Every policy, in the order error messages list them.
+inline constexpr std::array<Policy, 2> kPolicies = {Policy::obrr, Policy::fcfs};
+// "fcfs" / "obrr", as in the config key `elevator.policy` and pvfs-ctl.
 std::string_view policy_name(Policy policy);
 // Inverse of policy_name(); nullopt for any other text.
 std::optional<Policy> parse_policy(std::string_view text);
 
 // What an object queue's quantum per round counts.
 enum class QuantumUnit : uint8_t { requests, bytes };
+inline constexpr std::array<QuantumUnit, 2> kQuantumUnits = {QuantumUnit::requests, QuantumUnit::bytes};
+// "requests" / "bytes", as in the config key `elevator.quantum_unit`.
+std::string_view quantum_unit_name(QuantumUnit unit);
+// Inverse of quantum_unit_name(); nullopt for any other text.
+std::optional<QuantumUnit> parse_quantum_unit(std::string_view text);
 
 // Why dispatch() chose an operation.
 enum class Reason : uint8_t {

@@ -4,6 +4,19 @@
 
 namespace pvfs::mds {
 
+std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
+  if (now - start_ < length_) return std::nullopt;
+  last_.seq += 1;
+  last_.requests = requests_;
+  last_.latency_ms = requests_ == 0 ? 0
+                                    : std::chrono::duration<double, std::milli>(latency_).count() /
+                                          static_cast<double>(requests_);
+  requests_ = 0;
+  latency_ = std::chrono::nanoseconds(0);
+  start_ = now;
+  return last_;
+}
+
 Membership::Membership(std::vector<MdsId> members, MdsId self, SteadyTime start,
                        MembershipOptions options)
     : members_(std::move(members)), self_(self), start_(start), options_(options) {
@@ -98,6 +111,17 @@ bool Membership::ready(SteadyTime now) const {
   return true;
 }
 
+bool Membership::all_reported(const placement::AnuMap& map, SteadyTime now) const {
+  for (MdsId m : map.servers()) {
+    if (!alive(m, now)) continue;
+    auto it = reports_.find(m);
+    if (it == reports_.end()) return false;
+    auto before = used_.find(m);
+    if (before != used_.end() && before->second.seq >= it->second.seq) return false;
+  }
+  return true;
+}
+
 const IntervalReport* Membership::report(MdsId member) const {
   auto it = reports_.find(member);
   return it == reports_.end() ? nullptr : &it->second;
@@ -122,8 +146,15 @@ std::optional<NextMap> Membership::next_map(const placement::AnuMap& map, Steady
     if (next) return NextMap{std::move(*next), MapChange::added, m, std::nullopt};
   }
   if (!placement::tunes(options_.policy)) return std::nullopt;
-  if (last_tuned_ && now - *last_tuned_ < options_.tune_interval) return std::nullopt;
-  if (!last_tuned_ && now - start_ < options_.tune_interval) return std::nullopt;
+  const SteadyTime since = last_tuned_ ? *last_tuned_ : start_;
+  if (now - since < options_.tune_interval) return std::nullopt;
+  // Wait for every live member's report of the interval that just ended:
+  // the delegate's own closes at its heartbeat, the others' reach it only
+  // with the answers to that heartbeat, after this turn. Tuning at once
+  // would weigh the delegate's new latency against the others' of the
+  // interval before. A member that sends none holds it up for dead_after
+  // at most.
+  if (now - since < options_.tune_interval + options_.dead_after && !all_reported(map, now)) return std::nullopt;
   last_tuned_ = now;
   std::vector<placement::LatencyReport> current, previous;
   std::map<MdsId, IntervalReport> used;

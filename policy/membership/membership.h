@@ -8,8 +8,11 @@
 // quorum of the map, and a member serves only under a lease renewed by
 // answers to heartbeats it sent, so a member that was paused or cut off
 // stops serving before anyone may take its file sets over.
+// Also each member's own measuring interval (IntervalMeter), whose reports
+// the delegate tunes with.
 // Pure: time comes in as an argument, no I/O; the daemon
-// (mds/cluster/mds_cluster.h) and the tests drive the same code.
+// (mds/cluster/mds_cluster.h), pvfs-sim's ANU scenario
+// (utils/sim/anu_cluster.h) and the tests drive the same code.
 // Not thread-safe: owned by the MDS's network thread.
 #pragma once
 
@@ -25,6 +28,8 @@
 
 namespace pvfs::mds {
 
+// Time as the callers pass it: the daemon reads its clock, pvfs-sim counts
+// virtual time from the time point zero.
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 // A member's mean request latency over one of its measuring intervals.
@@ -43,6 +48,34 @@ struct MembershipOptions {
   std::chrono::milliseconds tune_interval{10000};
   placement::Policy policy = placement::Policy::anu;
   placement::TunerOptions tuner;
+};
+
+// One member's own measuring interval (Wu and Burns, §4: each server
+// reports its mean latency over the last interval): requests are counted as
+// they finish, and the interval closes at the first close() call at least
+// `length` after it opened (the daemon calls it once per heartbeat).
+class IntervalMeter {
+ public:
+  IntervalMeter(SteadyTime start, std::chrono::nanoseconds length) : start_(start), length_(length) {}
+
+  // A request of this member finished after `latency`.
+  void record(std::chrono::nanoseconds latency) {
+    ++requests_;
+    latency_ += latency;
+  }
+  // Closes the interval when `length` has passed since it opened (the next
+  // one opens at `now`): its report, seq counting from 1, which last()
+  // holds from then on. nullopt before.
+  std::optional<IntervalReport> close(SteadyTime now);
+  // The newest closed interval (seq 0: none yet).
+  const IntervalReport& last() const { return last_; }
+
+ private:
+  SteadyTime start_;
+  std::chrono::nanoseconds length_;
+  uint64_t requests_ = 0;
+  std::chrono::nanoseconds latency_{0};
+  IntervalReport last_;
 };
 
 // Why the delegate made a new map.
@@ -107,8 +140,17 @@ class Membership {
   // is dead leaves it; a live member missing from it (new, or recovered
   // and heard from for `dead_after`) joins; otherwise, once per tuning
   // interval and only under Policy::anu, the tuner rescales it with the
-  // reports that are new since the last tuning. Call only on the delegate.
+  // reports that are new since the last tuning, as soon as every live
+  // member of the map has sent one (or `dead_after` later, without the
+  // missing). Call only on the delegate.
   std::optional<NextMap> next_map(const placement::AnuMap& map, SteadyTime now);
+  // This member's turn as a possible delegate at `now` (the daemon takes it
+  // once per heartbeat): next_map() when it is the delegate of `map` and
+  // ready(), otherwise nullopt without tuning.
+  std::optional<NextMap> step(const placement::AnuMap& map, SteadyTime now) {
+    if (!is_delegate(map, now) || !ready(now)) return std::nullopt;
+    return next_map(map, now);
+  }
   // The last tuning step next_map() ran, whether or not it changed the map
   // (for the history pvfs-ctl mds shows); cleared by taking it.
   std::optional<placement::TuneResult> take_tuning() { return std::exchange(last_tuning_, std::nullopt); }
@@ -119,6 +161,9 @@ class Membership {
     std::optional<SteadyTime> alive_since;  // start of the current run of heartbeats
     std::optional<SteadyTime> last_answer_sent;  // send time of the newest answered heartbeat
   };
+  // Whether every live member of `map` has a report newer than the one
+  // the last tuning used.
+  bool all_reported(const placement::AnuMap& map, SteadyTime now) const;
   // When the lease from `member` runs out (self: never).
   std::optional<SteadyTime> answered_until(MdsId member) const;
   std::vector<MdsId> members_;  // sorted

@@ -53,12 +53,17 @@ std::vector<uint64_t> apportion(std::span<const double> weights) {
 // Splits `total` units in proportion to integer `weights` (positive sum),
 // exactly: part i ends at floor(cumulative weight * total / sum). Equal
 // weights and total give back the weights unchanged.
+// 128 bits hold a product of two 64-bit numbers exactly. ISO C++ has no such
+// type; GCC and Clang have one on every 64-bit target, and __extension__ says
+// that this is the one deliberate use of it (-Wpedantic).
+__extension__ typedef unsigned __int128 Uint128;
+
 std::vector<uint64_t> apportion_units(std::span<const uint64_t> weights, uint64_t total) {
-  unsigned __int128 sum = 0;
+  Uint128 sum = 0;
   for (uint64_t w : weights) sum += w;
   PVFS_CHECK(sum > 0);
   std::vector<uint64_t> out(weights.size());
-  unsigned __int128 cumulative = 0;
+  Uint128 cumulative = 0;
   uint64_t previous = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
     cumulative += weights[i];

@@ -4,6 +4,7 @@
 // same map. Pure; thread-safe.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string_view>
 
@@ -16,6 +17,9 @@ enum class Policy : uint8_t {
   hash,         // the same map, never tuned: simple randomization
   round_robin,  // file set n on the (n mod k)-th member in id order
 };
+
+// Every policy, in the order error messages list them.
+inline constexpr std::array<Policy, 3> kPolicies = {Policy::anu, Policy::hash, Policy::round_robin};
 
 // "anu", "hash", "round-robin"; nullopt for anything else.
 std::optional<Policy> parse_policy(std::string_view name);

@@ -14,7 +14,7 @@ StorageCluster::StorageCluster(unsigned servers) {
   config.fragment_gc_grace_ms = 2000;
   // Every operation goes to the disk pool: an inline one would run (and,
   // stalled, block) on the test thread.
-  config.storage_inline_max_bytes = 0;
+  config.storage_inline.max_bytes = 0;
   for (uint32_t id = 1; id <= servers; ++id) {
     DaemonEntry e;
     e.id = id;

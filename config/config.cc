@@ -1,8 +1,9 @@
-#include "shared/config.h"
+#include "config/config.h"
 
 #include <arpa/inet.h>
 
-#include <charconv>
+#include <array>
+#include <chrono>
 #include <limits>
 #include <optional>
 #include <set>
@@ -11,47 +12,10 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include "shared/request_limits.h"
+#include "shared/text_format.h"
+
 
 namespace pvfs {
-
-std::string Endpoint::to_string() const {
-  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
-  return fmt::format("{}:{}", host, port);
-}
-
-Result<Endpoint> parse_endpoint(std::string_view text) {
-  if (text.size() > kMaxAddressBytes)
-    return Status(Errc::invalid_argument, fmt::format("address is {} bytes; the limit is {} bytes", text.size(),
-                                                      kMaxAddressBytes));
-  Endpoint ep;
-  std::string_view port_text;
-  if (!text.empty() && text.front() == '[') {
-    auto close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
-      return Status(Errc::invalid_argument, fmt::format("bad address '{}': want [v6]:port", text));
-    ep.host = std::string(text.substr(1, close - 1));
-    port_text = text.substr(close + 2);
-  } else {
-    auto colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon == 0)
-      return Status(Errc::invalid_argument, fmt::format("bad address '{}': want host:port", text));
-    ep.host = std::string(text.substr(0, colon));
-    port_text = text.substr(colon + 1);
-  }
-  // An unbracketed host with a colon is ambiguous ("fe80::1" would be host
-  // "fe80:" port 1), so IPv6 literals must be bracketed.
-  if (ep.host.empty() || ep.host.find_first_of(" \t[]") != std::string::npos ||
-      (text.front() != '[' && ep.host.find(':') != std::string::npos))
-    return Status(Errc::invalid_argument,
-                  fmt::format("bad host in address '{}': want host:port or [v6]:port", text));
-  unsigned port = 0;
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535)
-    return Status(Errc::invalid_argument, fmt::format("bad port in address '{}'", text));
-  ep.port = static_cast<uint16_t>(port);
-  return ep;
-}
 
 namespace {
 
@@ -89,6 +53,24 @@ Status read_bool(const toml::table& t, std::string_view section, std::string_vie
   auto v = node->value_exact<bool>();
   if (!v) return key_error(fmt::format("{}.{}", section, key), "must be true or false");
   out = *v;
+  return {};
+}
+
+// Reads an optional key naming one of a policy's values into `out` (left
+// alone when absent), parsed by the policy's own parse function; a wrong
+// name is an error that lists the valid ones.
+template <typename Enum, size_t N>
+Status read_enum(const toml::table& t, std::string_view section, std::string_view key, Enum& out,
+                 const std::array<Enum, N>& all, std::string_view (*name)(Enum),
+                 std::optional<Enum> (*parse)(std::string_view)) {
+  const std::string full = fmt::format("{}.{}", section, key);
+  const toml::node* node = t.get(key);
+  if (!node) return {};
+  auto text = node->value_exact<std::string>();
+  if (!text) return key_error(full, fmt::format("must be a string ({})", choices(all, name)));
+  auto value = parse(*text);
+  if (!value) return key_error(full, fmt::format("must be {}, not '{}'", choices(all, name), *text));
+  out = *value;
   return {};
 }
 
@@ -157,6 +139,17 @@ std::string toml_float(double v) {
   return text;
 }
 
+std::string quoted(std::string_view text) {
+  std::ostringstream out;
+  out << toml::value<std::string>(std::string(text));
+  return out.str();
+}
+
+// The inline gate's latency bound in the key's whole microseconds.
+uint32_t inline_latency_us(const elevator::InlineOptions& o) {
+  return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(o.max_latency).count());
+}
+
 }  // namespace
 
 Result<Config> Config::load(const std::filesystem::path& file) {
@@ -213,21 +206,20 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   }
   if (auto* t = root.get_as<toml::table>("mds_cluster")) {
     const char* sec = "mds_cluster";
-    auto placement = read_string(*t, "placement", "mds_cluster.placement");
-    if (!placement) return placement.status();
-    if (*placement) c.mds_placement = **placement;
-    if (c.mds_placement != "anu" && c.mds_placement != "hash" && c.mds_placement != "round-robin")
-      return key_error("mds_cluster.placement", "must be anu, hash or round-robin");
+    if (Status s = read_enum(*t, sec, "placement", c.mds_placement, placement::kPolicies, placement::policy_name,
+                             placement::parse_policy);
+        !s.ok())
+      return s;
     if (Status s = read_uint(*t, sec, "tune_interval_ms", c.mds_tune_interval_ms); !s.ok()) return s;
     if (c.mds_tune_interval_ms == 0) return key_error("mds_cluster.tune_interval_ms", "must be > 0");
     if (Status s = read_uint(*t, sec, "dead_after_ms", c.mds_dead_after_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, sec, "lease_ms", c.mds_lease_ms); !s.ok()) return s;
-    if (Status s = read_double(*t, sec, "threshold", c.anu_threshold); !s.ok()) return s;
-    if (!(c.anu_threshold >= 0 && c.anu_threshold < 1))
+    if (Status s = read_double(*t, sec, "threshold", c.anu.threshold); !s.ok()) return s;
+    if (!(c.anu.threshold >= 0 && c.anu.threshold < 1))
       return key_error("mds_cluster.threshold", "must be in [0, 1)");
-    if (Status s = read_bool(*t, sec, "thresholding", c.anu_thresholding); !s.ok()) return s;
-    if (Status s = read_bool(*t, sec, "top_off", c.anu_top_off); !s.ok()) return s;
-    if (Status s = read_bool(*t, sec, "divergent", c.anu_divergent); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "thresholding", c.anu.thresholding); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "top_off", c.anu.top_off); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "divergent", c.anu.divergent); !s.ok()) return s;
   }
   if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
     return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
@@ -249,29 +241,30 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   }
   if (auto* t = root.get_as<toml::table>("elevator")) {
     const char* sec = "elevator";
-    auto policy = read_string(*t, "policy", "elevator.policy");
-    if (!policy) return policy.status();
-    if (*policy) c.elevator = **policy;
-    if (c.elevator != "obrr" && c.elevator != "fcfs") return key_error("elevator.policy", "must be obrr or fcfs");
-    if (Status s = read_uint(*t, sec, "quantum", c.elevator_quantum); !s.ok()) return s;
-    if (c.elevator_quantum == 0) return key_error("elevator.quantum", "must be > 0");
-    auto unit = read_string(*t, "quantum_unit", "elevator.quantum_unit");
-    if (!unit) return unit.status();
-    if (*unit) c.elevator_quantum_unit = **unit;
-    if (c.elevator_quantum_unit != "requests" && c.elevator_quantum_unit != "bytes")
-      return key_error("elevator.quantum_unit", "must be requests or bytes");
-    if (Status s = read_uint(*t, sec, "max_merge_bytes", c.elevator_max_merge_bytes); !s.ok()) return s;
-    if (c.elevator_max_merge_bytes == 0) return key_error("elevator.max_merge_bytes", "must be > 0");
-    if (Status s = read_double(*t, sec, "lambda", c.elevator_lambda); !s.ok()) return s;
-    if (!(c.elevator_lambda >= 1.0)) return key_error("elevator.lambda", "must be >= 1");
+    auto& e = c.elevator;
+    if (Status s = read_enum(*t, sec, "policy", e.policy, elevator::kPolicies, elevator::policy_name,
+                             elevator::parse_policy);
+        !s.ok())
+      return s;
+    if (Status s = read_uint(*t, sec, "quantum", e.quantum); !s.ok()) return s;
+    if (e.quantum == 0) return key_error("elevator.quantum", "must be > 0");
+    if (Status s = read_enum(*t, sec, "quantum_unit", e.quantum_unit, elevator::kQuantumUnits,
+                             elevator::quantum_unit_name, elevator::parse_quantum_unit);
+        !s.ok())
+      return s;
+    if (Status s = read_uint(*t, sec, "max_merge_bytes", e.max_merge_bytes); !s.ok()) return s;
+    if (e.max_merge_bytes == 0) return key_error("elevator.max_merge_bytes", "must be > 0");
+    if (Status s = read_double(*t, sec, "lambda", e.lambda); !s.ok()) return s;
+    if (!(e.lambda >= 1.0)) return key_error("elevator.lambda", "must be >= 1");
     if (Status s = read_uint(*t, sec, "queue_depth", c.elevator_queue_depth); !s.ok()) return s;
     if (Status s = read_uint(*t, sec, "urgent_max_service_ms", c.urgent_max_service_ms); !s.ok()) return s;
     if (c.urgent_max_service_ms == 0) return key_error("elevator.urgent_max_service_ms", "must be > 0");
   }
   if (auto* t = root.get_as<toml::table>("storage")) {
-    if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline_max_bytes); !s.ok()) return s;
-    if (Status s = read_uint(*t, "storage", "inline_max_latency_us", c.storage_inline_max_latency_us); !s.ok())
-      return s;
+    if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline.max_bytes); !s.ok()) return s;
+    uint32_t latency_us = inline_latency_us(c.storage_inline);
+    if (Status s = read_uint(*t, "storage", "inline_max_latency_us", latency_us); !s.ok()) return s;
+    c.storage_inline.max_latency = std::chrono::microseconds(latency_us);
   }
   if (auto* t = root.get_as<toml::table>("emulated_disk")) {
     if (Status s = read_double(*t, "emulated_disk", "seek_ms", c.emulated_seek_ms); !s.ok()) return s;
@@ -349,16 +342,17 @@ std::string Config::render() const {
       << "    # mkdir in / makes a new file set\n\n"
       << "# With several [[mds]]: how they share the file sets (ANU placement).\n"
       << "[mds_cluster]\n"
-      << "placement = " << toml::value<std::string>(mds_placement) << "    # anu, hash or round-robin\n"
+      << "placement = " << quoted(placement::policy_name(mds_placement)) << "    # "
+      << choices(placement::kPolicies, placement::policy_name) << "\n"
       << "tune_interval_ms = " << mds_tune_interval_ms << "    # how often the delegate rescales the map\n"
       << "dead_after_ms = " << mds_dead_after_ms << "    # a silent member's file sets move after this\n"
       << (mds_lease_ms ? "lease_ms = " + std::to_string(mds_lease_ms)
                        : std::string("# lease_ms = (2/3 of the way from heartbeat_interval_ms to dead_after_ms)"))
       << "    # a member cut off from the delegate stops serving after this\n"
-      << "threshold = " << toml_float(anu_threshold) << "    # tune only outside [(1-k)L, (1+k)L]\n"
-      << "thresholding = " << (anu_thresholding ? "true" : "false") << "\n"
-      << "top_off = " << (anu_top_off ? "true" : "false") << "    # only shrink the overloaded\n"
-      << "divergent = " << (anu_divergent ? "true" : "false")
+      << "threshold = " << toml_float(anu.threshold) << "    # tune only outside [(1-k)L, (1+k)L]\n"
+      << "thresholding = " << (anu.thresholding ? "true" : "false") << "\n"
+      << "top_off = " << (anu.top_off ? "true" : "false") << "    # only shrink the overloaded\n"
+      << "divergent = " << (anu.divergent ? "true" : "false")
       << "    # only tune members moving away from the average\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
@@ -370,17 +364,19 @@ std::string Config::render() const {
       << "maintainer_interval_ms = " << maintainer_interval_ms << "\n"
       << "fragment_gc_grace_ms = " << fragment_gc_grace_ms << "\n\n"
       << "[elevator]\n"
-      << "policy = " << toml::value<std::string>(elevator) << "    # obrr or fcfs\n"
-      << "quantum = " << elevator_quantum << "    # served per object per round\n"
-      << "quantum_unit = " << toml::value<std::string>(elevator_quantum_unit) << "    # requests or bytes\n"
-      << "max_merge_bytes = " << elevator_max_merge_bytes << "\n"
-      << "lambda = " << toml_float(elevator_lambda) << "    # dynamic deadline factor, >= 1\n"
+      << "policy = " << quoted(elevator::policy_name(elevator.policy)) << "    # "
+      << choices(elevator::kPolicies, elevator::policy_name) << "\n"
+      << "quantum = " << elevator.quantum << "    # served per object per round\n"
+      << "quantum_unit = " << quoted(elevator::quantum_unit_name(elevator.quantum_unit)) << "    # "
+      << choices(elevator::kQuantumUnits, elevator::quantum_unit_name) << "\n"
+      << "max_merge_bytes = " << elevator.max_merge_bytes << "\n"
+      << "lambda = " << toml_float(elevator.lambda) << "    # dynamic deadline factor, >= 1\n"
       << "queue_depth = " << elevator_queue_depth << "    # operations on the disk at once; 0 = disk threads\n"
       << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
       << "[storage]\n"
-      << "inline_max_bytes = " << storage_inline_max_bytes
+      << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"
-      << "inline_max_latency_us = " << storage_inline_max_latency_us
+      << "inline_max_latency_us = " << inline_latency_us(storage_inline)
       << "    # smaller ones run on the network thread while they average below this\n\n"
       << "[emulated_disk]\n"
       << "seek_ms = " << toml_float(emulated_seek_ms) << "\n"

@@ -2,6 +2,9 @@
 // Owns parsing and validation (a wrong or missing key is a one-line error
 // naming the key) and rendering a config back to TOML for pvfs-cluster and
 // pvfs-ctl genconfig. Every key is documented in man/pvfs.toml.5.
+// Sits above policy/: a policy's settings are held as that policy's own
+// options (enums and all), so names are parsed by the policy's parse_*()
+// and the daemons pass the struct on as it is.
 // Plain values; thread-safe to copy.
 #pragma once
 
@@ -11,29 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "policy/elevator/elevator.h"
+#include "policy/elevator/inline_gate.h"
+#include "policy/placement/anu_tuner.h"
+#include "policy/placement/policy.h"
+#include "shared/endpoint.h"
 #include "shared/status.h"
 
 namespace pvfs {
-
-struct Endpoint {
-  std::string host;
-  uint16_t port = 0;
-  std::string to_string() const;
-  bool operator==(const Endpoint&) const = default;
-};
-
-// "host:port" or "[v6]:port". Port 0 is allowed (bind to any free port).
-Result<Endpoint> parse_endpoint(std::string_view text);
-
-// One daemon in the cluster.
-struct DaemonEntry {
-  uint32_t id = 0;
-  Endpoint address;
-  std::filesystem::path data_dir;
-  // Where the daemon serves Prometheus /metrics (the optional `metrics` key;
-  // unset: not served). Unauthenticated: meant for a management network.
-  std::optional<Endpoint> metrics = std::nullopt;
-};
 
 struct Config {
   std::filesystem::path path;          // the file it was read from (empty if built in memory)
@@ -60,7 +48,7 @@ struct Config {
 
   // [mds_cluster]: several metadata servers sharing the namespace by file
   // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].
-  std::string mds_placement = "anu";    // "anu", "hash" (ANU map never tuned) or "round-robin"
+  placement::Policy mds_placement = placement::Policy::anu;  // hash: the ANU map never tuned
   uint32_t mds_tune_interval_ms = 10000;  // the delegate tunes the map this often
   uint32_t mds_dead_after_ms = 3000;     // a member silent this long is failed and its file sets re-hashed
   // A member serves only this long after its last heartbeat the delegate
@@ -72,10 +60,9 @@ struct Config {
     if (mds_lease_ms || mds_dead_after_ms <= heartbeat_interval_ms) return mds_lease_ms;
     return heartbeat_interval_ms + (mds_dead_after_ms - heartbeat_interval_ms) * 2 / 3;
   }
-  double anu_threshold = 0.5;           // k: tune only outside [(1-k)L, (1+k)L]
-  bool anu_thresholding = true;
-  bool anu_top_off = true;              // only shrink the overloaded
-  bool anu_divergent = true;            // only tune members moving away from the average
+  // The delegate's tuning step: threshold (k), thresholding, top_off and
+  // divergent are keys of [mds_cluster]; average and max_factor are not.
+  placement::TunerOptions anu;
 
   // [scheduling]: two-choice write dispatch, redirects and pull-back.
   uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed
@@ -87,17 +74,17 @@ struct Config {
   uint32_t fragment_gc_grace_ms = 2000;  // superseded fragments live this long for readers in flight
 
   // [elevator]: how each storage server orders its disk work (OBRR paper).
-  std::string elevator = "obrr";        // "obrr" or "fcfs"
-  uint64_t elevator_quantum = 8;        // per object per round, in quantum units
-  std::string elevator_quantum_unit = "requests";  // "requests" or "bytes"
-  uint64_t elevator_max_merge_bytes = uint64_t{4} << 20;
-  double elevator_lambda = 1.5;         // dynamic deadline = lambda x estimated drain time
+  // policy, quantum, quantum_unit, max_merge_bytes and lambda (dynamic
+  // deadline = lambda x estimated drain time); urgent_margin is not a key.
+  elevator::ElevatorOptions elevator;
   uint32_t elevator_queue_depth = 0;    // operations on the disk at once; 0 = disk threads
   uint32_t urgent_max_service_ms = 1000;  // what clients ask of urgent requests
 
   // [storage]: where each storage server runs its disk operations.
-  uint64_t storage_inline_max_bytes = uint64_t{64} << 10;  // larger ones always go to the disk pool; 0: all do
-  uint32_t storage_inline_max_latency_us = 200;  // small ones run inline while they average below this
+  // inline_max_bytes (larger ones always go to the disk pool; 0: all do)
+  // and inline_max_latency_us (small ones run inline while they average
+  // below it; whole microseconds).
+  elevator::InlineOptions storage_inline;
 
   // [emulated_disk]: a modelled spinning disk for experiments (bandwidth 0: off).
   double emulated_seek_ms = 10.0;
