@@ -174,7 +174,7 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   // may predate that change, so ask again.
   if (now->size != asked.size || now->mtime != asked.mtime || now->ctime != asked.ctime)
     co_return Status(Errc::again);
-  auto grown = store->update_size(ino, end, true, wall_now());
+  auto grown = store->update_size(ino, end, true, wall_now(clock_));
   if (!grown) co_return grown.status();
   ++sizes_reconciled_;
   spdlog::info("inode {:#x}: its writer's connection ended before it published the size; set it "

@@ -17,7 +17,7 @@ constexpr size_t kMaxJobs = 100;  // busiest jobs exported, to bound the series
 metrics::Families MdsService::metrics() {
   metrics::Families out;
   requests_.append_to(out, "pvfs_mds");
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   metrics::add_single(out, "pvfs_mds_uptime_seconds", "Seconds since the metadata server started.",
                       Type::gauge, std::chrono::duration<double>(now - started_).count());
   // A failed count (LMDB trouble) leaves the gauge out rather than report

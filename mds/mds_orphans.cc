@@ -109,7 +109,7 @@ asio::awaitable<MdsService::OrphanPass> MdsService::collect_orphans(std::shared_
 }
 
 asio::awaitable<std::vector<InodeId>> MdsService::delete_objects(std::vector<Orphan> orphans) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   // Files whose servers are all reachable now; the others wait for a later
   // pass rather than hold this batch up until a timeout.
   std::vector<const Orphan*> ready;

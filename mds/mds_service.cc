@@ -32,9 +32,12 @@ namespace mp = proto::mds;
 using std::chrono::milliseconds;
 
 MdsService::MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-                       FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool)
+                       FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool,
+                       const Clock& clock, rpc::Network& network)
     : io_(io),
       config_(config),
+      clock_(clock),
+      network_(network),
       key_(key),
       id_(id),
       filesets_(filesets),
@@ -44,7 +47,8 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
       orphan_timer_(io),
-      writer_timer_(io) {
+      writer_timer_(io),
+      started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
@@ -68,7 +72,7 @@ void MdsService::start() {
   // others learn the servers from their heartbeats within a second.
   NamespaceStore* root = filesets_.find(kRootInode);
   if (auto known = root ? root->load_servers() : Result<std::vector<StoredServer>>(std::vector<StoredServer>{})) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock_.now();
     for (const auto& s : *known)
       registry_.heard_from({ServerId(s.id), s.address, s.capacity_bytes, s.free_bytes, {}}, now);
   }
@@ -114,7 +118,7 @@ std::shared_ptr<rpc::Peer> MdsService::storage_peer(ServerId id) {
     if (peer) peer->close();
     peer = std::make_shared<rpc::Peer>(io_.get_executor(), *ep,
                                        rpc::Auth(key_, {rpc::Kind::mds, id_}, config_.encrypt),
-                                       milliseconds(config_.connect_timeout_ms));
+                                       milliseconds(config_.connect_timeout_ms), network_);
   }
   return peer;
 }
@@ -131,7 +135,7 @@ Layout MdsService::layout_for_policy(const LayoutPolicy& policy) {
   LayoutPolicy defaults{config_.stripe_size, config_.stripe_count, {}};
   // Where the MDS chooses, a full server gets no part of a new file; a
   // layout that names its servers gets them while they are alive.
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   return choose_layout(policy, defaults,
                        policy.servers.empty() ? registry_.with_room(now, config_.full_percent)
                                               : registry_.live(now),
@@ -153,7 +157,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   // Root squash applies to what clients ask, not to daemons' own requests.
   const Caller caller = squashes(*ex.conn) ? squash_root(rpc::from_wire(ex.req.getCaller()))
                                            : rpc::from_wire(ex.req.getCaller());
-  const Timespec now = wall_now();
+  const Timespec now = wall_now(clock_);
   const rpc::Origin origin = rpc::origin_of(*ex.msg);
 
   // The file set the request concerns must be served here (the client

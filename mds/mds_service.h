@@ -22,18 +22,25 @@
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
 #include "config/config.h"
+#include "shared/clock.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"
+#include "shared/rpc/network.h"
 #include "shared/rpc/peer.h"
 
 namespace pvfs::mds {
 
 class MdsService {
  public:
-  // `filesets`, `cluster` and `sync_pool` must outlive the service.
+  // `filesets`, `cluster`, `sync_pool`, `clock` and `network` must outlive
+  // the service. Time (file stamps, server liveness, latencies) comes from
+  // `clock`; the background loops (sync, orphans, writers) are paced by
+  // asio timers on the steady clock. Storage servers are reached through
+  // `network`.
   MdsService(asio::io_context& io, const Config& config, const Secret& key, uint32_t id,
-             FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool);
+             FileSetCatalog& filesets, MdsCluster& cluster, asio::thread_pool& sync_pool,
+             const Clock& clock = real_clock(), rpc::Network& network = rpc::tcp_network());
 
   // Loads the remembered storage servers and starts the background loops
   // (LMDB sync, orphan collection). Returns at once.
@@ -56,6 +63,8 @@ class MdsService {
   uint32_t id() const { return id_; }
   rpc::JobCounters& jobs() { return jobs_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
+  // Where the handlers read time (the injected clock).
+  const Clock& clock() const { return clock_; }
 
   // Durability (mds/mds_durability.cc): returns once every commit to file
   // set `set` made before the call is on disk. Callers that arrive while a
@@ -159,6 +168,8 @@ class MdsService {
 
   asio::io_context& io_;
   const Config& config_;
+  const Clock& clock_;
+  rpc::Network& network_;
   Secret key_;
   // [security] root_squash_except, parsed once.
   std::vector<asio::ip::address> squash_exempt_;
@@ -193,7 +204,7 @@ class MdsService {
   uint64_t sizes_reconciled_ = 0;   // sizes grown by reconcile_size()
   asio::steady_timer writer_timer_;
   bool stopped_ = false;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  TimePoint started_;
 };
 
 }  // namespace pvfs::mds

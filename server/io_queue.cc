@@ -7,9 +7,10 @@
 namespace pvfs {
 
 IoQueue::IoQueue(asio::any_io_executor ex, asio::thread_pool& pool, IoQueueOptions options,
-                 elevator::BandwidthTable bandwidth)
+                 elevator::BandwidthTable bandwidth, const Clock& clock)
     : ex_(std::move(ex)),
       pool_(pool),
+      clock_(clock),
       depth_(options.emulated_disk ? 1 : std::max(1u, options.depth)),
       elevator_(options.elevator, std::move(bandwidth)),
       gate_(options.emulated_disk ? elevator::InlineOptions{0, {}} : options.inline_ops) {
@@ -17,7 +18,7 @@ IoQueue::IoQueue(asio::any_io_executor ex, asio::thread_pool& pool, IoQueueOptio
 }
 
 elevator::Nanos IoQueue::now() const {
-  return std::chrono::duration_cast<elevator::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<elevator::Nanos>(clock_.now().time_since_epoch());
 }
 
 asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
@@ -59,10 +60,10 @@ std::optional<Result<size_t>> IoQueue::try_inline(const Op& op, uint64_t id, uin
   auto d = elevator_.dispatch(now());
   if (!d) return std::nullopt;  // waits for an overlapping request in service
   PVFS_CHECK(d->ids.size() == 1 && d->ids[0] == id);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = clock_.now();
   Result<size_t> r = op.write ? op.store->write(op.key, op.offset, op.data, op.sync)
                               : op.store->read(op.key, op.offset, op.out);
-  const auto end = std::chrono::steady_clock::now();
+  const auto end = clock_.now();
   gate_.observe(op.write, op.sync, length, end - start);
   gate_.count(true);
   elevator_.complete(d->ids, now());
@@ -96,9 +97,9 @@ asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
   const auto modelled = disk_ ? disk_->service_time(d.object, d.offset, d.length) : elevator::Nanos(0);
   std::chrono::nanoseconds backend{0};  // the store's own time, without the modelled rest
   Result<size_t> done = co_await rpc::run_blocking(pool_, [&]() -> Result<size_t> {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = clock_.now();
     Result<size_t> r = d.write ? store->writev(key, d.offset, in, sync) : store->readv(key, d.offset, out);
-    const auto spent = std::chrono::steady_clock::now() - start;
+    const auto spent = clock_.now() - start;
     backend = spent;
     if (modelled > spent) std::this_thread::sleep_for(modelled - spent);
     return r;

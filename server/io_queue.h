@@ -10,7 +10,9 @@
 // elevator dispatches the moment it arrives (nothing else queued, room on
 // the disk) runs right here on the network thread when the InlineGate says
 // it is small and the store has proven fast for such operations: no
-// hand-off, and the same elevator decisions.
+// hand-off, and the same elevator decisions. Time (deadlines, service
+// times) comes from the injected Clock; only the emulated disk's modelled
+// time is slept for real on the disk pool.
 #pragma once
 
 #include <chrono>
@@ -24,6 +26,7 @@
 #include "policy/elevator/emulated_disk.h"
 #include "policy/elevator/inline_gate.h"
 #include "server/object_store.h"
+#include "shared/clock.h"
 
 namespace pvfs {
 
@@ -38,8 +41,9 @@ struct IoQueueOptions {
 
 class IoQueue {
  public:
+  // `clock` must outlive the queue.
   IoQueue(asio::any_io_executor ex, asio::thread_pool& pool, IoQueueOptions options,
-          elevator::BandwidthTable bandwidth);
+          elevator::BandwidthTable bandwidth, const Clock& clock = real_clock());
 
   struct Op {
     ObjectStore* store = nullptr;
@@ -87,6 +91,7 @@ class IoQueue {
 
   asio::any_io_executor ex_;
   asio::thread_pool& pool_;
+  const Clock& clock_;
   unsigned depth_;
   elevator::Elevator elevator_;
   std::optional<elevator::EmulatedDisk> disk_;

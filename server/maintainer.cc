@@ -17,13 +17,14 @@ constexpr uint64_t kPullChunk = uint64_t{1} << 20;
 }  // namespace
 
 Maintainer::Maintainer(asio::any_io_executor ex, const Config& config, const Secret& key, uint32_t id,
-                       StorageService& service)
+                       StorageService& service, rpc::Network& network)
     : ex_(ex), config_(config), id_(id), service_(service) {
   for (const auto& s : config.servers)
     if (s.id != id)
       peers_[s.id] = std::make_unique<rpc::Peer>(ex, s.address,
                                                  rpc::Auth(key, {rpc::Kind::server, id}, config.encrypt),
-                                                 std::chrono::milliseconds(config.connect_timeout_ms));
+                                                 std::chrono::milliseconds(config.connect_timeout_ms),
+                                                 network);
 }
 
 void Maintainer::start() {
@@ -61,26 +62,35 @@ asio::awaitable<void> Maintainer::pull_worker() {
   while (!stopped_) {
     co_await pause(interval);
     if (stopped_) break;
-    // Pull while this server stays idle; each object's oldest entries first.
-    std::set<uint32_t> busy;
-    for (ObjectId object : service_.table().objects()) {
-      if (stopped_ || !service_.idle()) break;
-      const auto* log = service_.table().find(object);
-      if (!log) continue;
-      for (const redirect::Entry& e : log->remote_entries()) {
-        if (busy.count(e.where.server.value) || in_progress_.count({object, e.seq})) continue;
-        if (!co_await remote_idle(e.where.server)) {
-          busy.insert(e.where.server.value);
-          continue;
-        }
-        in_progress_.insert({object, e.seq});
-        const bool done = co_await pull(object, e);
-        in_progress_.erase({object, e.seq});
-        if (!done) busy.insert(e.where.server.value);
-        break;  // the log changed: look at it afresh
+    co_await pull_round();
+  }
+}
+
+asio::awaitable<unsigned> Maintainer::pull_round() {
+  // Pull while this server stays idle; each object's oldest entries first.
+  unsigned pulled = 0;
+  std::set<uint32_t> busy;
+  for (ObjectId object : service_.table().objects()) {
+    if (stopped_ || !service_.idle()) break;
+    const auto* log = service_.table().find(object);
+    if (!log) continue;
+    // A copy: the log may change (or go) at every await below.
+    const std::vector<redirect::Entry> entries = log->remote_entries();
+    for (const redirect::Entry& e : entries) {
+      if (busy.count(e.where.server.value) || in_progress_.count({object, e.seq})) continue;
+      if (!co_await remote_idle(e.where.server)) {
+        busy.insert(e.where.server.value);
+        continue;
       }
+      in_progress_.insert({object, e.seq});
+      const bool done = co_await pull(object, e);
+      in_progress_.erase({object, e.seq});
+      if (done) ++pulled;
+      else busy.insert(e.where.server.value);
+      break;  // the log changed: look at it afresh
     }
   }
+  co_return pulled;
 }
 
 asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
@@ -140,24 +150,28 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
 }
 
 asio::awaitable<void> Maintainer::collector() {
-  const auto grace = std::chrono::milliseconds(config_.fragment_gc_grace_ms);
   const auto interval = std::max(std::chrono::milliseconds(config_.maintainer_interval_ms),
                                  std::chrono::milliseconds(200));
   while (!stopped_) {
     co_await pause(interval);
     if (stopped_) break;
-    for (auto& [server, garbage] : service_.due_garbage(grace)) {
-      rpc::OutMessage out;
-      auto list = out.init_body<sp::Request>().initDropFragments(static_cast<unsigned>(garbage.size()));
-      for (unsigned i = 0; i < garbage.size(); ++i) {
-        rpc::to_wire(garbage[i].object, list[i].initObject());
-        list[i].setFragment(garbage[i].fragment);
-      }
-      auto reply = co_await call(server, out);
-      if (!reply) continue;  // try again next round
-      if (Status st = service_.garbage_dropped(garbage); !st.ok())
-        spdlog::warn("forgetting dropped fragments: {}", st.to_string());
+    co_await collect_round();
+  }
+}
+
+asio::awaitable<void> Maintainer::collect_round() {
+  const auto grace = std::chrono::milliseconds(config_.fragment_gc_grace_ms);
+  for (auto& [server, garbage] : service_.due_garbage(grace)) {
+    rpc::OutMessage out;
+    auto list = out.init_body<sp::Request>().initDropFragments(static_cast<unsigned>(garbage.size()));
+    for (unsigned i = 0; i < garbage.size(); ++i) {
+      rpc::to_wire(garbage[i].object, list[i].initObject());
+      list[i].setFragment(garbage[i].fragment);
     }
+    auto reply = co_await call(server, out);
+    if (!reply) continue;  // try again next round
+    if (Status st = service_.garbage_dropped(garbage); !st.ok())
+      spdlog::warn("forgetting dropped fragments: {}", st.to_string());
   }
 }
 

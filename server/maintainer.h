@@ -8,7 +8,10 @@
 // but was made before the pull began, and lose its data.) A collector then
 // tells the other servers to drop fragments nothing refers to any more.
 // After a burst the redirect tables drain to empty.
-// Runs on the daemon's network thread, through the StorageService.
+// Runs on the daemon's network thread, through the StorageService. Its
+// rounds are public so in-process tests run them one at a time; start()
+// paces them with asio timers on the steady clock (not the injected one),
+// and the garbage grace is measured on the service's clock.
 #pragma once
 
 #include <map>
@@ -20,6 +23,7 @@
 
 #include "server/storage_service.h"
 #include "config/config.h"
+#include "shared/rpc/network.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
 
@@ -27,11 +31,20 @@ namespace pvfs {
 
 class Maintainer {
  public:
+  // Reaches the other servers through `network` (which must outlive it).
   Maintainer(asio::any_io_executor ex, const Config& config, const Secret& key, uint32_t id,
-             StorageService& service);
+             StorageService& service, rpc::Network& network = rpc::tcp_network());
   // Starts config.maintainer_threads pull workers and the collector.
   void start();
   void stop();
+
+  // One pull worker's round: while this server is idle, pulls one entry of
+  // each redirected object home (oldest first) from servers that are idle
+  // too. Returns the entries pulled.
+  asio::awaitable<unsigned> pull_round();
+  // One collector round: tells each server holding garbage older than the
+  // grace to drop it, and forgets what was dropped.
+  asio::awaitable<void> collect_round();
 
  private:
   asio::awaitable<void> pull_worker();

@@ -49,7 +49,7 @@ asio::awaitable<Status> StorageService::scan_objects(sp::Request::Scan::Reader s
   };
   // Listing the store costs a walk of every directory: one per fsck walk,
   // not one per page.
-  const auto t = std::chrono::steady_clock::now();
+  const auto t = clock_.now();
   const bool fresh = after.ino.value == 0 || !fsck_listing_ || t - fsck_listed_at_ > kListingLife;
   std::shared_ptr<const std::vector<ObjectId>> listing = fresh ? nullptr : fsck_listing_;
   auto page = co_await rpc::run_blocking(disk_pool_, [&]() -> Result<Page> {
@@ -121,6 +121,8 @@ asio::awaitable<Status> StorageService::scan_fragments(sp::Request::Scan::Reader
     return out;
   });
   if (!seen) co_return seen.status();
+  // Fragment files carry the file system's mtimes: their age is measured on
+  // the machine's calendar, not on the injected clock.
   const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();

@@ -22,7 +22,7 @@ metrics::Families StorageService::metrics() {
   metrics::Families out;
   requests_.append_to(out, "pvfs_server");
   metrics::add_single(out, "pvfs_server_uptime_seconds", "Seconds since the server started.", Type::gauge,
-                      seconds(std::chrono::steady_clock::now() - started_));
+                      seconds(clock_.now() - started_));
 
   preassign_.expire(now());
   metrics::add_single(out, "pvfs_server_load_requests", "Data requests outstanding (the two-choice load).",

@@ -19,7 +19,7 @@ ObjectId fragment_key(uint64_t fragment) { return ObjectId{InodeId(fragment), 0}
 }  // namespace
 
 load::Nanos StorageService::now() const {
-  return std::chrono::duration_cast<load::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<load::Nanos>(clock_.now().time_since_epoch());
 }
 
 void StorageService::fill_load(sp::ServerLoad::Builder b) {
@@ -37,7 +37,7 @@ void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
   fill_load(report.initSelf());
   // What this server heard of its peers recently: more choices for the
   // client at no extra round trip.
-  const auto t = std::chrono::steady_clock::now();
+  const auto t = clock_.now();
   const auto ttl = std::chrono::milliseconds(config_.load_ttl_ms);
   std::vector<std::pair<uint32_t, const Learned*>> fresh;
   for (const auto& [server, l] : learned_)
@@ -60,7 +60,7 @@ void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
 }
 
 void StorageService::learn(capnp::List<sp::ServerLoad>::Reader loads) {
-  const auto t = std::chrono::steady_clock::now();
+  const auto t = clock_.now();
   for (auto l : loads) {
     // Only servers of the config: a peer's list must not grow this map.
     if (l.getServer() == id_ || !config_.find_server(l.getServer())) continue;
@@ -77,7 +77,7 @@ Status StorageService::record(ObjectId object, const redirect::Entry& e) {
   if (const auto* log = table_.find(object))
     for (const auto& x : log->entries()) kept = kept || x.seq == e.seq;
   Status st = db_->apply(object, kept ? &e : nullptr, change);
-  const auto t = std::chrono::steady_clock::now();
+  const auto t = clock_.now();
   for (const auto& g : change.garbage) garbage_[g] = t;
   return st;
 }
@@ -167,7 +167,7 @@ asio::awaitable<Status> StorageService::drop_fragments(std::vector<std::pair<Obj
 std::map<ServerId, std::vector<redirect::Garbage>> StorageService::due_garbage(
     std::chrono::milliseconds grace) const {
   std::map<ServerId, std::vector<redirect::Garbage>> due;
-  const auto t = std::chrono::steady_clock::now();
+  const auto t = clock_.now();
   for (const auto& [g, since] : garbage_)
     if (t - since >= grace) due[g.server].push_back(g);
   return due;

@@ -53,10 +53,13 @@ void leave_out_write(proto::storage::ServerLoad::Builder l, uint64_t bytes) {
 StorageService::StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
                                std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
                                asio::thread_pool& disk_pool, asio::any_io_executor ex,
-                               IoQueueOptions io_options, elevator::BandwidthTable bandwidth)
-    : id_(server_id), config_(config), store_(store), fragments_(std::move(fragments)),
-      db_(std::move(db)), disk_pool_(disk_pool), io_(ex, disk_pool, std::move(io_options), std::move(bandwidth)),
-      requests_(rpc::union_names(capnp::Schema::from<sp::Request>())), straggler_(ex), gates_(ex) {}
+                               IoQueueOptions io_options, elevator::BandwidthTable bandwidth,
+                               const Clock& clock)
+    : id_(server_id), config_(config), clock_(clock), store_(store), fragments_(std::move(fragments)),
+      db_(std::move(db)), disk_pool_(disk_pool),
+      io_(ex, disk_pool, std::move(io_options), std::move(bandwidth), clock),
+      requests_(rpc::union_names(capnp::Schema::from<sp::Request>())), started_(clock.now()),
+      straggler_(ex), gates_(ex) {}
 
 namespace {
 
@@ -91,17 +94,23 @@ Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id,
                                                              ObjectStore& store,
                                                              asio::thread_pool& disk_pool,
                                                              unsigned disk_threads,
-                                                             asio::any_io_executor ex) {
+                                                             asio::any_io_executor ex,
+                                                             const Clock& clock,
+                                                             std::unique_ptr<ObjectStore> fragments) {
   auto io = io_setup(config, data_dir, disk_threads);
   if (!io) return io.status();
-  auto fragments = ObjectStore::open(data_dir / "fragments");
-  if (!fragments) return fragments.status();
+  if (!fragments) {
+    auto opened = ObjectStore::open(data_dir / "fragments");
+    if (!opened) return opened.status();
+    fragments = std::move(*opened);
+  }
   auto db = SchedDb::open(data_dir);
   if (!db) return db.status();
-  std::unique_ptr<StorageService> s(new StorageService(server_id, config, store, std::move(*fragments),
+  std::unique_ptr<StorageService> s(new StorageService(server_id, config, store, std::move(fragments),
                                                        std::move(*db), disk_pool, std::move(ex),
-                                                       std::move(io->first), std::move(io->second)));
-  const auto start = std::chrono::steady_clock::now();
+                                                       std::move(io->first), std::move(io->second),
+                                                       clock));
+  const auto start = clock.now();
   Status st = s->db_->load(
       s->table_,
       [&](const HeldFragment& f) {
@@ -238,7 +247,7 @@ std::span<const StorageService::Route> StorageService::routes() {
          out.setId(s.id_);
          out.setVersion(PVFS_VERSION);
          out.setUptimeMs(std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::steady_clock::now() - s.started_)
+                             s.clock_.now() - s.started_)
                              .count());
          s.jobs_.fill(out, 100);
          co_return Status{};
@@ -427,7 +436,7 @@ asio::awaitable<Status> StorageService::remove(std::vector<ObjectId> objects) {
     if (s.ok()) {
       redirect::Change change = table_.drop(objects[i]);
       s = db_->apply(objects[i], nullptr, change);
-      for (const auto& g : change.garbage) garbage_[g] = std::chrono::steady_clock::now();
+      for (const auto& g : change.garbage) garbage_[g] = clock_.now();
     }
     if (!s.ok() && first.ok()) first = s;
   }

@@ -8,6 +8,9 @@
 // straggler injection. Everything but the disk I/O runs on the daemon's
 // single network thread, so none of it is locked. The maintainer
 // (server/maintainer.h) pulls redirected ranges home through this class.
+// Time comes from the injected Clock (load ages, garbage grace, uptime,
+// request latency); the straggler's holds and the object gates' patience
+// still wait on asio timers, on the steady clock.
 #pragma once
 
 #include <chrono>
@@ -27,6 +30,7 @@
 #include "server/sched_db.h"
 #include "server/straggler.h"
 #include "config/config.h"
+#include "shared/clock.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
@@ -43,13 +47,16 @@ class StorageService {
   // server holds the directory), corrupt, io.
   // Data requests go through an IoQueue ordered by the elevator the config
   // chooses, with `disk_threads` operations on the disk at once (unless
-  // [elevator] queue_depth says otherwise).
+  // [elevator] queue_depth says otherwise). `clock` must outlive the
+  // service; `fragments` (tests) replaces the store of data_dir/fragments.
   static Result<std::unique_ptr<StorageService>> open(uint32_t server_id, const Config& config,
                                                       const std::filesystem::path& data_dir,
                                                       ObjectStore& store,
                                                       asio::thread_pool& disk_pool,
                                                       unsigned disk_threads,
-                                                      asio::any_io_executor ex);
+                                                      asio::any_io_executor ex,
+                                                      const Clock& clock = real_clock(),
+                                                      std::unique_ptr<ObjectStore> fragments = nullptr);
 
   // The RpcServer handler: decodes one request, runs it, sends one reply.
   asio::awaitable<void> handle(std::shared_ptr<rpc::Connection> conn,
@@ -67,6 +74,7 @@ class StorageService {
   static std::span<const Route> routes();
 
   Straggler& straggler() { return straggler_; }
+  const Clock& clock() const { return clock_; }
 
   // The server's counters and gauges as metric families (pvfs-ctl stats and
   // top, /metrics; names in docs/metrics.md). In server/storage_metrics.cc.
@@ -94,7 +102,7 @@ class StorageService {
   StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
                  std::unique_ptr<ObjectStore> fragments, std::unique_ptr<SchedDb> db,
                  asio::thread_pool& disk_pool, asio::any_io_executor ex, IoQueueOptions io_options,
-                 elevator::BandwidthTable bandwidth);
+                 elevator::BandwidthTable bandwidth, const Clock& clock);
 
   using Reply = proto::storage::Reply::Builder;
   using Request = proto::storage::Request::Reader;
@@ -153,6 +161,7 @@ class StorageService {
 
   uint32_t id_;
   const Config& config_;
+  const Clock& clock_;
   ObjectStore& store_;
   std::unique_ptr<ObjectStore> fragments_;  // fragment f lives as object (f, 0)
   std::unique_ptr<SchedDb> db_;
@@ -160,7 +169,7 @@ class StorageService {
   IoQueue io_;
   rpc::JobCounters jobs_;
   metrics::RequestStats requests_;  // by Request union member
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  TimePoint started_;
 
   load::LoadDetector load_;
   load::PreassignEstimator preassign_;
@@ -168,7 +177,7 @@ class StorageService {
     uint32_t requests;
     uint64_t bytes;
     uint64_t preassigned;
-    std::chrono::steady_clock::time_point at;
+    TimePoint at;
   };
   std::map<uint32_t, Learned> learned_;
   Straggler straggler_;
@@ -178,13 +187,13 @@ class StorageService {
   std::map<uint64_t, HeldFragment> held_;
   uint64_t held_bytes_ = 0;
   // Fragments elsewhere to drop, with when they became garbage.
-  std::map<redirect::Garbage, std::chrono::steady_clock::time_point> garbage_;
+  std::map<redirect::Garbage, TimePoint> garbage_;
 
   uint64_t pulled_bytes_ = 0, pulls_ = 0, redirects_recorded_ = 0, fallbacks_ = 0, probes_ = 0;
   // scanObjects: the sorted listing the pages of one walk are cut from
   // (listed again when a walk starts or the listing is old).
   std::shared_ptr<const std::vector<ObjectId>> fsck_listing_;
-  std::chrono::steady_clock::time_point fsck_listed_at_{};
+  TimePoint fsck_listed_at_{};
 };
 
 }  // namespace pvfs

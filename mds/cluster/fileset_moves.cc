@@ -32,14 +32,12 @@ namespace {
 constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
 constexpr const char* kDataFile = "data.mdb";
 
-int64_t unix_ms_now() {
-  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+int64_t unix_ms(const Clock& clock) {
+  return std::chrono::duration_cast<milliseconds>(clock.wall().time_since_epoch()).count();
 }
 
-uint32_t ms_since(SteadyTime t) {
-  return static_cast<uint32_t>(
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t).count());
+uint32_t ms_since(const Clock& clock, SteadyTime t) {
+  return static_cast<uint32_t>(std::chrono::duration_cast<milliseconds>(clock.now() - t).count());
 }
 
 std::string errno_text(const std::string& what) {
@@ -130,7 +128,7 @@ asio::awaitable<void> MdsCluster::reconcile_loop() {
 }
 
 asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock_.now();
   if (!filesets_.has(FileSetId(set))) co_return false;
   ++shipping_;
   struct Done {
@@ -152,7 +150,7 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
   auto abandon = [&](const Status& why) {
     if (!committed_.count(set)) leaving_.erase(set);  // nothing was handed over: serve it again if ours
     spdlog::warn("moving file set {} to mds {}: {} (will retry)", set, to.value, why.to_string());
-    remember_move({set, self_, to, unix_ms_now(), 0, ms_since(started), why.to_string()});
+    remember_move({set, self_, to, unix_ms(clock_), 0, ms_since(clock_, started), why.to_string()});
     return false;
   };
   // Looked up after the wait, and held: the set may be closed meanwhile
@@ -214,8 +212,8 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
   if (Status st = filesets_.destroy(FileSetId(set)); !st.ok())
     spdlog::warn("deleting the shipped copy of file set {}: {}", set, st.to_string());
   ++moves_out_;
-  spdlog::info("file set {} moved to mds {} ({} bytes, {} ms)", set, to.value, total, ms_since(started));
-  remember_move({set, self_, to, unix_ms_now(), total, ms_since(started), "shipped"});
+  spdlog::info("file set {} moved to mds {} ({} bytes, {} ms)", set, to.value, total, ms_since(clock_, started));
+  remember_move({set, self_, to, unix_ms(clock_), total, ms_since(clock_, started), "shipped"});
   co_return true;
 }
 
@@ -274,7 +272,7 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
   }
   // Checked again after the write: a member paused meanwhile may have been
   // declared failed, and its sender has then taken the set back.
-  if (fence_ != Fence::serving || !membership_.lease_valid(map_, std::chrono::steady_clock::now())) {
+  if (fence_ != Fence::serving || !membership_.lease_valid(map_, clock_.now())) {
     std::filesystem::remove_all(dir, ec);
     co_return Status(Errc::again, fmt::format("mds {} holds no lease: not installing file set {}",
                                               self_.value, set));
@@ -284,12 +282,12 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
   std::filesystem::rename(dir, final_dir, ec);
   if (ec) co_return Status(Errc::io, "cannot rename " + dir.string() + ": " + ec.message());
   sync_dir(filesets_.data_dir());
-  auto opened = filesets_.adopt(FileSetId(set), wall_now(), std::move(lock));
+  auto opened = filesets_.adopt(FileSetId(set), wall_now(clock_), std::move(lock));
   if (!opened) co_return opened.status();
   received_[set] = ship_id;
   ++moves_in_;
   spdlog::info("file set {} arrived ({} bytes); serving it", set, total);
-  remember_move({set, MdsId(0xffffffff), self_, unix_ms_now(), total, 0, "received"});
+  remember_move({set, MdsId(0xffffffff), self_, unix_ms(clock_), total, 0, "received"});
   co_return Status{};
 }
 
@@ -316,7 +314,7 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     if (owner(set) != self_ || filesets_.has(FileSetId(set)) || map_.contains(failed) ||
         fence_ != Fence::serving)
       continue;
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = clock_.now();
     const auto source = dir / fmt::format("fileset-{}", set);
     // Held by its member while that is alive, paused or not: copying it
     // then could miss changes it acknowledges after the copy.
@@ -354,7 +352,7 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     if (!copied) {
       spdlog::error("taking over file set {} of failed mds {}: {}", set, failed.value,
                     copied.status().to_string());
-      remember_move({set, failed, self_, unix_ms_now(), 0, ms_since(started), copied.status().to_string()});
+      remember_move({set, failed, self_, unix_ms(clock_), 0, ms_since(clock_, started), copied.status().to_string()});
       continue;
     }
     if (filesets_.has(FileSetId(set))) {  // it arrived by another way while copying
@@ -364,15 +362,15 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     std::filesystem::remove_all(filesets_.dir_of(FileSetId(set)), ec);
     std::filesystem::rename(staging, filesets_.dir_of(FileSetId(set)), ec);
     sync_dir(filesets_.data_dir());
-    auto opened = filesets_.adopt(FileSetId(set), wall_now());
+    auto opened = filesets_.adopt(FileSetId(set), wall_now(clock_));
     if (!opened) {
       spdlog::error("taking over file set {}: {}", set, opened.status().to_string());
       continue;
     }
     ++moves_in_;
     spdlog::info("took over file set {} of failed mds {} ({} bytes, {} ms)", set, failed.value, *copied,
-                 ms_since(started));
-    remember_move({set, failed, self_, unix_ms_now(), *copied, ms_since(started), "taken over"});
+                 ms_since(clock_, started));
+    remember_move({set, failed, self_, unix_ms(clock_), *copied, ms_since(clock_, started), "taken over"});
   }
 }
 

@@ -28,9 +28,8 @@ constexpr size_t kKeptTunings = 32;
 
 std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
 
-int64_t unix_ms_now() {
-  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+int64_t unix_ms(const Clock& clock) {
+  return std::chrono::duration_cast<milliseconds>(clock.wall().time_since_epoch()).count();
 }
 
 MembershipOptions membership_options(const Config& config, placement::Policy policy) {
@@ -52,19 +51,21 @@ std::vector<MdsId> member_ids(const Config& config) {
 }  // namespace
 
 MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret& key, MdsId self,
-                       FileSetCatalog& filesets, asio::thread_pool& disk_pool, ClusterOptions options)
+                       FileSetCatalog& filesets, asio::thread_pool& disk_pool, ClusterOptions options,
+                       const Clock& clock, rpc::Network& network)
     : io_(io),
       config_(config),
+      clock_(clock),
+      network_(network),
       key_(key),
       self_(self),
       filesets_(filesets),
       disk_pool_(disk_pool),
       options_(options),
       policy_(config.mds_placement),
-      membership_(member_ids(config), self, std::chrono::steady_clock::now(),
-                  membership_options(config, policy_)),
-      started_(std::chrono::steady_clock::now()),
-      meter_(std::chrono::steady_clock::now(), milliseconds(config.mds_tune_interval_ms)),
+      membership_(member_ids(config), self, clock.now(), membership_options(config, policy_)),
+      started_(clock.now()),
+      meter_(clock.now(), milliseconds(config.mds_tune_interval_ms)),
       heartbeat_timer_(io),
       reconcile_timer_(io),
       fence_timer_(io) {}
@@ -138,7 +139,7 @@ rpc::Peer& MdsCluster::peer(MdsId member) {
     Endpoint address = entry ? entry->address : Endpoint{"127.0.0.1", 0};
     p = std::make_unique<rpc::Peer>(io_.get_executor(), address,
                                     rpc::Auth(key_, {rpc::Kind::mds, self_.value}, config_.encrypt),
-                                    milliseconds(config_.connect_timeout_ms));
+                                    milliseconds(config_.connect_timeout_ms), network_);
   }
   return *p;
 }
@@ -148,7 +149,7 @@ rpc::Peer& MdsCluster::peer(MdsId member) {
 Status MdsCluster::admit(FileSetId set) {
   const bool lone = config_.mds.size() == 1;
   if (!lone) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.now();
     if (!membership_.ready(now)) return Status(Errc::again, "this metadata server is joining the cluster");
     // Checked on every request, not only by the fence loop: after a pause
     // the requests that queued up may run before any timer does.
@@ -186,7 +187,7 @@ asio::awaitable<void> MdsCluster::emulate(SteadyTime arrival) {
 void MdsCluster::record(std::chrono::nanoseconds latency) { meter_.record(latency); }
 
 void MdsCluster::close_interval() {
-  if (auto report = meter_.close(std::chrono::steady_clock::now())) membership_.own_report(*report);
+  if (auto report = meter_.close(clock_.now())) membership_.own_report(*report);
 }
 
 // ---- fencing ---------------------------------------------------------------------
@@ -199,7 +200,7 @@ bool MdsCluster::lease_lapsed(SteadyTime now) const {
 asio::awaitable<void> MdsCluster::fence_loop() {
   const auto period = milliseconds(std::max<uint32_t>(config_.heartbeat_interval_ms / 4, 20));
   while (!stopped_) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.now();
     if (fence_ == Fence::serving && lease_lapsed(now)) co_await fence();
     else if (fence_ == Fence::fenced && membership_.lease_valid(map_, now)) unfence();
     fence_timer_.expires_after(period);
@@ -221,9 +222,9 @@ asio::awaitable<void> MdsCluster::fence() {
       if (n > 0) return true;
     return false;
   };
-  const auto deadline = std::chrono::steady_clock::now() + milliseconds(config_.rpc_timeout_ms);
+  const auto deadline = clock_.now() + milliseconds(config_.rpc_timeout_ms);
   while (busy() && !stopped_) {
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (clock_.now() > deadline) {
       spdlog::error("fencing: requests still in progress after {} ms; keeping the file sets locked",
                     config_.rpc_timeout_ms);
       break;
@@ -273,12 +274,12 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
       asio::co_spawn(io_, ping(member), asio::detached);
     }
     make_root_if_fresh();
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.now();
     // The delegate's turn (a no-op on the other members).
     auto next = membership_.step(map_, now);
     if (next) next->map.set_issuer(self_);
     if (auto tuning = membership_.take_tuning()) {
-      tunings_.push_back({unix_ms_now(), next ? next->map.version() : map_.version(), std::move(*tuning)});
+      tunings_.push_back({unix_ms(clock_), next ? next->map.version() : map_.version(), std::move(*tuning)});
       if (tunings_.size() > kKeptTunings) tunings_.pop_front();
     }
     if (next) {
@@ -304,7 +305,7 @@ void MdsCluster::make_root_if_fresh() {
   for (const auto& [member, sets] : peer_sets_)
     if (std::find(sets.begin(), sets.end(), 0) != sets.end()) return;
   if (map_.version() != 1 || owner(0) != self_ || filesets_.has(FileSetId(0))) return;
-  auto made = filesets_.create(FileSetId(0), wall_now());
+  auto made = filesets_.create(FileSetId(0), wall_now(clock_));
   if (made) spdlog::info("a fresh cluster: made the namespace root (file set 0)");
   else spdlog::error("making the namespace root: {}", made.status().to_string());
 }
@@ -316,7 +317,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   p.setMap(map_.serialize());
   // Shorter than the failure timeout, so a hung member is not counted alive.
   const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
-  const auto sent = std::chrono::steady_clock::now();
+  const auto sent = clock_.now();
   auto reply = co_await peer(member).call(out, {}, timeout);
   pinging_.erase(member);
   if (stopped_) co_return;
@@ -331,7 +332,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   membership_.answered(member, sent);
   auto state = (*reply)->body<mp::Reply>().getPeer();
   auto l = state.getInterval();
-  membership_.heard(member, std::chrono::steady_clock::now(),
+  membership_.heard(member, clock_.now(),
                     IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests()});
   auto& sets = peer_sets_[member];
   sets.clear();
@@ -365,11 +366,11 @@ bool MdsCluster::adopt(const placement::AnuMap& map, const char* from) {
 // ---- the cluster's messages -------------------------------------------------------
 
 void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::PeerState::Builder state) {
-  membership_.heard(from, std::chrono::steady_clock::now(), {});
+  membership_.heard(from, clock_.now(), {});
   if (auto theirs = placement::AnuMap::parse(their_map)) adopt(*theirs, "a peer's heartbeat");
   state.setId(self_.value);
   state.setMap(map_.serialize());
-  state.setReady(membership_.ready(std::chrono::steady_clock::now()));
+  state.setReady(membership_.ready(clock_.now()));
   auto ids = filesets_.ids();
   auto list = state.initFileSets(static_cast<unsigned>(ids.size()));
   for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
@@ -394,7 +395,7 @@ Status MdsCluster::detach_request(FileSetId set) {
 }
 
 void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   out.setSelf(self_.value);
   out.setDelegate(membership_.delegate(map_, now).value);
   out.setMap(map_.serialize());

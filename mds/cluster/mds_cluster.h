@@ -32,7 +32,9 @@
 #include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
 #include "config/config.h"
+#include "shared/clock.h"
 #include "shared/proto/mds.capnp.h"
+#include "shared/rpc/network.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
 
@@ -48,8 +50,13 @@ struct ClusterOptions {
 
 class MdsCluster {
  public:
+  // Membership, leases and intervals run on `clock`; the heartbeat, fence
+  // and reconcile loops are paced by asio timers on the steady clock, as is
+  // --slowdown's virtual server. Members are reached through `network`.
+  // Both must outlive the cluster.
   MdsCluster(asio::io_context& io, const Config& config, const Secret& key, MdsId self,
-             FileSetCatalog& filesets, asio::thread_pool& disk_pool, ClusterOptions options);
+             FileSetCatalog& filesets, asio::thread_pool& disk_pool, ClusterOptions options,
+             const Clock& clock = real_clock(), rpc::Network& network = rpc::tcp_network());
 
   // The map this member starts with: the one it saved last, else the first
   // map of every configured member (the same on every member). Also tells
@@ -181,6 +188,8 @@ class MdsCluster {
 
   asio::io_context& io_;
   const Config& config_;
+  const Clock& clock_;
+  rpc::Network& network_;
   Secret key_;
   MdsId self_;
   FileSetCatalog& filesets_;

@@ -9,7 +9,7 @@ asio::awaitable<Status> get_servers(Call& c) {
   const ServerRegistry& registry = c.mds.registry();
   auto all = registry.all();
   auto list = c.reply.initServers(static_cast<unsigned>(all.size()));
-  auto now_steady = std::chrono::steady_clock::now();
+  auto now_steady = c.mds.clock().now();
   for (size_t i = 0; i < all.size(); ++i)
     rpc::to_wire(ServerInfo{all[i].id, all[i].address, all[i].capacity_bytes, all[i].free_bytes,
                             registry.is_live(all[i].id, now_steady)},

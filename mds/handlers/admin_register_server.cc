@@ -23,7 +23,7 @@ asio::awaitable<Status> register_server(Call& c) {
     co_return failure;
   }
   ServerRegistry::Entry entry{info.id, info.address, info.capacity_bytes, info.free_bytes, {}};
-  if (c.mds.registry().heard_from(entry, std::chrono::steady_clock::now())) {
+  if (c.mds.registry().heard_from(entry, c.mds.clock().now())) {
     spdlog::info("storage server {} registered at {}", info.id.value, entry.address);
     NamespaceStore* root = c.mds.filesets().find(kRootInode);
     if (root && !c.mds.cluster().moving(root->fileset()))

@@ -9,7 +9,7 @@ namespace pvfs::mds::handlers {
 asio::awaitable<Status> statfs(Call& c) {
   auto s = c.reply.initStatfs();
   uint64_t total = 0, free = 0;
-  auto now_steady = std::chrono::steady_clock::now();
+  auto now_steady = c.mds.clock().now();
   const ServerRegistry& registry = c.mds.registry();
   for (const auto& e : registry.all()) {
     if (!registry.is_live(e.id, now_steady)) continue;

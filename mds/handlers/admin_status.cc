@@ -8,7 +8,7 @@ asio::awaitable<Status> status(Call& c) {
   s.setKind("mds");
   s.setId(c.mds.id());
   s.setVersion(PVFS_VERSION);
-  s.setUptimeMs(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+  s.setUptimeMs(std::chrono::duration_cast<std::chrono::milliseconds>(c.mds.clock().now() -
                                                                       c.mds.started())
                     .count());
   c.mds.jobs().fill(s, 100);

@@ -68,7 +68,7 @@ struct Handshake {
   bool encrypt = false;
 };
 
-asio::awaitable<Status> read_proof(tcp::socket& socket, Mac& proof, std::string_view closed_why) {
+asio::awaitable<Status> read_proof(Stream& socket, Mac& proof, std::string_view closed_why) {
   asio::error_code ec;
   co_await asio::async_read(socket, asio::buffer(proof), redirect_error(use_awaitable, ec));
   if (ec) co_return Status(Errc::access_denied, std::string(closed_why));
@@ -78,7 +78,7 @@ asio::awaitable<Status> read_proof(tcp::socket& socket, Mac& proof, std::string_
 // One side of the handshake (handshake.h). Runs without a deadline of its
 // own; callers race it against a timer. The responder speaks second at every
 // step, so it proves nothing to a peer that has not proved itself first.
-asio::awaitable<Result<Handshake>> run_handshake(tcp::socket& socket, const Auth& auth, Side side) {
+asio::awaitable<Result<Handshake>> run_handshake(Stream& socket, const Auth& auth, Side side) {
   asio::error_code ec;
   Nonce own{};
   random_bytes(own);
@@ -124,23 +124,6 @@ asio::awaitable<Result<Handshake>> run_handshake(tcp::socket& socket, const Auth
                       auth.encrypt || fields->encrypt};
 }
 
-std::string describe(const tcp::socket& socket) {
-  asio::error_code ec;
-  auto ep = socket.remote_endpoint(ec);
-  if (ec) return "unknown peer";
-  return fmt::format("{}:{}", ep.address().to_string(), ep.port());
-}
-
-std::string address_of(const tcp::socket& socket) {
-  asio::error_code ec;
-  auto ep = socket.remote_endpoint(ec);
-  if (ec) return {};
-  auto addr = ep.address();
-  if (addr.is_v6() && addr.to_v6().is_v4_mapped())
-    return asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6()).to_string();
-  return addr.to_string();
-}
-
 // Frame data up to this size is received together with the message.
 constexpr uint64_t kEagerDataBytes = uint64_t{64} << 10;
 
@@ -161,19 +144,13 @@ std::span<std::byte> bytes_of(kj::Array<capnp::word>& words) {
 
 }  // namespace
 
-Connection::Connection(tcp::socket socket, Identity peer, const SessionKeys& keys, bool initiator,
-                       bool encrypt)
-    : socket_(std::move(socket)),
-      peer_(describe(socket_)),
-      peer_address_(address_of(socket_)),
+Connection::Connection(Stream stream, Identity peer, const SessionKeys& keys, bool initiator, bool encrypt)
+    : stream_(std::move(stream)),
+      peer_(stream_.describe()),
+      peer_address_(stream_.address()),
       peer_identity_(peer),
       send_seal_(initiator ? keys.initiator_to_responder : keys.responder_to_initiator, encrypt),
-      receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {
-  asio::error_code ec;
-  socket_.set_option(tcp::no_delay(true), ec);
-  // write_frame() tries each send once without waiting.
-  socket_.non_blocking(true, ec);
-}
+      receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {}
 
 Connection::~Connection() = default;
 
@@ -192,38 +169,41 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::connect(const E
     co_return Status(Errc::timeout, fmt::format("connecting to {} timed out", to.to_string()));
   if (ec)
     co_return Status(Errc::unavailable, fmt::format("cannot connect to {}: {}", to.to_string(), ec.message()));
-  timer.expires_after(timeout);
-  auto hs = co_await (run_handshake(socket, auth, Side::initiator) ||
-                      timer.async_wait(redirect_error(use_awaitable, timer_ec)));
-  if (hs.index() == 1)
-    co_return Status(Errc::timeout, fmt::format("handshake with {} timed out", to.to_string()));
-  auto& done = std::get<0>(hs);
-  if (!done)
-    co_return Status(done.code(), fmt::format("{}: {}", to.to_string(), done.status().detail()));
-  co_return std::make_shared<Connection>(std::move(socket), done->peer, done->keys, true,
-                                         done->encrypt);
+  auto made = co_await over(Stream(std::move(socket)), auth, true, timeout);
+  if (!made) {
+    if (made.status().code() == Errc::timeout)
+      co_return Status(Errc::timeout, fmt::format("handshake with {} timed out", to.to_string()));
+    co_return Status(made.status().code(), fmt::format("{}: {}", to.to_string(), made.status().detail()));
+  }
+  co_return made;
 }
 
 asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::accept(tcp::socket socket,
                                                                          const Auth& auth,
                                                                          milliseconds timeout) {
+  co_return co_await over(Stream(std::move(socket)), auth, false, timeout);
+}
+
+asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::over(Stream stream, const Auth& auth,
+                                                                       bool initiator, milliseconds timeout) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer timer(ex, timeout);
   asio::error_code timer_ec;
-  std::string who = describe(socket);
-  auto hs = co_await (run_handshake(socket, auth, Side::responder) ||
+  const std::string who = stream.describe();
+  auto hs = co_await (run_handshake(stream, auth, initiator ? Side::initiator : Side::responder) ||
                       timer.async_wait(redirect_error(use_awaitable, timer_ec)));
-  if (hs.index() == 1) co_return Status(Errc::timeout, fmt::format("handshake from {} timed out", who));
+  if (hs.index() == 1)
+    co_return Status(Errc::timeout, initiator ? fmt::format("handshake with {} timed out", who)
+                                              : fmt::format("handshake from {} timed out", who));
   auto& done = std::get<0>(hs);
-  if (!done) co_return Status(done.code(), fmt::format("{}: {}", who, done.status().detail()));
-  co_return std::make_shared<Connection>(std::move(socket), done->peer, done->keys, false,
-                                         done->encrypt);
+  if (!done) co_return initiator ? done.status() : Status(done.code(), fmt::format("{}: {}", who, done.status().detail()));
+  co_return std::make_shared<Connection>(std::move(stream), done->peer, done->keys, initiator, done->encrypt);
 }
 
 void Connection::start(Handler on_request, std::function<void()> on_close) {
   on_close_ = std::move(on_close);
   auto self = shared_from_this();
-  asio::co_spawn(socket_.get_executor(), read_loop(std::move(on_request)),
+  asio::co_spawn(stream_.get_executor(), read_loop(std::move(on_request)),
                  [self](std::exception_ptr e) {
                    if (e) {
                      try {
@@ -238,7 +218,7 @@ void Connection::start(Handler on_request, std::function<void()> on_close) {
 
 asio::awaitable<void> Connection::read_loop(Handler on_request) {
   auto self = shared_from_this();
-  auto ex = socket_.get_executor();
+  auto ex = stream_.get_executor();
   // The last read of each frame also takes whatever has come of the next
   // frame's header (without waiting for it), so a stream of pipelined
   // frames costs one read per frame, not two.
@@ -248,7 +228,7 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     HeaderBytes header_bytes = next_header;
     asio::error_code ec;
     if (next_have < header_bytes.size())
-      co_await asio::async_read(socket_,
+      co_await asio::async_read(stream_,
                                 asio::buffer(header_bytes.data() + next_have, header_bytes.size() - next_have),
                                 redirect_error(use_awaitable, ec));
     next_have = 0;
@@ -285,18 +265,18 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
       std::array<asio::mutable_buffer, 4> parts{asio::buffer(words.begin(), header->message_bytes),
                                                 asio::buffer(data.data(), data.size()), asio::buffer(tag),
                                                 asio::buffer(next_header)};
-      got = co_await asio::async_read(socket_, parts, at_least(need), redirect_error(use_awaitable, ec));
+      got = co_await asio::async_read(stream_, parts, at_least(need), redirect_error(use_awaitable, ec));
       if (ec) break;
       next_have = got - need;
     } else {
-      co_await asio::async_read(socket_, asio::buffer(words.begin(), header->message_bytes),
+      co_await asio::async_read(stream_, asio::buffer(words.begin(), header->message_bytes),
                                 redirect_error(use_awaitable, ec));
       if (ec) break;
       data = Buffer(header->data_bytes);
       const size_t need = data.size() + tag.size();
       std::array<asio::mutable_buffer, 3> parts{asio::buffer(data.data(), data.size()), asio::buffer(tag),
                                                 asio::buffer(next_header)};
-      got = co_await asio::async_read(socket_, parts, at_least(need), redirect_error(use_awaitable, ec));
+      got = co_await asio::async_read(stream_, parts, at_least(need), redirect_error(use_awaitable, ec));
       if (ec) break;
       next_have = got - need;
     }
@@ -373,7 +353,7 @@ asio::awaitable<Result<std::unique_ptr<InMessage>>> Connection::call(OutMessage&
   env.setId(id);
   env.setIsReply(false);
   env.setTimeoutMs(static_cast<uint32_t>(timeout.count()));
-  auto pending = std::make_shared<PendingCall>(socket_.get_executor());
+  auto pending = std::make_shared<PendingCall>(stream_.get_executor());
   pending_[id] = pending;
   Status sent = co_await write_frame(request, data, deadline);
   if (!sent.ok() && !pending->done) {
@@ -420,7 +400,7 @@ asio::awaitable<void> Connection::reply_error(uint64_t id, const Status& status)
 asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const std::byte> data,
                                                 Clock::time_point deadline) {
   auto self = shared_from_this();
-  auto ex = socket_.get_executor();
+  auto ex = stream_.get_executor();
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg.builder());
   std::span<std::byte> bytes = bytes_of(words);
   HeaderBytes header = encode_header({static_cast<uint32_t>(bytes.size()), data.size()});
@@ -455,7 +435,7 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
   // the socket did not take.
   const size_t total = asio::buffer_size(buffers);
   ec = {};  // may hold the wake-up of a wait for our turn above
-  size_t taken = socket_.write_some(buffers, ec);
+  size_t taken = stream_.write_some(buffers, ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
   if (ec || taken == total) {
     writing_ = false;
@@ -471,7 +451,7 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
   }
   asio::steady_timer timer(ex, deadline);
   asio::error_code timer_ec;
-  auto first = co_await (asio::async_write(socket_, buffers, redirect_error(use_awaitable, ec)) ||
+  auto first = co_await (asio::async_write(stream_, buffers, redirect_error(use_awaitable, ec)) ||
                          timer.async_wait(redirect_error(use_awaitable, timer_ec)));
   writing_ = false;
   wake_next_writer();
@@ -491,7 +471,7 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
 asio::awaitable<bool> Connection::reserve_reply_bytes(uint64_t bytes) {
   auto self = shared_from_this();
   while (open_ && reply_bytes_ > 0 && reply_bytes_ + bytes > kMaxInflightBytes) {
-    auto waiter = std::make_shared<asio::steady_timer>(socket_.get_executor(),
+    auto waiter = std::make_shared<asio::steady_timer>(stream_.get_executor(),
                                                        Clock::time_point::max());
     reply_waiters_.push_back(waiter);
     asio::error_code ec;
@@ -531,9 +511,7 @@ void Connection::close() {
 void Connection::close_with(const Status& why) {
   if (!open_) return;
   open_ = false;
-  asio::error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  stream_.close();
   fail_pending(why);
   for (auto& w : write_waiters_) w->cancel();
   write_waiters_.clear();

@@ -1,8 +1,10 @@
-// One authenticated TCP connection carrying pvfs frames in both directions:
+// One authenticated connection carrying pvfs frames in both directions:
 // many calls in flight at once, matched to replies by id; every call has a
 // deadline; requests from the peer go to a handler coroutine each. Every
 // frame is sealed (frame_seal.h); one that fails its check closes the
 // connection and fails the calls in flight with `io` (EIO).
+// Runs over a Stream: TCP between processes, or an in-process MemoryStream
+// (memory_network.h) for tests, with the same code.
 // Does not reconnect (see Peer) and does not know any service's schema.
 // Thread-safety: a Connection belongs to one single-threaded io_context;
 // every member must be called from that thread.
@@ -24,6 +26,7 @@
 #include "shared/rpc/frame_seal.h"
 #include "shared/rpc/handshake.h"
 #include "shared/rpc/message.h"
+#include "shared/rpc/stream.h"
 #include "shared/secret.h"
 #include "shared/status.h"
 
@@ -49,6 +52,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static asio::awaitable<Result<std::shared_ptr<Connection>>> accept(asio::ip::tcp::socket socket,
                                                                       const Auth& auth,
                                                                       milliseconds timeout);
+  // Runs the handshake over an already connected `stream`, as the initiator
+  // or the responder, within `timeout` (a MemoryStream does not notice a
+  // timeout until its peer writes or closes). Errors as connect().
+  static asio::awaitable<Result<std::shared_ptr<Connection>>> over(Stream stream, const Auth& auth,
+                                                                    bool initiator, milliseconds timeout);
 
   // Starts reading frames. Requests go to `on_request` (may be empty on a
   // pure client, which then answers every request with not_supported).
@@ -82,12 +90,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The peer's IP address as text ("127.0.0.1"); empty when unknown.
   const std::string& peer_address() const { return peer_address_; }
   bool encrypted() const { return send_seal_.encrypts(); }
-  asio::any_io_executor executor() { return socket_.get_executor(); }
+  asio::any_io_executor executor() { return stream_.get_executor(); }
 
   // After a finished handshake: `keys` as derived from it, `initiator` true
   // on the connecting side.
-  Connection(asio::ip::tcp::socket socket, Identity peer, const SessionKeys& keys, bool initiator,
-             bool encrypt);
+  Connection(Stream stream, Identity peer, const SessionKeys& keys, bool initiator, bool encrypt);
   ~Connection();
 
  private:
@@ -110,7 +117,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes, failing the calls in flight with `why` instead of unavailable.
   void close_with(const Status& why);
 
-  asio::ip::tcp::socket socket_;
+  Stream stream_;
   std::string peer_;
   std::string peer_address_;
   Identity peer_identity_;

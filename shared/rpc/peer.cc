@@ -2,11 +2,13 @@
 
 namespace pvfs::rpc {
 
-Peer::Peer(asio::any_io_executor ex, Endpoint address, const Auth& auth, milliseconds connect_timeout)
+Peer::Peer(asio::any_io_executor ex, Endpoint address, const Auth& auth, milliseconds connect_timeout,
+           Network& network)
     : ex_(std::move(ex)),
       address_(std::move(address)),
       auth_(auth),
-      connect_timeout_(connect_timeout) {}
+      connect_timeout_(connect_timeout),
+      network_(network) {}
 
 asio::awaitable<Result<std::shared_ptr<Connection>>> Peer::connection() {
   while (connecting_) {
@@ -17,7 +19,7 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Peer::connection() {
   }
   if (conn_ && conn_->is_open()) co_return conn_;
   connecting_ = true;
-  auto result = co_await Connection::connect(address_, auth_, connect_timeout_);
+  auto result = co_await network_.connect(address_, auth_, connect_timeout_);
   connecting_ = false;
   for (auto& w : waiters_) w->cancel();
   waiters_.clear();

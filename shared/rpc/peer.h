@@ -13,12 +13,15 @@
 
 #include "shared/endpoint.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/network.h"
 
 namespace pvfs::rpc {
 
 class Peer {
  public:
-  Peer(asio::any_io_executor ex, Endpoint address, const Auth& auth, milliseconds connect_timeout);
+  // Connections come from `network` (which must outlive the peer).
+  Peer(asio::any_io_executor ex, Endpoint address, const Auth& auth, milliseconds connect_timeout,
+       Network& network = tcp_network());
 
   // As Connection::call, after connecting if needed. A request is sent at
   // most once; a lost connection fails the calls in flight with unavailable.
@@ -39,6 +42,7 @@ class Peer {
   Endpoint address_;
   Auth auth_;
   milliseconds connect_timeout_;
+  Network& network_;
   std::shared_ptr<Connection> conn_;
   bool connecting_ = false;
   std::deque<std::shared_ptr<asio::steady_timer>> waiters_;

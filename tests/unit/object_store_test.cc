@@ -1,9 +1,9 @@
-// Unit tests of server/object_store: data round trips, holes, truncate,
+// Unit tests of server/disk_object_store: data round trips, holes, truncate,
 // allocate and punch, seek data and holes, remove with cached descriptors,
 // listing, the directory lock, the descriptor cache under load and
 // concurrent writers. Each test works in its own mkdtemp directory under
 // /tmp, removed afterwards.
-#include "server/object_store.h"
+#include "server/disk_object_store.h"
 
 #include <doctest/doctest.h>
 
@@ -36,9 +36,9 @@ std::vector<std::byte> pattern(size_t size, uint32_t seed) {
   return out;
 }
 
-std::unique_ptr<ObjectStore> open_store(const std::filesystem::path& dir,
-                                        size_t max_open_files = ObjectStore::kDefaultMaxOpenFiles) {
-  auto store = ObjectStore::open(dir, max_open_files);
+std::unique_ptr<DiskObjectStore> open_store(const std::filesystem::path& dir,
+                                            size_t max_open_files = DiskObjectStore::kDefaultMaxOpenFiles) {
+  auto store = DiskObjectStore::open(dir, max_open_files);
   REQUIRE_MESSAGE(store.ok(), store.status().to_string());
   return std::move(*store);
 }
@@ -298,13 +298,13 @@ TEST_CASE("list finds every object written and nothing else") {
 TEST_CASE("two opens of one directory: the second is busy until the first closes") {
   TempDir dir;
   auto first = open_store(dir.path());
-  auto second = ObjectStore::open(dir.path());
+  auto second = DiskObjectStore::open(dir.path());
   REQUIRE_FALSE(second.ok());
   CHECK(second.code() == Errc::busy);
   CHECK(second.status().detail().find(dir.path().string()) != std::string::npos);
 
   first.reset();
-  auto third = ObjectStore::open(dir.path());
+  auto third = DiskObjectStore::open(dir.path());
   CHECK(third.ok());
 }
 
@@ -312,10 +312,10 @@ TEST_CASE("more objects than the descriptor cache holds all read back correctly"
   TempDir dir;
   auto store = open_store(dir.path());
   constexpr uint32_t kObjects = 1500;
-  static_assert(kObjects > ObjectStore::kDefaultMaxOpenFiles);
+  static_assert(kObjects > DiskObjectStore::kDefaultMaxOpenFiles);
   for (uint32_t i = 0; i < kObjects; ++i)
     REQUIRE(store->write(oid(1000 + i, i % 4), i, pattern(64 + i % 100, i), false).ok());
-  CHECK(store->cached_files() <= ObjectStore::kDefaultMaxOpenFiles);
+  CHECK(store->cached_files() <= DiskObjectStore::kDefaultMaxOpenFiles);
   CHECK(store->cached_files() > 0);
 
   // Twice, so the second pass reads through descriptors reopened after eviction.
@@ -329,7 +329,7 @@ TEST_CASE("more objects than the descriptor cache holds all read back correctly"
       REQUIRE(std::equal(want.begin(), want.end(), back.begin()));
     }
   }
-  CHECK(store->cached_files() <= ObjectStore::kDefaultMaxOpenFiles);
+  CHECK(store->cached_files() <= DiskObjectStore::kDefaultMaxOpenFiles);
 }
 
 TEST_CASE("concurrent writers on disjoint ranges of one object all land") {

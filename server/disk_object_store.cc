@@ -1,7 +1,7 @@
-// ObjectStore: local files, an LRU descriptor cache, and the directory LOCK.
+// DiskObjectStore: local files, an LRU descriptor cache, and the directory LOCK.
 // Descriptors are shared_ptr-owned so eviction never closes one a concurrent
 // read or write is still using; data moves outside the cache mutex.
-#include "server/object_store.h"
+#include "server/disk_object_store.h"
 
 #include <limits.h>
 #include <sys/uio.h>
@@ -25,7 +25,7 @@
 
 namespace pvfs {
 
-struct ObjectStore::OpenFile {
+struct DiskObjectStore::OpenFile {
   explicit OpenFile(int fd_in, bool entry_durable_in) : fd(fd_in), entry_durable(entry_durable_in) {}
   OpenFile(const OpenFile&) = delete;
   OpenFile& operator=(const OpenFile&) = delete;
@@ -98,7 +98,7 @@ std::optional<ObjectId> parse_object_name(std::string_view name) {
 
 }  // namespace
 
-size_t ObjectStore::IdHash::operator()(ObjectId id) const {
+size_t DiskObjectStore::IdHash::operator()(ObjectId id) const {
   // splitmix64 finaliser over both fields.
   uint64_t x = id.ino.value ^ (uint64_t{id.index} * 0x9e3779b97f4a7c15ULL);
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -106,8 +106,8 @@ size_t ObjectStore::IdHash::operator()(ObjectId id) const {
   return static_cast<size_t>(x ^ (x >> 31));
 }
 
-Result<std::unique_ptr<ObjectStore>> ObjectStore::open(const std::filesystem::path& data_dir,
-                                                       size_t max_open_files) {
+Result<std::unique_ptr<DiskObjectStore>> DiskObjectStore::open(const std::filesystem::path& data_dir,
+                                                               size_t max_open_files) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return Status::from_errno(ec.value(), fmt::format("create data directory {}", data_dir.string()));
@@ -160,47 +160,47 @@ Result<std::unique_ptr<ObjectStore>> ObjectStore::open(const std::filesystem::pa
   struct rlimit rl {};
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     limit = std::min<size_t>(limit, std::max<size_t>(rl.rlim_cur / 2, 1));
-  return std::unique_ptr<ObjectStore>(new ObjectStore(data_dir, lock_fd, limit));
+  return std::unique_ptr<DiskObjectStore>(new DiskObjectStore(data_dir, lock_fd, limit));
 }
 
-ObjectStore::ObjectStore(std::filesystem::path data_dir, int lock_fd, size_t max_open_files)
+DiskObjectStore::DiskObjectStore(std::filesystem::path data_dir, int lock_fd, size_t max_open_files)
     : data_dir_(std::move(data_dir)),
       objects_dir_((data_dir_ / "objects").string()),
       lock_fd_(lock_fd),
       max_open_files_(max_open_files) {}
 
-ObjectStore::~ObjectStore() {
+DiskObjectStore::~DiskObjectStore() {
   cache_.clear();
   lru_.clear();
   ::close(lock_fd_);  // releases the flock
 }
 
-std::filesystem::path ObjectStore::object_path(ObjectId id) const {
+std::filesystem::path DiskObjectStore::object_path(ObjectId id) const {
   return fmt::format("{}/{:02x}/{:016x}.{}", objects_dir_, id.ino.value & 0xff, id.ino.value,
                      id.index);
 }
 
-std::string ObjectStore::fanout_dir(ObjectId id) const {
+std::string DiskObjectStore::fanout_dir(ObjectId id) const {
   return fmt::format("{}/{:02x}", objects_dir_, id.ino.value & 0xff);
 }
 
-std::string ObjectStore::object_name(ObjectId id) const {
+std::string DiskObjectStore::object_name(ObjectId id) const {
   return fmt::format("object {:016x}.{}", id.ino.value, id.index);
 }
 
-size_t ObjectStore::cached_files() const {
+size_t DiskObjectStore::cached_files() const {
   std::lock_guard lock(mu_);
   return cache_.size();
 }
 
-void ObjectStore::evict_locked(size_t keep) {
+void DiskObjectStore::evict_locked(size_t keep) {
   while (cache_.size() > keep) {
     cache_.erase(lru_.back());
     lru_.pop_back();
   }
 }
 
-Result<std::shared_ptr<ObjectStore::OpenFile>> ObjectStore::acquire(ObjectId id, bool create) {
+Result<std::shared_ptr<DiskObjectStore::OpenFile>> DiskObjectStore::acquire(ObjectId id, bool create) {
   std::lock_guard lock(mu_);
   if (auto it = cache_.find(id); it != cache_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
@@ -241,7 +241,7 @@ Result<std::shared_ptr<ObjectStore::OpenFile>> ObjectStore::acquire(ObjectId id,
   return file;
 }
 
-Status ObjectStore::sync_entry(ObjectId id, OpenFile& file) {
+Status DiskObjectStore::sync_entry(ObjectId id, OpenFile& file) {
   if (file.entry_durable.load(std::memory_order_acquire)) return {};
   // The fan-out directory's own entry first, if it is as new as the object.
   std::atomic<bool>& dir_new = fanout_new_[id.ino.value & 0xff];
@@ -256,7 +256,7 @@ Status ObjectStore::sync_entry(ObjectId id, OpenFile& file) {
   return {};
 }
 
-Result<size_t> ObjectStore::write(ObjectId id, uint64_t offset, std::span<const std::byte> data,
+Result<size_t> DiskObjectStore::write(ObjectId id, uint64_t offset, std::span<const std::byte> data,
                                   bool sync) {
   if (!range_ok(offset, data.size()))
     return Status(Errc::invalid_argument,
@@ -284,7 +284,7 @@ Result<size_t> ObjectStore::write(ObjectId id, uint64_t offset, std::span<const 
   return done;
 }
 
-Result<size_t> ObjectStore::read(ObjectId id, uint64_t offset, std::span<std::byte> out) {
+Result<size_t> DiskObjectStore::read(ObjectId id, uint64_t offset, std::span<std::byte> out) {
   if (!range_ok(offset, out.size()))
     return Status(Errc::invalid_argument,
                   fmt::format("read {} at offset {} length {}: beyond the maximum object size",
@@ -309,7 +309,7 @@ Result<size_t> ObjectStore::read(ObjectId id, uint64_t offset, std::span<std::by
   return done;
 }
 
-Status ObjectStore::sync_data(ObjectId id, int fd, OpenFile& file) {
+Status DiskObjectStore::sync_data(ObjectId id, int fd, OpenFile& file) {
   int rc;
   do {
     rc = ::fdatasync(fd);
@@ -353,7 +353,7 @@ ssize_t vectored(int fd, std::vector<iovec> iov, uint64_t offset, bool stop_at_e
 
 }  // namespace
 
-Result<size_t> ObjectStore::writev(ObjectId id, uint64_t offset,
+Result<size_t> DiskObjectStore::writev(ObjectId id, uint64_t offset,
                                    std::span<const std::span<const std::byte>> parts, bool sync) {
   if (parts.size() == 1) return write(id, offset, parts[0], sync);
   std::vector<iovec> iov;
@@ -376,7 +376,7 @@ Result<size_t> ObjectStore::writev(ObjectId id, uint64_t offset,
   return static_cast<size_t>(n);
 }
 
-Result<size_t> ObjectStore::readv(ObjectId id, uint64_t offset, std::span<const std::span<std::byte>> parts) {
+Result<size_t> DiskObjectStore::readv(ObjectId id, uint64_t offset, std::span<const std::span<std::byte>> parts) {
   if (parts.size() == 1) return read(id, offset, parts[0]);
   std::vector<iovec> iov;
   size_t total = 0;
@@ -397,7 +397,7 @@ Result<size_t> ObjectStore::readv(ObjectId id, uint64_t offset, std::span<const 
   return static_cast<size_t>(n);
 }
 
-Status ObjectStore::truncate(ObjectId id, uint64_t size) {
+Status DiskObjectStore::truncate(ObjectId id, uint64_t size) {
   if (size > kMaxObjectBytes)
     return Status(Errc::invalid_argument, fmt::format("truncate {} to {}: beyond the maximum "
                                                       "object size", object_name(id), size));
@@ -411,7 +411,7 @@ Status ObjectStore::truncate(ObjectId id, uint64_t size) {
   return {};
 }
 
-Status ObjectStore::allocate(ObjectId id, uint64_t offset, uint64_t length, bool punch) {
+Status DiskObjectStore::allocate(ObjectId id, uint64_t offset, uint64_t length, bool punch) {
   if (!range_ok(offset, length))
     return Status(Errc::invalid_argument,
                   fmt::format("allocate {} at offset {} length {}: beyond the maximum object size",
@@ -431,7 +431,7 @@ Status ObjectStore::allocate(ObjectId id, uint64_t offset, uint64_t length, bool
   return {};
 }
 
-Result<std::optional<uint64_t>> ObjectStore::seek(ObjectId id, uint64_t offset, bool hole) {
+Result<std::optional<uint64_t>> DiskObjectStore::seek(ObjectId id, uint64_t offset, bool hole) {
   if (offset > kMaxObjectBytes)
     return Status(Errc::invalid_argument, fmt::format("seek {} from {}: beyond the maximum object size",
                                                       object_name(id), offset));
@@ -447,7 +447,7 @@ Result<std::optional<uint64_t>> ObjectStore::seek(ObjectId id, uint64_t offset, 
   return std::optional<uint64_t>(static_cast<uint64_t>(at));
 }
 
-Status ObjectStore::remove(ObjectId id) {
+Status DiskObjectStore::remove(ObjectId id) {
   const std::string path = object_path(id).string();
   std::lock_guard lock(mu_);
   if (auto it = cache_.find(id); it != cache_.end()) {
@@ -459,7 +459,7 @@ Status ObjectStore::remove(ObjectId id) {
   return {};
 }
 
-Status ObjectStore::fsync(ObjectId id) {
+Status DiskObjectStore::fsync(ObjectId id) {
   auto file = acquire(id, false);
   if (!file) return file.status();
   if (!*file) return {};
@@ -471,7 +471,7 @@ Status ObjectStore::fsync(ObjectId id) {
   return sync_entry(id, **file);
 }
 
-Result<ObjectStat> ObjectStore::stat(ObjectId id) {
+Result<ObjectStat> DiskObjectStore::stat(ObjectId id) {
   const std::string path = object_path(id).string();
   struct ::stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -491,7 +491,7 @@ Result<ObjectStat> ObjectStore::stat(ObjectId id) {
                     static_cast<uint64_t>(st.st_blocks)};
 }
 
-Result<StoreSpace> ObjectStore::space() {
+Result<StoreSpace> DiskObjectStore::space() {
   struct statvfs vfs {};
   if (::statvfs(data_dir_.c_str(), &vfs) != 0)
     return Status::from_errno(errno, fmt::format("statvfs {}", data_dir_.string()));
@@ -499,7 +499,7 @@ Result<StoreSpace> ObjectStore::space() {
                     static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize};
 }
 
-Result<std::vector<ObjectId>> ObjectStore::list() {
+Result<std::vector<ObjectId>> DiskObjectStore::list() {
   std::vector<ObjectId> out;
   for (unsigned sub = 0; sub < 256; ++sub) {
     const std::string dir = fmt::format("{}/{:02x}", objects_dir_, sub);
@@ -521,6 +521,12 @@ Result<std::vector<ObjectId>> ObjectStore::list() {
     if (err != 0) return Status::from_errno(err, fmt::format("list {}", dir));
   }
   return out;
+}
+
+Result<std::unique_ptr<ObjectStore>> ObjectStore::open(const std::filesystem::path& data_dir) {
+  auto store = DiskObjectStore::open(data_dir);
+  if (!store) return store.status();
+  return std::unique_ptr<ObjectStore>(std::move(*store));
 }
 
 }  // namespace pvfs

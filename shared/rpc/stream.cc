@@ -1,0 +1,45 @@
+#include "shared/rpc/stream.h"
+
+#include <fmt/format.h>
+
+namespace pvfs::rpc {
+
+using asio::ip::tcp;
+
+Stream::Stream(tcp::socket socket) : s_(std::move(socket)) {
+  auto& s = std::get<tcp::socket>(s_);
+  asio::error_code ec;
+  s.set_option(tcp::no_delay(true), ec);
+  s.non_blocking(true, ec);
+}
+
+void Stream::close() {
+  if (auto* s = std::get_if<tcp::socket>(&s_)) {
+    asio::error_code ec;
+    s->shutdown(tcp::socket::shutdown_both, ec);
+    s->close(ec);
+  } else {
+    std::get<MemoryStream>(s_).close();
+  }
+}
+
+std::string Stream::describe() const {
+  if (const auto* m = std::get_if<MemoryStream>(&s_)) return m->peer_name();
+  asio::error_code ec;
+  auto ep = std::get<tcp::socket>(s_).remote_endpoint(ec);
+  if (ec) return "unknown peer";
+  return fmt::format("{}:{}", ep.address().to_string(), ep.port());
+}
+
+std::string Stream::address() const {
+  if (const auto* m = std::get_if<MemoryStream>(&s_)) return m->peer_address();
+  asio::error_code ec;
+  auto ep = std::get<tcp::socket>(s_).remote_endpoint(ec);
+  if (ec) return {};
+  auto addr = ep.address();
+  if (addr.is_v6() && addr.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6()).to_string();
+  return addr.to_string();
+}
+
+}  // namespace pvfs::rpc

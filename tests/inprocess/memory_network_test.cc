@@ -1,0 +1,124 @@
+// Tests of shared/rpc/memory_network: real Connections (handshake, seals,
+// frames) between a client and a handler in one process, and the faults a
+// test can put on them: held, dropped and cut traffic, refused connects.
+#include <doctest/doctest.h>
+
+#include "shared/proto/storage.capnp.h"
+#include "shared/rpc/memory_network.h"
+#include "tests/inprocess/loop.h"
+
+namespace pvfs::test {
+namespace {
+
+using rpc::Direction;
+
+struct Net {
+  Net() {
+    key.fill(5);
+    net.listen(at, rpc::Auth(key, {rpc::Kind::server, 1}),
+               [this](std::shared_ptr<rpc::Connection> conn, std::unique_ptr<rpc::InMessage> msg)
+                   -> asio::awaitable<void> {
+                 ++served;
+                 seen_from = conn->peer_address();
+                 rpc::OutMessage out;
+                 out.init_body<proto::storage::Reply>().setWritten(msg->data().size());
+                 co_await conn->reply(msg->id(), out);
+               });
+  }
+  std::shared_ptr<rpc::Connection> connect() {
+    auto conn = loop.run(net.connect(at, rpc::Auth(key, {rpc::Kind::client, 0}), std::chrono::seconds(30)));
+    REQUIRE_MESSAGE(conn.ok(), conn.status().to_string());
+    (*conn)->start({});
+    return *conn;
+  }
+  using Reply = Result<std::unique_ptr<rpc::InMessage>>;
+  static asio::awaitable<Reply> ask(std::shared_ptr<rpc::Connection> conn, std::vector<std::byte> data) {
+    rpc::OutMessage m;
+    m.init_body<proto::storage::Request>().setStatus();
+    co_return co_await conn->call(m, data, std::chrono::seconds(30));
+  }
+  std::shared_ptr<std::optional<Reply>> send(const std::shared_ptr<rpc::Connection>& conn, size_t bytes = 10) {
+    return loop.spawn(ask(conn, std::vector<std::byte>(bytes)));
+  }
+
+  Loop loop;
+  rpc::MemoryNetwork net{loop.io.get_executor()};
+  Secret key{};
+  Endpoint at{"server-1", 7000};
+  int served = 0;
+  std::string seen_from;
+};
+
+}  // namespace
+
+TEST_CASE("a call through the memory network reaches the handler and its reply comes back") {
+  Net n;
+  n.net.set_source_address("127.0.0.9");
+  auto conn = n.connect();
+  auto reply = n.send(conn, 1234);
+  n.loop.run_until([&] { return reply->has_value(); });
+  REQUIRE((*reply)->ok());
+  CHECK((***reply)->body<proto::storage::Reply>().getWritten() == 1234);
+  CHECK(n.seen_from == "127.0.0.9");
+}
+
+TEST_CASE("a held reply arrives only when released") {
+  Net n;
+  auto conn = n.connect();
+  auto link = n.net.links(n.at).back();
+  link.hold(Direction::to_initiator);
+  auto reply = n.send(conn);
+  n.loop.settle();
+  CHECK(n.served == 1);
+  CHECK_FALSE(reply->has_value());
+  CHECK(link.pending(Direction::to_initiator) > 0);
+  link.release(Direction::to_initiator);
+  n.loop.run_until([&] { return reply->has_value(); });
+  CHECK((*reply)->ok());
+}
+
+TEST_CASE("a dropped frame fails the seal of the next one and closes the connection") {
+  Net n;
+  auto conn = n.connect();
+  n.net.links(n.at).back().drop(Direction::to_responder, 1);
+  auto lost = n.send(conn);
+  auto next = n.send(conn);
+  n.loop.run_until([&] { return lost->has_value() && next->has_value(); });
+  CHECK_FALSE((*lost)->ok());
+  CHECK_FALSE((*next)->ok());
+  CHECK(n.served == 0);
+  CHECK_FALSE(conn->is_open());
+}
+
+TEST_CASE("a cut fails the calls in flight, and a new connection works") {
+  Net n;
+  auto conn = n.connect();
+  auto link = n.net.links(n.at).back();
+  link.hold(Direction::to_responder);
+  auto reply = n.send(conn);
+  n.loop.settle();
+  n.net.cut(n.at);
+  n.loop.run_until([&] { return reply->has_value(); });
+  CHECK((*reply)->status().code() == Errc::unavailable);
+  CHECK(n.served == 0);
+  auto again = n.send(n.connect());
+  n.loop.run_until([&] { return again->has_value(); });
+  CHECK((*again)->ok());
+}
+
+TEST_CASE("connects are refused while an endpoint refuses or listens no more, and a wrong secret is denied") {
+  Net n;
+  const rpc::Auth client(n.key, {rpc::Kind::client, 0});
+  n.net.refuse(n.at, true);
+  CHECK(n.loop.run(n.net.connect(n.at, client, std::chrono::seconds(30))).status().code() == Errc::unavailable);
+  n.net.refuse(n.at, false);
+  Secret wrong{};
+  wrong.fill(6);
+  CHECK(n.loop.run(n.net.connect(n.at, rpc::Auth(wrong, {rpc::Kind::client, 0}), std::chrono::seconds(30)))
+            .status()
+            .code() == Errc::access_denied);
+  n.net.unlisten(n.at);
+  CHECK(n.loop.run(n.net.connect(n.at, client, std::chrono::seconds(30))).status().code() == Errc::unavailable);
+}
+
+}  // namespace pvfs::test
