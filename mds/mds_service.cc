@@ -188,7 +188,9 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   // routes by the same function); a slowed member first makes it wait.
   const std::optional<FileSetId> route = rpc::route_of(req);
   std::optional<MdsCluster::InFlight> in_flight;
+  std::optional<MdsCluster::Outstanding> outstanding;
   if (route) {
+    outstanding.emplace(&cluster_, started);
     if (cluster_.emulating()) co_await cluster_.emulate(started);  // no coroutine frame when off
     if (Status admitted = cluster_.admit(*route); !admitted.ok()) {
       rpc::log_request(*msg, capnp::toDynamic(req), admitted, std::chrono::steady_clock::now() - started);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -51,6 +52,10 @@ std::vector<MdsId> member_ids(const Config& config) {
   for (const auto& m : config.mds) out.push_back(MdsId(m.id));
   return out;
 }
+
+// A peer's backlog age as the tuner may take it: a negative or non-finite
+// figure (a broken peer) counts as no backlog rather than stalling tuning.
+double sane_age(double ms) { return std::isfinite(ms) && ms >= 0 ? ms : 0; }
 
 }  // namespace
 
@@ -201,6 +206,16 @@ void MdsCluster::close_interval() {
           ? 0
           : std::chrono::duration<double, std::milli>(interval_latency_).count() /
                 static_cast<double>(interval_requests_);
+  last_interval_.backlog = outstanding_;
+  if (outstanding_ > 0) {
+    // Sum of the ages = n x now - sum of the arrival times.
+    const auto ages = now.time_since_epoch() * static_cast<int64_t>(outstanding_) -
+                      SteadyTime::duration(outstanding_since_);
+    last_interval_.backlog_age_ms =
+        std::chrono::duration<double, std::milli>(ages).count() / static_cast<double>(outstanding_);
+  } else {
+    last_interval_.backlog_age_ms = 0;
+  }
   interval_requests_ = 0;
   interval_latency_ = std::chrono::nanoseconds(0);
   interval_start_ = now;
@@ -351,7 +366,8 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto state = (*reply)->body<mp::Reply>().getPeer();
   auto l = state.getInterval();
   membership_.heard(member, std::chrono::steady_clock::now(),
-                    IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests()});
+                    IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests(), l.getBacklog(),
+                                   sane_age(l.getBacklogAgeMs())});
   auto& sets = peer_sets_[member];
   sets.clear();
   for (uint16_t s : state.getFileSets()) sets.push_back(s);
@@ -419,6 +435,8 @@ asio::awaitable<Status> MdsCluster::handle(mp::Request::Reader req, rpc::InMessa
       l.setSeq(last_interval_.seq);
       l.setLatencyMs(last_interval_.latency_ms);
       l.setRequests(last_interval_.requests);
+      l.setBacklog(last_interval_.backlog);
+      l.setBacklogAgeMs(last_interval_.backlog_age_ms);
       co_return Status{};
     }
     case mp::Request::SET_MAP: {
@@ -474,6 +492,8 @@ void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
       l.setSeq(r->seq);
       l.setLatencyMs(r->latency_ms);
       l.setRequests(r->requests);
+      l.setBacklog(r->backlog);
+      l.setBacklogAgeMs(r->backlog_age_ms);
     }
     m.setSlowdown(id == self_ ? std::max(options_.slowdown, 1.0) : 0);
   }

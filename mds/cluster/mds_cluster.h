@@ -76,6 +76,22 @@ class MdsCluster {
     InFlight(const InFlight&) = delete;
     ~InFlight() { --cluster->in_flight_[set]; }
   };
+  // Marks a routed request arrived at `arrival` and not answered yet, from
+  // before it queues (--slowdown) to its reply: the backlog reported to
+  // the delegate with each interval.
+  struct Outstanding {
+    MdsCluster* cluster = nullptr;
+    SteadyTime arrival;
+    Outstanding(MdsCluster* c, SteadyTime a) : cluster(c), arrival(a) {
+      ++cluster->outstanding_;
+      cluster->outstanding_since_ += a.time_since_epoch().count();
+    }
+    Outstanding(const Outstanding&) = delete;
+    ~Outstanding() {
+      --cluster->outstanding_;
+      cluster->outstanding_since_ -= arrival.time_since_epoch().count();
+    }
+  };
   // With --slowdown, waits until the virtual server has served a request
   // that arrived at `arrival`; returns at once otherwise.
   asio::awaitable<void> emulate(SteadyTime arrival);
@@ -201,6 +217,10 @@ class MdsCluster {
   std::chrono::nanoseconds interval_latency_{0};
   SteadyTime interval_start_;
   IntervalReport last_interval_;
+  // Routed requests in progress (Outstanding) and the sum of their arrival
+  // times, so their mean age needs no list.
+  uint64_t outstanding_ = 0;
+  SteadyTime::rep outstanding_since_ = 0;
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;

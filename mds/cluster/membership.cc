@@ -133,9 +133,11 @@ std::optional<NextMap> Membership::next_map(const placement::AnuMap& map, Steady
     auto before = used_.find(m);
     if (before != used_.end()) {
       if (before->second.seq >= it->second.seq) continue;  // nothing new from it
-      previous.push_back({m, before->second.latency_ms, before->second.requests});
+      previous.push_back({m, before->second.latency_ms, before->second.requests, before->second.backlog,
+                          before->second.backlog_age_ms});
     }
-    current.push_back({m, it->second.latency_ms, it->second.requests});
+    current.push_back(
+        {m, it->second.latency_ms, it->second.requests, it->second.backlog, it->second.backlog_age_ms});
     used[m] = it->second;
   }
   used_ = std::move(used);

@@ -32,6 +32,8 @@ struct IntervalReport {
   uint64_t seq = 0;  // 0: none yet
   double latency_ms = 0;
   uint64_t requests = 0;
+  uint64_t backlog = 0;       // requests outstanding at the interval's end
+  double backlog_age_ms = 0;  // their mean age then
 };
 
 struct MembershipOptions {

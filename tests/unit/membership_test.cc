@@ -246,6 +246,30 @@ TEST_CASE("divergent tuning leaves a member that is converging, using the previo
   CHECK(found);
 }
 
+TEST_CASE("the delegate hands each member's backlog to the tuner: a saturated member that is L still shrinks") {
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1, 2, 3}));
+  // Member 3 completes most requests, so the request-weighted L is about
+  // its own latency; only its growing queue tells it is saturated.
+  auto beat = [&](int t, uint64_t seq, uint64_t backlog3) {
+    m.own_report({seq, 10.0, 10});
+    m.heard(MdsId(2), at(t), {seq, 10.0, 10});
+    m.heard(MdsId(3), at(t), {seq, 12.0, 2000, backlog3, 50.0});
+  };
+  beat(10000, 1, 100);
+  auto first = m.next_map(map, at(10000));
+  (void)m.take_tuning();
+  if (first) map = first->map;
+  beat(20000, 2, 600);
+  auto second = m.next_map(map, at(20000));
+  REQUIRE(second.has_value());
+  REQUIRE(second->tuning.has_value());
+  CHECK(second->tuning->servers[2].decision == placement::Decision::backlogged);
+  // 2500 arrived, 2000 served: keeps 4/5 of its share.
+  CHECK(second->tuning->servers[2].factor == doctest::Approx(0.8));
+  CHECK(second->map.share(MdsId(3)) < map.share(MdsId(3)));
+}
+
 TEST_CASE("hash and round-robin placement never tune, but still follow membership") {
   for (auto policy : {placement::Policy::hash, placement::Policy::round_robin}) {
     Membership m(ids({1, 2}), MdsId(1), t0, options(policy));
