@@ -189,6 +189,7 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.maintainer_interval_ms = options.maintainer_interval_ms;
     c.mds_placement = options.mds_placement;
     c.mds_tune_interval_ms = options.mds_tune_interval_ms;
+    c.anu_backlog = options.mds_backlog;
     c.mds_dead_after_ms = options.mds_dead_after_ms;
     std::ofstream out(config_file);
     out << c.render();

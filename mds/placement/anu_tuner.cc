@@ -81,7 +81,8 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
                         std::span<const LatencyReport> previous, const TunerOptions& options) {
   if (map.empty()) return Status(Errc::invalid_argument, "empty map");
   if (!(options.threshold >= 0) || !(options.max_factor >= 1) || !std::isfinite(options.max_factor) ||
-      !(options.backlog_growth >= 0))
+      !(options.backlog_growth >= 0) || !(options.backlog_max_factor >= 1) ||
+      !std::isfinite(options.backlog_max_factor))
     return Status(Errc::invalid_argument, "tuner options out of range");
   auto now = index_reports(current);
   if (!now) return now.status();
@@ -147,7 +148,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         // part of its arrivals it served, or by L / latency if that is more.
         const double arrived = static_cast<double>(r.requests + (r.backlog - before->at(r.server).backlog));
         const double keep = std::min(static_cast<double>(r.requests) / arrived, lat > 0 ? avg / lat : 1.0);
-        t.factor = std::clamp(keep, 1 / options.max_factor, 1.0);
+        t.factor = std::clamp(keep, 1 / options.backlog_max_factor, 1.0);
         t.decision = Decision::backlogged;
         w.share *= t.factor;
         any_scaled = any_scaled || t.factor < 1;

@@ -86,6 +86,10 @@ struct TunerOptions {
   // (divergent tuning: its latency is memento requests draining).
   bool backlog = true;
   double backlog_growth = 0.05;
+  // Bound on a backlogged server's shrink per interval (>= 1), apart from
+  // max_factor: the part it served is a measure of its capacity, not a
+  // guess from latency, so it may take larger steps.
+  double backlog_max_factor = 4.0;
   // Grow the underloaded: what backlogged servers shed goes to the servers
   // below the band, weighted by how far below and by share plus a floor of
   // 1/(4k), instead of to everyone in proportion to their shares (which

@@ -172,7 +172,8 @@ TEST_CASE("two-choice-stragglers: fixed and random hit stragglers; the probing p
 }
 
 TEST_CASE(
-    "two-choice-stragglers: with starts spread over more than a round trip, preassign beats fixed at every "
+    "two-choice-stragglers: with starts spread over more than a round trip, preassign costs nothing without "
+    "stragglers and beats fixed at every "
     "straggler ratio above zero") {
   // Writes of the first nodes reach their servers before the last nodes
   // probe, so loads (and preassigned bytes) reflect earlier decisions.
@@ -182,10 +183,15 @@ TEST_CASE(
   const std::vector<double> fixed = column(completion, "fixed_ms");
   const std::vector<double> preassign = column(completion, "preassign_ms");
   for (size_t i = 0; i < ratio.size(); ++i) {
-    if (ratio[i] == 0) continue;
+    // Issue 21: no price when nothing is slow.
+    if (ratio[i] == 0) {
+      CHECK(preassign[i] <= 1.1 * fixed[i]);
+      continue;
+    }
     CHECK_MESSAGE(preassign[i] < fixed[i], "ratio " << ratio[i]);
-    // Stable as stragglers grow: well under fixed's straggler-bound time.
-    CHECK_MESSAGE(preassign[i] < 0.7 * fixed[i], "ratio " << ratio[i]);
+    // Well under fixed's straggler-bound time while stragglers are a
+    // minority of what a round probes.
+    if (ratio[i] <= 0.3) CHECK_MESSAGE(preassign[i] < 0.67 * fixed[i], "ratio " << ratio[i]);
   }
 }
 
@@ -195,15 +201,22 @@ TEST_CASE(
 // one piece per round (the paper's "select k of the 2k"); without that cap
 // the lightest servers became new stragglers worse than fixed's.
 TEST_CASE(
-    "two-choice-stragglers: in a fully synchronized burst preassign beats fixed at every straggler ratio "
+    "two-choice-stragglers: in a fully synchronized burst preassign costs nothing without stragglers and beats "
+    "fixed at every straggler ratio "
     "above zero (paper Fig. 3)") {
   const Report r = quick_run("two-choice-stragglers");
   const Table& completion = table(r, "completion");
   const std::vector<double> ratio = column(completion, "ratio");
   const std::vector<double> fixed = column(completion, "fixed_ms");
   const std::vector<double> preassign = column(completion, "preassign_ms");
-  for (size_t i = 0; i < ratio.size(); ++i)
+  for (size_t i = 0; i < ratio.size(); ++i) {
     if (ratio[i] > 0) CHECK_MESSAGE(preassign[i] < fixed[i], "ratio " << ratio[i]);
+    if (ratio[i] > 0 && ratio[i] <= 0.3) CHECK_MESSAGE(preassign[i] < 0.67 * fixed[i], "ratio " << ratio[i]);
+  }
+  // Issue 21: with no straggler the probes all see the normal spread of
+  // queues, and preassign leaves it alone (the paper's rule took 1.7x).
+  REQUIRE(ratio[0] == 0);
+  CHECK(preassign[0] <= 1.1 * fixed[0]);
 }
 
 TEST_CASE(

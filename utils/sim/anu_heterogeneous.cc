@@ -308,6 +308,10 @@ Result<Report> run(const Params& p, uint64_t seed) {
     return Status(Errc::invalid_argument, "average must be capped, request-weighted, mean or median");
   }
   tuning.backlog = p.integer("backlog") != 0;
+  tuning.backlog_max_factor = p.number("backlog_max_factor");
+  tuning.backlog_growth = p.number("backlog_growth");
+  if (!(tuning.backlog_growth >= 0)) return Status(Errc::invalid_argument, "need backlog_growth >= 0");
+  if (!(tuning.backlog_max_factor >= 1)) return Status(Errc::invalid_argument, "need backlog_max_factor >= 1");
   tuning.grow_underloaded = p.integer("grow_underloaded") != 0;
   tuning.threshold = p.number("threshold");
   tuning.max_factor = p.number("max_factor");
@@ -452,8 +456,11 @@ Scenario anu_heterogeneous() {
        "tuner's average latency: capped, request-weighted, mean or median"},
       {"backlog", ParamType::integer, "1", "",
        "1: tune on max(latency, oldest outstanding age) and shrink a server whose backlog grows; 0: the paper's"},
-      {"grow_underloaded", ParamType::integer, "1", "",
-       "1: what shrinking servers shed goes to the servers below the band; 0: to all, by share (the paper's)"},
+      {"backlog_max_factor", ParamType::number, "4", "", "bound on a backlogged server's shrink per interval"},
+      {"backlog_growth", ParamType::number, "0.05", "",
+       "a backlog grows when it rose by more than this x the requests completed (and by 2 or more)"},
+      {"grow_underloaded", ParamType::integer, "0", "",
+       "1: what backlogged servers shed goes to the servers below the band; 0: to all, by share (the paper's)"},
       {"threshold", ParamType::number, "0.5", "", "thresholding band k: tune outside [(1-k)L, (1+k)L]"},
       {"max_factor", ParamType::number, "4", "", "bound on one interval's scale factor"},
       {"settle_s", ParamType::number, "5000", "1500", "results count from this time on (s)"},
