@@ -44,6 +44,7 @@ MembershipOptions membership_options(const Config& config, placement::Policy pol
   o.tuner.threshold = config.anu_threshold;
   o.tuner.top_off = config.anu_top_off;
   o.tuner.divergent = config.anu_divergent;
+  o.tuner.backlog = config.anu_backlog;
   return o;
 }
 
