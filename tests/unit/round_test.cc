@@ -1,14 +1,14 @@
-// Unit tests of fs/sched/round (one dispatch round: probe or not, assign,
-// ProbeDone, the loads the writes carry) and server/load/peer_loads (what
+// Unit tests of policy/dispatch/round (one dispatch round: probe or not, assign,
+// ProbeDone, the loads the writes carry) and policy/load/peer_loads (what
 // a storage server heard of its peers). The client and pvfs-sim drive
 // these very objects. Pure; a manual clock and seeded generators.
-#include "fs/sched/round.h"
+#include "policy/dispatch/round.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
-#include "server/load/peer_loads.h"
+#include "policy/load/peer_loads.h"
 
 namespace pvfs::sched {
 namespace {

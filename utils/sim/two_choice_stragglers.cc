@@ -2,13 +2,13 @@
 // (Dai et al., §III-A, Fig. 3 and 4). Many compute nodes write one
 // synchronized burst to storage servers that already have a normally
 // distributed queue, some of them (the stragglers) five times longer. The
-// write dispatch round (fs/sched/round.h: the probe-or-not rule over the
-// client's load memory, assign, ProbeDone, the loads the writes carry),
-// the preassign estimator, load detector and peer loads (server/load) and
-// the redirect table (server/redirect) are the daemons' own; this file
-// models only the network (a fixed round trip) and each server's disk (one
-// FIFO queue at a fixed bandwidth), the way fs/client_dispatch.cc and
-// server/storage_sched.cc drive those objects.
+// write dispatch round (policy/dispatch/round.h: the probe-or-not rule
+// over the client's load memory, assign, ProbeDone, the loads the writes
+// carry), the preassign estimator, load detector and peer loads
+// (policy/load) and the redirect table (policy/redirect) are the daemons'
+// own; this file models only the network (a fixed round trip) and each
+// server's disk (one FIFO queue at a fixed bandwidth), the way
+// fs/client_dispatch.cc and server/storage_sched.cc drive those objects.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,13 +17,13 @@
 #include <optional>
 #include <set>
 
-#include "fs/sched/dispatcher.h"
-#include "fs/sched/load_memory.h"
-#include "fs/sched/round.h"
-#include "server/load/load_detector.h"
-#include "server/load/peer_loads.h"
-#include "server/load/preassign.h"
-#include "server/redirect/redirect_table.h"
+#include "policy/dispatch/dispatcher.h"
+#include "policy/dispatch/load_memory.h"
+#include "policy/dispatch/round.h"
+#include "policy/load/load_detector.h"
+#include "policy/load/peer_loads.h"
+#include "policy/load/preassign.h"
+#include "policy/redirect/redirect_table.h"
 #include "utils/sim/event_queue.h"
 #include "utils/sim/random.h"
 #include "utils/sim/scenario.h"
