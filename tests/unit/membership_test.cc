@@ -281,6 +281,28 @@ TEST_CASE("divergent tuning leaves a member that is converging, using the previo
   CHECK(found);
 }
 
+TEST_CASE("a member's interval report carries its backlog: requests outstanding at its end and their mean age") {
+  IntervalMeter meter(at(0), milliseconds(1000));
+  meter.arrived(at(100));
+  meter.record(milliseconds(50));
+  meter.finished(at(100));  // answered
+  meter.arrived(at(400));
+  meter.arrived(at(800));   // both still queued at the end
+  auto report = meter.close(at(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->requests == 1);
+  CHECK(report->latency_ms == doctest::Approx(50));
+  CHECK(report->backlog == 2);
+  CHECK(report->backlog_age_ms == doctest::Approx((600.0 + 200.0) / 2));
+  // They finish in the next interval: it ends with no backlog.
+  meter.finished(at(400));
+  meter.finished(at(800));
+  report = meter.close(at(2000));
+  REQUIRE(report.has_value());
+  CHECK(report->backlog == 0);
+  CHECK(report->backlog_age_ms == 0);
+}
+
 TEST_CASE("the delegate hands each member's backlog to the tuner: a saturated member that is L still shrinks") {
   Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
   AnuMap map = uniform(ids({1, 2, 3}));
