@@ -47,8 +47,9 @@ struct Options {
   // at once, loads that differ by the normal spread of queues are not
   // worth a redirect (every client sends its heaviest pieces to the same
   // few light servers); a straggler's are. pvfs-sim two-choice-stragglers:
-  // with 2, preassign takes 0.98x fixed's time with no straggler (1.78x
-  // with 0, i.e. off) and still 0.35-0.76x with 10-50% stragglers.
+  // with 2, preassign takes 1.10x fixed's time with no straggler (1.66x
+  // with 0, i.e. off) and 0.39-0.84x with 5-50% stragglers (0.49-0.67x
+  // off). Servers reporting no load at all (loopback) get pieces as before.
   double skew_factor = 2.0;
 };
 

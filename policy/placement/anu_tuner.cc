@@ -10,8 +10,9 @@ namespace {
 Result<std::map<MdsId, LatencyReport>> index_reports(std::span<const LatencyReport> reports) {
   std::map<MdsId, LatencyReport> out;
   for (const LatencyReport& r : reports) {
-    if (!std::isfinite(r.latency_ms) || r.latency_ms < 0 || !std::isfinite(r.backlog_age_ms) || r.backlog_age_ms < 0)
-      return Status(Errc::invalid_argument, "latency must be finite and >= 0");
+    if (!std::isfinite(r.latency_ms) || r.latency_ms < 0 || !std::isfinite(r.backlog_age_ms) ||
+        r.backlog_age_ms < 0)
+      return Status(Errc::invalid_argument, "latency and backlog age must be finite and >= 0");
     if (!out.emplace(r.server, r).second) return Status(Errc::invalid_argument, "server reported twice");
   }
   return out;
@@ -122,7 +123,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   const std::vector<ServerShare> old = map.shares();
   std::vector<ServerShare> weights = old;
   std::vector<bool> growing(old.size(), false);
-  std::vector<double> room(old.size(), 0);  // grow_underloaded: how far below the band, in (0, 1]
+  std::vector<double> room(old.size(), 0);  // grow_underloaded: each server's claim on the shed
   bool any_scaled = false;
   for (size_t i = 0; i < weights.size(); ++i) {
     ServerShare& w = weights[i];
@@ -139,13 +140,15 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
       t.latency_ms = lat;
       growing[i] = grows(it->second);
       auto prev = before->find(w.server);
-      // Room below the band, weighted by what the server already serves
-      // plus a floor, so an idle server gets some of the shed to prove itself on,
-      // not a flood.
-      if (!growing[i] && lat < low) room[i] = (1 - lat / avg) * (w.share + 0.25 / static_cast<double>(old.size()));
+      // grow_underloaded: room below the band, weighted by the server's
+      // share plus a floor, so an idle server gets some of the shed to
+      // prove itself on, not a flood.
+      if (!growing[i] && lat < low)
+        room[i] = (1 - lat / avg) * (w.share + 0.25 / static_cast<double>(old.size()));
       if (growing[i]) {
         // It cannot keep up, whatever the average says: shrink it to the
-        // part of its arrivals it served, or by L / latency if that is more.
+        // part of its arrivals it served, or by L / latency if that
+        // shrinks it more.
         const double arrived = static_cast<double>(r.requests + (r.backlog - before->at(r.server).backlog));
         const double keep = std::min(static_cast<double>(r.requests) / arrived, lat > 0 ? avg / lat : 1.0);
         t.factor = std::clamp(keep, 1 / options.backlog_max_factor, 1.0);
