@@ -220,6 +220,7 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_bool(*t, sec, "thresholding", c.anu.thresholding); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "top_off", c.anu.top_off); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "divergent", c.anu.divergent); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "backlog", c.anu.backlog); !s.ok()) return s;
   }
   if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
     return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
@@ -231,6 +232,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     const char* sec = "scheduling";
     if (Status s = read_uint(*t, sec, "dispatch_min_bytes", c.dispatch_min_bytes); !s.ok()) return s;
     if (Status s = read_uint(*t, sec, "redirect_margin_bytes", c.redirect_margin_bytes); !s.ok()) return s;
+    if (Status s = read_double(*t, sec, "redirect_skew_factor", c.redirect_skew_factor); !s.ok()) return s;
+    if (!(c.redirect_skew_factor >= 0 && c.redirect_skew_factor <= 1000))
+      return key_error("scheduling.redirect_skew_factor", "must be in [0, 1000]");
     if (Status s = read_uint(*t, sec, "probe_timeout_ms", c.probe_timeout_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, sec, "load_ttl_ms", c.load_ttl_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, sec, "maintainer_threads", c.maintainer_threads); !s.ok()) return s;
@@ -353,11 +357,15 @@ std::string Config::render() const {
       << "thresholding = " << (anu.thresholding ? "true" : "false") << "\n"
       << "top_off = " << (anu.top_off ? "true" : "false") << "    # only shrink the overloaded\n"
       << "divergent = " << (anu.divergent ? "true" : "false")
-      << "    # only tune members moving away from the average\n\n"
+      << "    # only tune members moving away from the average\n"
+      << "backlog = " << (anu.backlog ? "true" : "false")
+      << "    # shrink a member whose queue grows, whatever the average\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
       << "redirect_margin_bytes = " << redirect_margin_bytes
       << "    # redirect only to a server lighter than home by more than this\n"
+      << "redirect_skew_factor = " << toml_float(redirect_skew_factor)
+      << "    # preassign: ... and only when home is more than this x as loaded\n"
       << "probe_timeout_ms = " << probe_timeout_ms << "\n"
       << "load_ttl_ms = " << load_ttl_ms << "    # how long servers trust loads learned of peers\n"
       << "maintainer_threads = " << maintainer_threads << "    # concurrent pull-backs per server\n"

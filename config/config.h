@@ -60,13 +60,15 @@ struct Config {
     if (mds_lease_ms || mds_dead_after_ms <= heartbeat_interval_ms) return mds_lease_ms;
     return heartbeat_interval_ms + (mds_dead_after_ms - heartbeat_interval_ms) * 2 / 3;
   }
-  // The delegate's tuning step: threshold (k), thresholding, top_off and
-  // divergent are keys of [mds_cluster]; average and max_factor are not.
+  // The delegate's tuning step: threshold (k), thresholding, top_off,
+  // divergent and backlog are keys of [mds_cluster]; average and
+  // max_factor are not.
   placement::TunerOptions anu;
 
   // [scheduling]: two-choice write dispatch, redirects and pull-back.
   uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed
   uint64_t redirect_margin_bytes = uint64_t{1} << 20;  // stay home unless another server is this much lighter
+  double redirect_skew_factor = 2.0;    // preassign: ... and home's load is more than this x the other's
   uint32_t probe_timeout_ms = 100;      // a server slower than this to answer a probe is not chosen
   uint32_t load_ttl_ms = 300;           // how long a server trusts a peer's load it learned
   uint32_t maintainer_threads = 2;      // concurrent pull-backs per storage server

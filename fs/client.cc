@@ -35,6 +35,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
                                                   milliseconds(config_.connect_timeout_ms));
   dispatch.min_bytes = config_.dispatch_min_bytes;
   dispatch.margin_bytes = config_.redirect_margin_bytes;
+  dispatch.skew_factor = config_.redirect_skew_factor;
   writer_timer = std::make_shared<asio::steady_timer>(io_);
 }
 

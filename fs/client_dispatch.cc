@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "fs/client_impl.h"
+#include "policy/dispatch/round.h"
 #include "shared/log.h"
 #include "shared/rpc/fan_out.h"
 
@@ -62,94 +63,60 @@ asio::awaitable<void> Client::Impl::run_round() {
   for (const auto& [id, info] : server_info)
     if (info.alive) all.push_back(ServerId(id));
 
-  const auto plan = sched::plan_probes(dispatch, pieces, all, rng);
   const milliseconds fresh_for(config.load_ttl_ms);
-  const bool preassign = dispatch.policy == sched::Policy::preassign;
-  const uint64_t piece_bytes = [&] {
-    uint64_t sum = 0;
-    for (const auto& p : pieces) sum += p.bytes;
-    return sum / pieces.size();
-  }();
-  const auto remembered = loads_heard.remembered(all, piece_bytes, rpc::Clock::now(), fresh_for);
-  auto choice = sched::choose_round(dispatch, pieces, plan, remembered, all, rng);
+  // The rule (probe or not, assign, ProbeDone, what the writes carry) is
+  // sched::Round's, the one pvfs-sim runs; this sends its RPCs.
+  sched::Round dispatch_round(dispatch, std::move(pieces), std::move(all), loads_heard, rpc::Clock::now(),
+                              fresh_for, rng);
   uint64_t round = 0;
-  std::vector<sched::ServerLoad> loads;
-  std::vector<sched::ServerLoad> reported;  // loads as servers reported them, for the servers to learn
-  if (choice.source == sched::RoundSource::probe) {
+  if (dispatch_round.probes()) {
     round = rng() | 1;
     ++stats.rounds;
+    const auto& plan = dispatch_round.plan();
     stats.probes += plan.probe.size();
     const auto started = rpc::Clock::now();
-    std::vector<std::optional<sched::ServerLoad>> answers(plan.probe.size());
     std::vector<asio::awaitable<Status>> probes;
     for (size_t i = 0; i < plan.probe.size(); ++i) {
-      probes.push_back([](Impl& impl, ServerId server, uint64_t round, uint64_t piece_bytes, bool preassign,
-                          std::optional<sched::ServerLoad>& answer) -> asio::awaitable<Status> {
+      probes.push_back([](Impl& impl, sched::Round& r, ServerId server, uint64_t round) -> asio::awaitable<Status> {
         rpc::OutMessage out;
         auto p = out.init_body<sp::Request>().initProbe();
         p.setRound(round);
-        p.setPieceBytes(piece_bytes);
-        p.setPreassign(preassign);
+        p.setPieceBytes(r.piece_bytes());
+        p.setPreassign(r.preassign());
         auto reply = co_await impl.call_storage(server, out, {},
                                                 milliseconds(impl.config.probe_timeout_ms));
         if (!reply) co_return Status{};  // not answering: not a candidate
         auto report = (*reply)->body<sp::Reply>().getLoad();
         auto self = report.getSelf();
-        answer = sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests()};
         const auto now = rpc::Clock::now();
-        impl.loads_heard.heard(*answer, now);
+        r.answered(sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests()}, now,
+                   impl.loads_heard);
         for (auto o : report.getOthers())
           if (impl.server_info.count(o.getServer()))
             impl.loads_heard.heard(sched::ServerLoad{ServerId(o.getServer()), o.getBytes() + o.getPreassigned(),
                                                      o.getRequests()},
                                    now - milliseconds(o.getAgeMs()));
         co_return Status{};
-      }(*this, plan.probe[i], round, piece_bytes, preassign, answers[i]));
+      }(*this, dispatch_round, plan.probe[i], round));
     }
     co_await rpc::run_all(std::move(probes));
     stats.probe_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(rpc::Clock::now() - started).count();
-    std::set<uint32_t> known;
-    for (const auto& a : answers)
-      if (a) {
-        loads.push_back(*a);
-        known.insert(a->server.value);
-      }
-    // Loads the probed servers had heard of their peers, and what this
-    // client heard itself: more choices at no extra round trip
-    // (collaborative probe).
-    if (dispatch.policy == sched::Policy::collab || dispatch.policy == sched::Policy::preassign) {
-      for (const auto& l : loads_heard.fresh_loads(all, rpc::Clock::now(), fresh_for))
-        if (!known.count(l.server.value)) loads.push_back(l);
-    }
-    // A straggler's queue is no longer than the others' when every writer
-    // waits for its write; what sets it apart is how slowly it drains.
-    reported = loads;
-    if (preassign) loads = loads_heard.in_time(loads, piece_bytes, rpc::Clock::now(), fresh_for);
   }
-  const auto chosen = choice.source == sched::RoundSource::memory
-                          ? std::move(choice.chosen)
-                          : sched::assign(dispatch, pieces, plan, loads, all, rng);
-  if (choice.source != sched::RoundSource::none)
-    spdlog::trace("dispatch round of {} pieces: {} ({})", pieces.size(),
-                  choice.source == sched::RoundSource::probe ? "probed" : "from memory", choice.why);
-  for (size_t i = 0; i < chosen.size(); ++i)
-    if (chosen[i] != pieces[i].home) loads_heard.sent(chosen[i], pieces[i].bytes);
+  const auto chosen = dispatch_round.decide(loads_heard, rpc::Clock::now(), rng);
+  if (dispatch_round.source() != sched::RoundSource::none)
+    spdlog::trace("dispatch round of {} pieces: {} ({})", chosen.size(),
+                  dispatch_round.probes() ? "probed" : "from memory", dispatch_round.why());
 
   // Tell the probed servers that got nothing, so their preassigned load
   // goes at once (fire and forget; they also expire it themselves).
-  if (round && dispatch.policy == sched::Policy::preassign) {
-    std::set<uint32_t> used;
-    for (const auto& c : chosen) used.insert(c.value);
-    for (const auto& server : plan.probe) {
-      if (used.count(server.value)) continue;
-      asio::co_spawn(io, [](Impl& impl, ServerId server, uint64_t round) -> asio::awaitable<void> {
-        rpc::OutMessage out;
-        out.init_body<sp::Request>().initProbeDone().setRound(round);
-        co_await impl.call_storage(server, out, {}, milliseconds(impl.config.probe_timeout_ms));
-      }(*this, server, round), asio::detached);
-    }
+  for (ServerId server : dispatch_round.probe_done(chosen)) {
+    asio::co_spawn(io, [](Impl& impl, ServerId server, uint64_t round) -> asio::awaitable<void> {
+      rpc::OutMessage out;
+      out.init_body<sp::Request>().initProbeDone().setRound(round);
+      co_await impl.call_storage(server, out, {}, milliseconds(impl.config.probe_timeout_ms));
+    }(*this, server, round), asio::detached);
   }
-  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(std::move(reported));
+  auto seen = std::make_shared<const std::vector<sched::ServerLoad>>(dispatch_round.reported());
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i]->result = Placement{chosen[i], round, seen};
     batch[i]->ready = true;

@@ -164,7 +164,11 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   // routes by the same function); a slowed member first makes it wait.
   const std::optional<FileSetId> route = rpc::route_of(ex.req);
   std::optional<MdsCluster::InFlight> in_flight;
+  std::optional<MdsCluster::Outstanding> outstanding;
   if (route) {
+    // Arrived and not answered until `outstanding` goes: the backlog each
+    // interval reports (queued behind --slowdown included).
+    outstanding.emplace(&cluster_, ex.started());
     if (cluster_.emulating()) co_await cluster_.emulate(ex.started());  // no coroutine frame when off
     if (Status admitted = cluster_.admit(*route); !admitted.ok()) co_return co_await ex.refuse(admitted);
     if (detached_.count(route->value))

@@ -37,20 +37,16 @@ void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
   fill_load(report.initSelf());
   // What this server heard of its peers recently: more choices for the
   // client at no extra round trip.
-  const auto t = clock_.now();
-  const auto ttl = std::chrono::milliseconds(config_.load_ttl_ms);
-  std::vector<std::pair<uint32_t, const Learned*>> fresh;
-  for (const auto& [server, l] : learned_)
-    if (t - l.at < ttl) fresh.emplace_back(server, &l);
+  const std::vector<load::HeardLoad> fresh = learned_.fresh(now(), std::chrono::milliseconds(config_.load_ttl_ms));
   auto others = report.initOthers(static_cast<unsigned>(fresh.size()));
   for (unsigned i = 0; i < fresh.size(); ++i) {
-    const Learned& l = *fresh[i].second;
+    const load::PeerLoad& l = fresh[i].load;
     auto o = others[i];
-    o.setServer(fresh[i].first);
+    o.setServer(l.server);
     o.setRequests(l.requests);
     o.setBytes(l.bytes);
     o.setPreassigned(l.preassigned);
-    o.setAgeMs(static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(t - l.at).count()));
+    o.setAgeMs(static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(fresh[i].age).count()));
   }
   // Preassign after answering (as the paper does): the expected bytes of
   // this round count as load for whoever probes next.
@@ -60,14 +56,12 @@ void StorageService::probe(sp::Request::Probe::Reader p, Reply reply) {
 }
 
 void StorageService::learn(capnp::List<sp::ServerLoad>::Reader loads) {
-  const auto t = clock_.now();
+  const load::Nanos t = now();
   for (auto l : loads) {
     // Only servers of the config: a peer's list must not grow this map.
     if (l.getServer() == id_ || !config_.find_server(l.getServer())) continue;
-    const auto at = t - std::chrono::milliseconds(l.getAgeMs());
-    auto it = learned_.find(l.getServer());
-    if (it != learned_.end() && it->second.at >= at) continue;
-    learned_[l.getServer()] = Learned{l.getRequests(), l.getBytes(), l.getPreassigned(), at};
+    learned_.learn(load::PeerLoad{l.getServer(), l.getRequests(), l.getBytes(), l.getPreassigned()},
+                   std::chrono::milliseconds(l.getAgeMs()), t);
   }
 }
 

@@ -23,6 +23,7 @@
 
 #include "server/io_queue.h"
 #include "policy/load/load_detector.h"
+#include "policy/load/peer_loads.h"
 #include "policy/load/preassign.h"
 #include "server/object_gates.h"
 #include "server/object_store.h"
@@ -173,13 +174,7 @@ class StorageService {
 
   load::LoadDetector load_;
   load::PreassignEstimator preassign_;
-  struct Learned {
-    uint32_t requests;
-    uint64_t bytes;
-    uint64_t preassigned;
-    TimePoint at;
-  };
-  std::map<uint32_t, Learned> learned_;
+  load::PeerLoads learned_;
   Straggler straggler_;
   ObjectGates gates_;
   redirect::RedirectTable table_;

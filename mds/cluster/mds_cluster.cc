@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -47,6 +48,10 @@ std::vector<MdsId> member_ids(const Config& config) {
   for (const auto& m : config.mds) out.push_back(MdsId(m.id));
   return out;
 }
+
+// A peer's backlog age as the tuner may take it: a negative or non-finite
+// figure (a broken peer) counts as no backlog rather than stalling tuning.
+double sane_age(double ms) { return std::isfinite(ms) && ms >= 0 ? ms : 0; }
 
 }  // namespace
 
@@ -333,7 +338,8 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto state = (*reply)->body<mp::Reply>().getPeer();
   auto l = state.getInterval();
   membership_.heard(member, clock_.now(),
-                    IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests()});
+                    IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests(), l.getBacklog(),
+                                   sane_age(l.getBacklogAgeMs())});
   auto& sets = peer_sets_[member];
   sets.clear();
   for (uint16_t s : state.getFileSets()) sets.push_back(s);
@@ -379,6 +385,8 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setSeq(meter_.last().seq);
   l.setLatencyMs(meter_.last().latency_ms);
   l.setRequests(meter_.last().requests);
+  l.setBacklog(meter_.last().backlog);
+  l.setBacklogAgeMs(meter_.last().backlog_age_ms);
 }
 
 Status MdsCluster::take_map(std::string_view map_text) {
@@ -419,6 +427,8 @@ void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
       l.setSeq(r->seq);
       l.setLatencyMs(r->latency_ms);
       l.setRequests(r->requests);
+      l.setBacklog(r->backlog);
+      l.setBacklogAgeMs(r->backlog_age_ms);
     }
     m.setSlowdown(id == self_ ? std::max(options_.slowdown, 1.0) : 0);
   }

@@ -83,6 +83,16 @@ class MdsCluster {
     InFlight(const InFlight&) = delete;
     ~InFlight() { --cluster->in_flight_[set]; }
   };
+  // Marks a routed request arrived at `arrival` and not answered yet, from
+  // before it queues (--slowdown) to its reply: the backlog reported to
+  // the delegate with each interval.
+  struct Outstanding {
+    MdsCluster* cluster = nullptr;
+    SteadyTime arrival;
+    Outstanding(MdsCluster* c, SteadyTime a) : cluster(c), arrival(a) { cluster->meter_.arrived(a); }
+    Outstanding(const Outstanding&) = delete;
+    ~Outstanding() { cluster->meter_.finished(arrival); }
+  };
   // With --slowdown, waits until the virtual server has served a request
   // that arrived at `arrival`; returns at once otherwise.
   asio::awaitable<void> emulate(SteadyTime arrival);

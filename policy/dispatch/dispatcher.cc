@@ -144,6 +144,9 @@ ServerId choose_collab(const Options& options, const Piece& piece,
   const uint64_t light_bytes = known.at(light).bytes;
   // A redirect costs a redirect-table entry and a later pull-back, so only
   // a clear win is worth it.
+  if (options.policy == Policy::preassign &&
+      static_cast<double>(home_bytes) <= options.skew_factor * static_cast<double>(light_bytes))
+    return piece.home;
   return home_bytes > light_bytes && home_bytes - light_bytes > options.margin_bytes ? light
                                                                                       : piece.home;
 }

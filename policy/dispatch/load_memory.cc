@@ -119,9 +119,9 @@ RoundChoice choose_round(const Options& options, std::span<const Piece> pieces, 
     lone.margin_bytes = options.margin_bytes * kLoneMarginFactor;
     return {RoundSource::memory, "lone", assign_remembered(lone, pieces, remembered, servers, rng)};
   }
-  std::vector<ServerId> chosen = assign_remembered(options, pieces, remembered, servers, rng);
   for (ServerId s : plan.probe)
     if (!known(remembered, s)) return {RoundSource::probe, "stale", {}};
+  std::vector<ServerId> chosen = assign_remembered(options, pieces, remembered, servers, rng);
   for (size_t i = 0; i < pieces.size(); ++i)
     if (chosen[i] != pieces[i].home) return {RoundSource::probe, "skewed", {}};
   return {RoundSource::memory, "flat", std::move(chosen)};

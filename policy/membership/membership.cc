@@ -11,6 +11,15 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
   last_.latency_ms = requests_ == 0 ? 0
                                     : std::chrono::duration<double, std::milli>(latency_).count() /
                                           static_cast<double>(requests_);
+  last_.backlog = outstanding_;
+  last_.backlog_age_ms = 0;
+  if (outstanding_ > 0) {
+    // Sum of the ages = n x now - sum of the arrival times.
+    const auto ages =
+        now.time_since_epoch() * static_cast<int64_t>(outstanding_) - SteadyTime::duration(outstanding_since_);
+    last_.backlog_age_ms =
+        std::chrono::duration<double, std::milli>(ages).count() / static_cast<double>(outstanding_);
+  }
   requests_ = 0;
   latency_ = std::chrono::nanoseconds(0);
   start_ = now;
@@ -164,9 +173,11 @@ std::optional<NextMap> Membership::next_map(const placement::AnuMap& map, Steady
     auto before = used_.find(m);
     if (before != used_.end()) {
       if (before->second.seq >= it->second.seq) continue;  // nothing new from it
-      previous.push_back({m, before->second.latency_ms, before->second.requests});
+      previous.push_back({m, before->second.latency_ms, before->second.requests, before->second.backlog,
+                          before->second.backlog_age_ms});
     }
-    current.push_back({m, it->second.latency_ms, it->second.requests});
+    current.push_back(
+        {m, it->second.latency_ms, it->second.requests, it->second.backlog, it->second.backlog_age_ms});
     used[m] = it->second;
   }
   used_ = std::move(used);

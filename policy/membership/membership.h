@@ -37,6 +37,8 @@ struct IntervalReport {
   uint64_t seq = 0;  // 0: none yet
   double latency_ms = 0;
   uint64_t requests = 0;
+  uint64_t backlog = 0;       // requests outstanding at the interval's end
+  double backlog_age_ms = 0;  // their mean age then
 };
 
 struct MembershipOptions {
@@ -63,9 +65,19 @@ class IntervalMeter {
     ++requests_;
     latency_ += latency;
   }
+  // A request arrived at `arrival` and is outstanding until
+  // finished(arrival): the backlog each report carries (issue 21).
+  void arrived(SteadyTime arrival) {
+    ++outstanding_;
+    outstanding_since_ += arrival.time_since_epoch().count();
+  }
+  void finished(SteadyTime arrival) {
+    --outstanding_;
+    outstanding_since_ -= arrival.time_since_epoch().count();
+  }
   // Closes the interval when `length` has passed since it opened (the next
-  // one opens at `now`): its report, seq counting from 1, which last()
-  // holds from then on. nullopt before.
+  // one opens at `now`): its report, seq counting from 1, with the backlog
+  // outstanding at `now`, which last() holds from then on. nullopt before.
   std::optional<IntervalReport> close(SteadyTime now);
   // The newest closed interval (seq 0: none yet).
   const IntervalReport& last() const { return last_; }
@@ -75,6 +87,10 @@ class IntervalMeter {
   std::chrono::nanoseconds length_;
   uint64_t requests_ = 0;
   std::chrono::nanoseconds latency_{0};
+  // Requests outstanding and the sum of their arrival times, so their
+  // mean age needs no list.
+  uint64_t outstanding_ = 0;
+  SteadyTime::rep outstanding_since_ = 0;
   IntervalReport last_;
 };
 

@@ -5,6 +5,8 @@
 // over-tuning. Stateless apart from the previous interval's latencies,
 // which the caller passes back in, so a new delegate after a failure
 // carries on (without them divergent tuning is skipped, as the paper says).
+// Ours beyond the paper (switchable, TunerOptions): the backlog each server
+// reports, so a saturated server is seen and shrunk at any load.
 // Pure: no I/O, no clock; a free function, safe from any thread.
 //
 // How much to scale is not given by the paper ("the delegate scales down
@@ -35,13 +37,27 @@ struct LatencyReport {
   MdsId server;
   double latency_ms = 0;  // mean request latency; 0 when it served nothing
   uint64_t requests = 0;  // requests completed in the interval
+  // The backlog at the end of the interval: requests that had arrived and
+  // were not answered yet, and their mean age so far (0 and 0 from
+  // a member that does not report them). A saturated server completes
+  // requests at its full rate while its queue grows without bound; only
+  // these show that.
+  uint64_t backlog = 0;
+  double backlog_age_ms = 0;
 };
 
 // How the system-wide average L is formed. The paper uses "a weighted
-// average of the current latencies" without saying of what; we weight by
-// requests served, which makes L the mean latency of all requests in the
-// interval. It also reports the median working as well.
-enum class Average : uint8_t { request_weighted, mean, median };
+// average of the current latencies" without saying of what, and reports
+// the median working as well.
+//  - request_weighted: weighted by requests served, the mean latency of all
+//    requests in the interval. A saturated member that serves most of them
+//    is the average, so it is never above the band (our 80% trap).
+//  - mean, median: over every reported member.
+//  - capped: request-weighted, but no member weighs more than all the
+//    others together, so one member far above the rest is always above L
+//    (two saturated members still are L: the backlog rule, not the
+//    average, is what gets out of the trap; see TunerOptions::backlog).
+enum class Average : uint8_t { request_weighted, mean, median, capped };
 
 struct TunerOptions {
   // Thresholding (§6): only servers outside [(1-k)L, (1+k)L] are tuned.
@@ -59,6 +75,27 @@ struct TunerOptions {
   Average average = Average::request_weighted;
   // Bound on one interval's scale factor (>= 1).
   double max_factor = 4.0;
+  // Ours, not the paper's (issue 21, docs/sim/anu-heterogeneous.md); off,
+  // each gives the paper's tuner back.
+  // Backlog: a server's latency counts its outstanding requests at their
+  // age so far beside its completed ones; a server whose backlog grew by 2
+  // or more and by more than `backlog_growth` x the requests it completed
+  // is shrunk to the part of its arrivals it served (or by L / latency if
+  // that is less), whatever the band says, and never ends with a larger
+  // share; a server above the average whose backlog fell is converging
+  // (divergent tuning: its latency is memento requests draining).
+  bool backlog = true;
+  double backlog_growth = 0.05;
+  // Bound on a backlogged server's shrink per interval (>= 1), apart from
+  // max_factor: the part it served is a measure of its capacity, not a
+  // guess from latency, so it may take larger steps.
+  double backlog_max_factor = 4.0;
+  // Grow the underloaded: what backlogged servers shed goes to the servers
+  // below the band, weighted by how far below and by share plus a floor of
+  // 1/(4k), instead of to everyone in proportion to their shares (which
+  // leaves an idle server's near-zero share near zero). Off by default: in
+  // pvfs-sim it did not help (docs/sim/anu-heterogeneous.md).
+  bool grow_underloaded = false;
 };
 
 // Why a server's region was or was not scaled explicitly.
@@ -69,13 +106,15 @@ enum class Decision : uint8_t {
   within_band,   // thresholding: inside [(1-k)L, (1+k)L]
   underloaded,   // top-off: below the average, left to grow implicitly
   converging,    // divergent tuning: moving toward the average
+  backlogged,    // its backlog grows: scaled down by `factor` (<= 1), whatever L says
 };
-// "scaled", "not reported", "at average", "within band", "underloaded", "converging".
+// "scaled", "not reported", "at average", "within band", "underloaded",
+// "converging", "backlogged".
 std::string_view decision_name(Decision decision);
 
 struct ServerTuning {
   MdsId server;
-  double latency_ms = 0;  // as reported (0 if not reported)
+  double latency_ms = 0;  // as tuned on (options.backlog: outstanding counted); 0 if not reported
   Decision decision = Decision::not_reported;
   double factor = 1;      // explicit scale factor, before renormalization
   double old_share = 0;   // fraction of the mapped half
@@ -91,9 +130,11 @@ struct TuneResult {
 // One tuning step over `map`. `current` holds this interval's reports,
 // `previous` the last interval's (empty when unknown, e.g. on a new
 // delegate); reports of non-members are ignored. The map is unchanged when
-// no server is scaled or nobody served a request. invalid_argument for a
-// negative or non-finite latency, a server reported twice in one list, or
-// options out of range (threshold < 0, max_factor < 1), or an empty map.
+// no server is scaled or nobody served a request. A server whose backlog
+// grew (options.backlog) never ends with a larger share than it had.
+// invalid_argument for a negative or non-finite latency or backlog age, a
+// server reported twice in one list, options out of range (threshold < 0,
+// max_factor < 1, backlog_growth < 0), or an empty map.
 Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> current,
                         std::span<const LatencyReport> previous, const TunerOptions& options = {});
 

@@ -222,6 +222,8 @@ struct Reply {
     seq @1 :UInt64;               # interval number since the member started
     latencyMs @2 :Float64;        # mean request latency (0: no requests)
     requests @3 :UInt64;
+    backlog @4 :UInt64;           # routed requests arrived and not answered at the interval's end
+    backlogAgeMs @5 :Float64;     # their mean age then (0: none; members before issue 21 send neither)
   }
 
   struct ClusterState {           # as one member sees the cluster

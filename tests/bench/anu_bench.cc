@@ -272,7 +272,9 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   co.mds = static_cast<uint32_t>(o.slowdown.size());
   co.mds_slowdown = o.slowdown;
   co.mds_service_us = o.service_us;
-  co.mds_placement = policy;
+  // "anu-paper": ANU with the paper's tuner ([mds_cluster] backlog = false).
+  co.mds_placement = policy == "anu-paper" ? "anu" : policy;
+  co.mds_backlog = policy != "anu-paper";
   co.mds_tune_interval_ms = o.interval_ms;
   co.fileset_per_top_directory = true;
   co.start_timeout = milliseconds(30000);
@@ -428,7 +430,9 @@ int main(int argc, char** argv) {
   CLI::App app{"tests/bench/anu: ANU against simple hashing and round-robin on five metadata servers of "
                "unequal speed, under a skewed create/stat workload. See docs/benchmarks.md."};
   std::string policies = "anu,hash,round-robin";
-  app.add_option("--policies", policies, "comma-separated placements to run")->capture_default_str();
+  app.add_option("--policies", policies,
+                 "comma-separated placements to run: anu, anu-paper (the paper's tuner), hash, round-robin")
+      ->capture_default_str();
   app.add_option("--slowdown", o.slowdown, "pvfs-mds --slowdown per member")->delimiter(',')->capture_default_str()
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--service-us", o.service_us, "pvfs-mds --service-us: one request at factor 1")
@@ -474,7 +478,7 @@ int main(int argc, char** argv) {
   std::string result = "RESULT";
   uint64_t errors = 0;
   for (const auto& run : runs) {
-    const std::string key = run.policy == "round-robin" ? "rr" : run.policy;
+    const std::string key = run.policy == "round-robin" ? "rr" : run.policy == "anu-paper" ? "anu_paper" : run.policy;
     result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f}", key, run.steady_ratio, key, run.steady_avg_ms);
     if (run.policy == "anu")
       result += fmt::format(" anu_converge_s={}", run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never");

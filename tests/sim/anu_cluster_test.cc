@@ -99,7 +99,9 @@ std::pair<std::vector<Issued>, std::vector<Issued>> run_both(milliseconds heartb
   for (int b = 1; b <= beats; ++b) {
     const Nanos now = b * heartbeat;
     for (size_t i = 0; i < ids.size(); ++i) {
-      sim.record(ids[i], latency_of(i, ids.size(), sim.map().share(ids[i]), now));
+      const Nanos latency = latency_of(i, ids.size(), sim.map().share(ids[i]), now);
+      sim.arrived(ids[i], now - latency);
+      sim.record(ids[i], now - latency, latency);
       daemons.record(ids[i], latency_of(i, ids.size(), daemons.map().share(ids[i]), now));
     }
     if (auto round = sim.heartbeat(now); round.next) from_sim.push_back({now, round.next->map.serialize()});

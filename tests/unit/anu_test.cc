@@ -659,6 +659,109 @@ TEST_CASE("scale factors are bounded, idle servers grow by the bound, unknown re
   CHECK(decision_name(Decision::within_band) == "within band");
 }
 
+// ------------------------------------------------- backlog (issue 21, ours)
+
+namespace {
+
+LatencyReport queued(uint32_t server, double latency, uint64_t requests, uint64_t backlog, double age) {
+  return LatencyReport{MdsId(server), latency, requests, backlog, age};
+}
+
+}  // namespace
+
+TEST_CASE("a saturated server that is the average is shrunk to what it served once its backlog grows") {
+  // The 80% trap in miniature: server 3 serves nearly every request, so the
+  // request-weighted L is its own latency and it sits inside the band;
+  // servers 1 and 2 are idle below it.
+  const AnuMap map = must(AnuMap::from_shares(
+      std::vector<ServerShare>{{MdsId(1), 0.02}, {MdsId(2), 0.03}, {MdsId(3), 0.95}}));
+  const std::vector<LatencyReport> before = {queued(1, 1, 5, 0, 0), queued(2, 1, 5, 0, 0),
+                                             queued(3, 900, 1000, 200, 400)};
+  const std::vector<LatencyReport> now = {queued(1, 1, 5, 0, 0), queued(2, 1, 5, 0, 0),
+                                          queued(3, 1000, 1000, 450, 500)};
+  TunerOptions paper;
+  paper.backlog = false;
+  const TuneResult stuck = must(tune(map, now, before, paper));
+  CHECK(stuck.servers[2].decision == Decision::within_band);
+  CHECK(!stuck.map);
+
+  const TuneResult r = must(tune(map, now, before));
+  CHECK(r.servers[2].decision == Decision::backlogged);
+  // 1250 arrived (1000 served, the queue grew by 250): keep 1000/1250.
+  CHECK(r.servers[2].factor == doctest::Approx(0.8));
+  REQUIRE(r.map);
+  CHECK(r.map->share(MdsId(3)) < 0.95);
+  CHECK(r.map->share(MdsId(1)) > 0.02);
+  // Its queued requests count in its latency: (1000 x 1000 + 500 x 450) / 1450.
+  CHECK(r.servers[2].latency_ms == doctest::Approx((1000.0 * 1000 + 500 * 450) / 1450));
+}
+
+TEST_CASE("a server whose backlog grows never gains share, and noise in the queue is no growth") {
+  const AnuMap map = make_uniform(3);
+  // Server 1 is far above the band and shrinks; server 2 is below the
+  // average with a growing queue; server 3 is below it with a steady one.
+  const std::vector<LatencyReport> before = {queued(1, 50, 100, 0, 0), queued(2, 5, 100, 10, 5),
+                                             queued(3, 5, 100, 3, 1)};
+  const std::vector<LatencyReport> now = {queued(1, 50, 100, 0, 0), queued(2, 5, 100, 40, 5),
+                                          queued(3, 5, 100, 4, 1)};
+  TunerOptions o;
+  o.top_off = false;  // without top-off the paper grows the underloaded explicitly
+  const TuneResult r = must(tune(map, now, before, o));
+  REQUIRE(r.map);
+  CHECK(r.servers[0].decision == Decision::scaled);
+  CHECK(r.servers[1].decision == Decision::backlogged);
+  CHECK(r.servers[1].new_share <= r.servers[1].old_share + 1e-9);
+  // One more queued request than before is noise, not growth.
+  CHECK(r.servers[2].decision == Decision::scaled);
+  CHECK(r.servers[2].new_share > r.servers[2].old_share);
+}
+
+TEST_CASE("a server above the average whose queue shrinks is converging: its latency is memento tasks") {
+  const AnuMap map = make_uniform(4);
+  const std::vector<LatencyReport> before = {queued(1, 10, 100, 1, 1), queued(2, 10, 100, 1, 1),
+                                             queued(3, 10, 100, 1, 1), queued(4, 20, 100, 60, 30)};
+  const std::vector<LatencyReport> now = {queued(1, 10, 100, 1, 1), queued(2, 10, 100, 1, 1),
+                                          queued(3, 10, 100, 1, 1), queued(4, 40, 100, 2, 1)};
+  CHECK(must(tune(map, now, before)).servers[3].decision == Decision::converging);
+  TunerOptions paper;
+  paper.backlog = false;
+  CHECK(must(tune(map, now, before, paper)).servers[3].decision == Decision::scaled);
+}
+
+TEST_CASE("growing the underloaded sends what a backlogged server sheds to the servers below the band") {
+  const AnuMap map = must(AnuMap::from_shares(
+      std::vector<ServerShare>{{MdsId(1), 0.01}, {MdsId(2), 0.49}, {MdsId(3), 0.5}}));
+  const std::vector<LatencyReport> before = {queued(1, 0, 0, 0, 0), queued(2, 10, 100, 0, 0),
+                                             queued(3, 10, 100, 0, 0)};
+  const std::vector<LatencyReport> now = {queued(1, 0, 0, 0, 0), queued(2, 10, 100, 0, 0),
+                                          queued(3, 10, 100, 100, 10)};
+  TunerOptions grow;
+  grow.grow_underloaded = true;
+  const TuneResult r = must(tune(map, now, before, grow));
+  const TuneResult paper = must(tune(map, now, before));
+  REQUIRE(r.map);
+  REQUIRE(paper.map);
+  CHECK(r.servers[2].decision == Decision::backlogged);
+  // Server 3 keeps the half of its arrivals it served. In proportion to
+  // shares the idle server 1 gets 1/75 of the shed and server 3 a third of
+  // it back; grown, server 1 gets a fair part and server 3 none.
+  CHECK(paper.map->share(MdsId(1)) < 0.014);
+  CHECK(paper.map->share(MdsId(3)) == doctest::Approx(1.0 / 3));
+  CHECK(r.map->share(MdsId(1)) > 0.05);
+  CHECK(r.map->share(MdsId(3)) == doctest::Approx(0.25));
+}
+
+TEST_CASE("a backlog age that is negative or not finite is refused") {
+  const AnuMap map = make_uniform(2);
+  CHECK(tune(map, std::vector<LatencyReport>{queued(1, 1, 1, 1, -1), queued(2, 1, 1, 0, 0)}, {}).code() ==
+        Errc::invalid_argument);
+  CHECK(tune(map, std::vector<LatencyReport>{queued(1, 1, 1, 1, INFINITY), queued(2, 1, 1, 0, 0)}, {}).code() ==
+        Errc::invalid_argument);
+  TunerOptions bad;
+  bad.backlog_growth = -1;
+  CHECK(tune(map, std::vector<LatencyReport>{queued(1, 1, 1, 0, 0)}, {}, bad).code() == Errc::invalid_argument);
+}
+
 // ------------------------------------------------- the paper's experiment
 
 namespace {

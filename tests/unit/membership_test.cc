@@ -281,6 +281,52 @@ TEST_CASE("divergent tuning leaves a member that is converging, using the previo
   CHECK(found);
 }
 
+TEST_CASE("a member's interval report carries its backlog: requests outstanding at its end and their mean age") {
+  IntervalMeter meter(at(0), milliseconds(1000));
+  meter.arrived(at(100));
+  meter.record(milliseconds(50));
+  meter.finished(at(100));  // answered
+  meter.arrived(at(400));
+  meter.arrived(at(800));   // both still queued at the end
+  auto report = meter.close(at(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->requests == 1);
+  CHECK(report->latency_ms == doctest::Approx(50));
+  CHECK(report->backlog == 2);
+  CHECK(report->backlog_age_ms == doctest::Approx((600.0 + 200.0) / 2));
+  // They finish in the next interval: it ends with no backlog.
+  meter.finished(at(400));
+  meter.finished(at(800));
+  report = meter.close(at(2000));
+  REQUIRE(report.has_value());
+  CHECK(report->backlog == 0);
+  CHECK(report->backlog_age_ms == 0);
+}
+
+TEST_CASE("the delegate hands each member's backlog to the tuner: a saturated member that is L still shrinks") {
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1, 2, 3}));
+  // Member 3 completes most requests, so the request-weighted L is about
+  // its own latency; only its growing queue tells it is saturated.
+  auto beat = [&](int t, uint64_t seq, uint64_t backlog3) {
+    m.own_report({seq, 10.0, 10});
+    m.heard(MdsId(2), at(t), {seq, 10.0, 10});
+    m.heard(MdsId(3), at(t), {seq, 12.0, 2000, backlog3, 50.0});
+  };
+  beat(10000, 1, 100);
+  auto first = m.next_map(map, at(10000));
+  (void)m.take_tuning();
+  if (first) map = first->map;
+  beat(20000, 2, 600);
+  auto second = m.next_map(map, at(20000));
+  REQUIRE(second.has_value());
+  REQUIRE(second->tuning.has_value());
+  CHECK(second->tuning->servers[2].decision == placement::Decision::backlogged);
+  // 2500 arrived, 2000 served: keeps 4/5 of its share.
+  CHECK(second->tuning->servers[2].factor == doctest::Approx(0.8));
+  CHECK(second->map.share(MdsId(3)) < map.share(MdsId(3)));
+}
+
 TEST_CASE("hash and round-robin placement never tune, but still follow membership") {
   for (auto policy : {placement::Policy::hash, placement::Policy::round_robin}) {
     Membership m(ids({1, 2}), MdsId(1), t0, options(policy));

@@ -192,6 +192,7 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.maintainer_interval_ms = options.maintainer_interval_ms;
     c.mds_placement = *placement::parse_policy(options.mds_placement);  // validate()d
     c.mds_tune_interval_ms = options.mds_tune_interval_ms;
+    c.anu.backlog = options.mds_backlog;
     c.mds_dead_after_ms = options.mds_dead_after_ms;
     std::ofstream out(config_file);
     out << c.render();

@@ -37,6 +37,7 @@ struct ClusterOptions {
   std::string mds_placement = "anu";
   uint32_t mds_tune_interval_ms = 10000;
   uint32_t mds_dead_after_ms = 3000;
+  bool mds_backlog = true;  // [mds_cluster] backlog: false gives the paper's tuner
   // pvfs-mds --slowdown per metadata server, in config order (empty: none,
   // nothing emulated; else one factor in [1, 1000] per MDS, each passed,
   // 1 included) and --service-us (0: its default). Given to the daemons of

@@ -21,7 +21,13 @@ AnuCluster::AnuCluster(std::vector<MdsId> members, mds::MembershipOptions option
   for (MdsId m : members_) meters_.emplace(m, mds::IntervalMeter(at(Nanos(0)), options.tune_interval));
 }
 
-void AnuCluster::record(MdsId member, Nanos latency) { meters_.at(member).record(latency); }
+void AnuCluster::arrived(MdsId member, Nanos arrival) { meters_.at(member).arrived(at(arrival)); }
+
+void AnuCluster::record(MdsId member, Nanos arrival, Nanos latency) {
+  mds::IntervalMeter& meter = meters_.at(member);
+  meter.record(latency);
+  meter.finished(at(arrival));
+}
 
 AnuCluster::Round AnuCluster::heartbeat(Nanos now) {
   Round round;

@@ -32,8 +32,12 @@ class AnuCluster {
   // them; `options.tune_interval` is every member's measuring interval too.
   AnuCluster(std::vector<MdsId> members, mds::MembershipOptions options);
 
-  // A request `member` served finished `latency` after it arrived.
-  void record(MdsId member, Nanos latency);
+  // A request for `member` arrived at `arrival`: outstanding (its backlog)
+  // until record() of the same arrival.
+  void arrived(MdsId member, Nanos arrival);
+  // A request `member` served, which arrived at `arrival`, finished
+  // `latency` after it.
+  void record(MdsId member, Nanos arrival, Nanos latency);
 
   struct Round {
     bool closed = false;                // the members closed an interval (they close together)

@@ -81,6 +81,7 @@ struct Trace {
   std::vector<std::vector<double>> latency;  // [interval][server], seconds; 0 when idle
   std::vector<std::vector<double>> share;    // ANU only: [interval][server]
   uint64_t moves_after_settle = 0;           // file sets that changed server
+  uint64_t moves_last_third = 0;             // the same in the last third of the run
   uint64_t maps = 0;                         // maps issued
   double settled_latency_sum = 0;            // requests completed after settle
   uint64_t settled_requests = 0;
@@ -115,8 +116,9 @@ Trace simulate(const Setup& setup, const std::vector<Arrival>& arrivals, std::ve
     const Nanos service(std::llround(static_cast<double>(setup.base_service.count()) / setup.power[s]));
     busy_until[s] = std::max(busy_until[s], a.at) + service;
     const Nanos arrived = a.at;
+    cluster.arrived(mds(s), arrived);
     queue.at(busy_until[s], [&, s, arrived] {
-      cluster.record(mds(s), queue.now() - arrived);
+      cluster.record(mds(s), arrived, queue.now() - arrived);
       if (queue.now() >= setup.settle) {
         trace.settled_latency_sum += std::chrono::duration<double>(queue.now() - arrived).count();
         ++trace.settled_requests;
@@ -131,8 +133,11 @@ Trace simulate(const Setup& setup, const std::vector<Arrival>& arrivals, std::ve
     if (round.next) {
       ++trace.maps;
       std::vector<uint32_t> moved = owners_of(cluster.map(), setup.file_sets);
-      if (queue.now() >= setup.settle)
-        for (uint32_t f = 0; f < setup.file_sets; ++f) trace.moves_after_settle += moved[f] != owners[f];
+      for (uint32_t f = 0; f < setup.file_sets; ++f) {
+        if (moved[f] == owners[f]) continue;
+        if (queue.now() >= setup.settle) ++trace.moves_after_settle;
+        if (queue.now() * 3 >= setup.duration * 2) ++trace.moves_last_third;
+      }
       owners = std::move(moved);
     }
     if (round.closed) {
@@ -291,9 +296,17 @@ Result<Report> run(const Params& p, uint64_t seed) {
     tuning.average = placement::Average::mean;
   } else if (average == "median") {
     tuning.average = placement::Average::median;
+  } else if (average == "capped") {
+    tuning.average = placement::Average::capped;
   } else {
-    return Status(Errc::invalid_argument, "average must be request-weighted, mean or median");
+    return Status(Errc::invalid_argument, "average must be capped, request-weighted, mean or median");
   }
+  tuning.backlog = p.integer("backlog") != 0;
+  tuning.backlog_max_factor = p.number("backlog_max_factor");
+  tuning.backlog_growth = p.number("backlog_growth");
+  if (!(tuning.backlog_growth >= 0)) return Status(Errc::invalid_argument, "need backlog_growth >= 0");
+  if (!(tuning.backlog_max_factor >= 1)) return Status(Errc::invalid_argument, "need backlog_max_factor >= 1");
+  tuning.grow_underloaded = p.integer("grow_underloaded") != 0;
   tuning.threshold = p.number("threshold");
   tuning.max_factor = p.number("max_factor");
   if (!(tuning.threshold >= 0) || !(tuning.max_factor >= 1))
@@ -345,6 +358,30 @@ Result<Report> run(const Params& p, uint64_t seed) {
     shares.add(row);
   }
 
+  // The load sweep: ANU (ours and the paper's tuner) against prescient at
+  // each utilization, on the same requests (utilization only sets the
+  // service time).
+  placement::TunerOptions paper = all;
+  paper.average = placement::Average::request_weighted;
+  paper.backlog = false;
+  paper.grow_underloaded = false;
+  Table sweep("sweep", {"utilization", "anu_worst_s", "paper_anu_worst_s", "prescient_worst_s", "anu/prescient",
+                        "paper/prescient", "anu_moves_last_third", "paper_moves_last_third"});
+  for (double u : p.numbers("sweep")) {
+    Setup at = setup;
+    double capacity = 0;
+    for (double w : at.power) capacity += w;
+    const double total_rate = static_cast<double>(p.integer("requests")) / p.number("duration_s");
+    at.base_service = Nanos(std::llround(u * capacity / total_rate * 1e9));
+    const Trace ours = simulate(at, requests, {}, &all);
+    const Trace theirs = simulate(at, requests, {}, &paper);
+    const Trace best = simulate(at, requests, prescient(at), nullptr);
+    const double a = worst_after_settle(at, ours).first, b = worst_after_settle(at, theirs).first,
+                 c = worst_after_settle(at, best).first;
+    sweep.add({num(u, 2), num(a, 3), num(b, 3), num(c, 3), num(a / c, 2), num(b / c, 2), num(ours.moves_last_third),
+               num(theirs.moves_last_third)});
+  }
+
   Report report;
   report.summary = summary;
   std::string powers;
@@ -357,6 +394,10 @@ Result<Report> run(const Params& p, uint64_t seed) {
       num(std::chrono::duration<double>(setup.interval).count(), 0),
       num(std::chrono::duration<double>(setup.settle).count(), 0)));
   report.notes.push_back("worst server: mean over intervals of the slowest server's mean latency");
+  report.notes.push_back(
+      "\nload sweep (sweep.csv): worst server (s) of ANU, of ANU with the paper's tuner, and of prescient; "
+      "file-set moves in the last third of the run\n" +
+      sweep.pretty());
 
   std::string plot =
       "set multiplot layout 3,3\nset grid\nset logscale y\nset yrange [0.01:*]\n"
@@ -386,7 +427,7 @@ Result<Report> run(const Params& p, uint64_t seed) {
   report.plot_width = 1800;
   report.plot_height = 1500;
   ablation.pop_back();
-  report.csv = {latency_table("latency", policies, n), latency_table("ablation", ablation, n), shares};
+  report.csv = {latency_table("latency", policies, n), latency_table("ablation", ablation, n), shares, sweep};
   return report;
 }
 
@@ -407,10 +448,19 @@ Scenario anu_heterogeneous() {
       {"interval_s", ParamType::number, "120", "", "ANU tuning interval (s)"},
       {"heartbeat_s", ParamType::number, "1", "", "between the delegate's turns, as heartbeat_interval_ms"},
       {"average", ParamType::words, "request-weighted", "",
-       "tuner's average latency: request-weighted, mean or median"},
+       "tuner's average latency: request-weighted, mean, median or capped"},
+      {"backlog", ParamType::integer, "1", "",
+       "1: count queued requests in a server's latency and shrink a server whose backlog grows; 0: the paper's"},
+      {"backlog_max_factor", ParamType::number, "4", "", "bound on a backlogged server's shrink per interval"},
+      {"backlog_growth", ParamType::number, "0.05", "",
+       "a backlog grows when it rose by more than this x the requests completed (and by 2 or more)"},
+      {"grow_underloaded", ParamType::integer, "0", "",
+       "1: what backlogged servers shed goes to the servers below the band; 0: to all, by share (the paper's)"},
       {"threshold", ParamType::number, "0.5", "", "thresholding band k: tune outside [(1-k)L, (1+k)L]"},
       {"max_factor", ParamType::number, "4", "", "bound on one interval's scale factor"},
       {"settle_s", ParamType::number, "5000", "1500", "results count from this time on (s)"},
+      {"sweep", ParamType::numbers, "0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95", "0.6,0.8",
+       "utilizations of the load sweep (sweep.csv): ANU, the paper's tuner and prescient at each"},
   };
   s.run = run;
   return s;

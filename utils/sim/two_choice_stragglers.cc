@@ -2,7 +2,9 @@
 // (Dai et al., §III-A, Fig. 3 and 4). Many compute nodes write one
 // synchronized burst to storage servers that already have a normally
 // distributed queue, some of them (the stragglers) five times longer. The
-// write dispatcher (policy/dispatch), the preassign estimator and load detector
+// write dispatch round (policy/dispatch/round.h: the probe-or-not rule
+// over the client's load memory, assign, ProbeDone, the loads the writes
+// carry), the preassign estimator, load detector and peer loads
 // (policy/load) and the redirect table (policy/redirect) are the daemons'
 // own; this file models only the network (a fixed round trip) and each
 // server's disk (one FIFO queue at a fixed bandwidth), the way
@@ -11,10 +13,15 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "policy/dispatch/dispatcher.h"
+#include "policy/dispatch/load_memory.h"
+#include "policy/dispatch/round.h"
 #include "policy/load/load_detector.h"
+#include "policy/load/peer_loads.h"
 #include "policy/load/preassign.h"
 #include "policy/redirect/redirect_table.h"
 #include "utils/sim/event_queue.h"
@@ -39,6 +46,8 @@ struct Setup {
   Nanos piece_service{0};  // disk time of one piece
   Nanos start_window{0};   // nodes start within it
   uint64_t margin_bytes = 0;
+  Nanos load_ttl{0};       // how long a load heard stays fresh (client and servers)
+  double skew_factor = 0;
 };
 
 // One storage server: the daemon's load counters and preassign estimator,
@@ -46,6 +55,7 @@ struct Setup {
 struct Server {
   load::LoadDetector load;
   load::PreassignEstimator preassign;
+  load::PeerLoads peers;  // what the writes told it of the others
   redirect::RedirectTable redirects;
   Nanos busy_until{0};
   uint32_t placed = 0;  // pieces of the current burst written here
@@ -56,10 +66,15 @@ struct Server {
 struct Node {
   std::vector<sched::Piece> pieces;
   std::vector<uint32_t> process;  // the process writing each piece
-  sched::ProbePlan plan;
-  std::vector<sched::ServerLoad> loads;
-  uint64_t round = 0;
+  std::optional<sched::Round> round;
+  uint64_t round_id = 0;
+  size_t awaiting = 0;  // probe answers not yet back
+  std::shared_ptr<const std::vector<sched::ServerLoad>> seen;  // what its writes carry
 };
+
+sched::TimePoint at(Nanos t) {
+  return sched::TimePoint(std::chrono::duration_cast<sched::TimePoint::duration>(t));
+}
 
 // A cluster that lives through successive bursts, so the preassign
 // estimators learn from earlier ones as they would in a running system.
@@ -69,7 +84,9 @@ class Cluster {
       : setup_(setup), rng_(rng), servers_(setup.servers) {
     options_.policy = policy;
     options_.margin_bytes = setup.margin_bytes;
+    options_.skew_factor = setup.skew_factor;
     for (uint32_t s = 0; s < setup.servers; ++s) ids_.push_back(ServerId(s));
+    memories_.resize((setup.processes + setup.per_node - 1) / setup.per_node);
   }
   // Events hold pointers into the cluster.
   Cluster(const Cluster&) = delete;
@@ -115,59 +132,85 @@ class Cluster {
 
   bool preassign() const { return options_.policy == sched::Policy::preassign; }
 
+  // The node's dispatch round, as fs/client_dispatch.cc runs it: the
+  // memory may decide without a probe; otherwise probe, and decide when
+  // every answer is back.
   void plan(size_t n) {
     Node& node = nodes_[n];
-    node.plan = sched::plan_probes(options_, node.pieces, ids_, rng_.engine());
-    if (node.plan.probe.empty()) {
+    node.round.emplace(options_, node.pieces, ids_, memories_[n], at(queue_.now()), setup_.load_ttl, rng_.engine());
+    if (!node.round->probes()) {
       decide(n);
       return;
     }
-    node.round = ++last_round_;
-    for (ServerId s : node.plan.probe) queue_.after(setup_.rtt / 2, [this, n, s] { probe(n, s); });
-    queue_.after(setup_.rtt, [this, n] { decide(n); });
+    node.round_id = ++last_round_;
+    node.awaiting = node.round->plan().probe.size();
+    for (ServerId s : node.round->plan().probe) queue_.after(setup_.rtt / 2, [this, n, s] { probe(n, s); });
   }
 
-  // The server answers with its load, preassigned bytes included, then
-  // preassigns this round (server/storage_sched.cc, StorageService::probe).
+  // The server answers with its load, preassigned bytes included, and the
+  // fresh loads it heard of its peers, then preassigns this round
+  // (server/storage_sched.cc, StorageService::probe).
   void probe(size_t n, ServerId id) {
     Node& node = nodes_[n];
     Server& server = servers_[id.value];
     server.preassign.expire(queue_.now());
     const uint64_t bytes = server.load.bytes() + server.preassign.preassigned_bytes();
-    node.loads.push_back(sched::ServerLoad{id, bytes, server.load.requests()});
-    if (preassign()) server.preassign.on_probe(node.round, bytes, setup_.piece_bytes, queue_.now());
+    const sched::ServerLoad self{id, bytes, server.load.requests()};
+    std::vector<load::HeardLoad> others = server.peers.fresh(queue_.now(), setup_.load_ttl);
+    if (node.round->preassign())
+      server.preassign.on_probe(node.round_id, bytes, node.round->piece_bytes(), queue_.now());
+    queue_.after(setup_.rtt / 2, [this, n, self, others = std::move(others)] {
+      Node& node = nodes_[n];
+      sched::LoadMemory& memory = memories_[n];
+      node.round->answered(self, at(queue_.now()), memory);
+      for (const load::HeardLoad& o : others)
+        memory.heard(sched::ServerLoad{ServerId(o.load.server), o.load.bytes + o.load.preassigned, o.load.requests},
+                     at(queue_.now() - o.age));
+      if (--node.awaiting == 0) decide(n);
+    });
   }
 
   void decide(size_t n) {
     Node& node = nodes_[n];
-    const std::vector<ServerId> chosen =
-        sched::assign(options_, node.pieces, node.plan, node.loads, ids_, rng_.engine());
-    if (preassign()) {
-      // Probed servers that got nothing hear so at once (ProbeDone).
-      const std::set<ServerId> used(chosen.begin(), chosen.end());
-      for (ServerId s : node.plan.probe) {
-        if (used.contains(s)) continue;
-        const uint64_t round = node.round;
-        queue_.after(setup_.rtt / 2,
-                     [this, s, round] { servers_[s.value].preassign.on_outcome(round, false); });
-      }
+    const std::vector<ServerId> chosen = node.round->decide(memories_[n], at(queue_.now()), rng_.engine());
+    // Probed servers that got nothing hear so at once (ProbeDone).
+    for (ServerId s : node.round->probe_done(chosen)) {
+      const uint64_t round = node.round_id;
+      queue_.after(setup_.rtt / 2, [this, s, round] { servers_[s.value].preassign.on_outcome(round, false); });
     }
+    node.seen = std::make_shared<const std::vector<sched::ServerLoad>>(node.round->reported());
+    const uint64_t round = node.round->probes() ? node.round_id : 0;
     for (size_t i = 0; i < chosen.size(); ++i) {
       const ServerId s = chosen[i];
-      queue_.after(setup_.rtt / 2, [this, n, i, s] { write(n, i, s); });
+      const Nanos sent = queue_.now();
+      queue_.after(setup_.rtt / 2, [this, n, i, s, round, sent] { write(n, i, s, round, sent); });
     }
   }
 
-  void write(size_t n, size_t i, ServerId id) {
+  // The write arrives: the server learns the loads it carries, settles the
+  // round's preassign, queues it; the reply tells the client the server's
+  // load and how long the write took.
+  void write(size_t n, size_t i, ServerId id, uint64_t round, Nanos sent) {
     Node& node = nodes_[n];
     Server& server = servers_[id.value];
-    if (node.round) server.preassign.on_outcome(node.round, true);
+    if (round) server.preassign.on_outcome(round, true);
+    for (const sched::ServerLoad& l : *node.seen)
+      if (l.server != id) server.peers.learn(load::PeerLoad{l.server.value, l.requests, l.bytes, 0}, Nanos(0), queue_.now());
     server.load.begin(setup_.piece_bytes);
     ++server.placed;
     server.busy_until = std::max(server.busy_until, queue_.now()) + setup_.piece_service;
-    queue_.at(server.busy_until, [this, n, i, id] {
-      servers_[id.value].load.end(setup_.piece_bytes);
-      queue_.after(setup_.rtt / 2, [this, n, i, id] { written(n, i, id); });
+    queue_.at(server.busy_until, [this, n, i, id, sent] {
+      Server& server = servers_[id.value];
+      server.load.end(setup_.piece_bytes);
+      server.preassign.expire(queue_.now());
+      const sched::ServerLoad left{id, server.load.bytes() + server.preassign.preassigned_bytes(),
+                                   server.load.requests()};
+      queue_.after(setup_.rtt / 2, [this, n, i, id, sent, left] {
+        sched::LoadMemory& memory = memories_[n];
+        memory.wrote(id, setup_.piece_bytes, queue_.now() - sent, at(queue_.now()));
+        memory.heard(left, at(queue_.now() - setup_.rtt / 2));
+        written(n, i, id);
+      });
     });
   }
 
@@ -198,6 +241,7 @@ class Cluster {
   std::vector<ServerId> ids_;
   std::vector<Server> servers_;
   std::vector<Node> nodes_;
+  std::vector<sched::LoadMemory> memories_;  // per compute node, across bursts
   std::vector<Nanos> finish_;  // per process, of the current burst
   uint64_t last_round_ = 0;
   uint64_t redirected_ = 0;
@@ -240,8 +284,10 @@ Result<Setup> make_setup(const Params& p) {
     return Status(Errc::invalid_argument, "piece_mb and disk_mb_per_s must be > 0");
   if (p.number("load_mean") < 0 || p.number("load_sd") < 0 || p.number("straggler_factor") < 1)
     return Status(Errc::invalid_argument, "need load_mean >= 0, load_sd >= 0, straggler_factor >= 1");
-  if (p.number("rtt_ms") < 0 || p.number("start_window_ms") < 0 || p.number("margin_mb") < 0)
-    return Status(Errc::invalid_argument, "rtt_ms, start_window_ms and margin_mb must be >= 0");
+  if (p.number("rtt_ms") < 0 || p.number("start_window_ms") < 0 || p.number("margin_mb") < 0 ||
+      p.number("load_ttl_ms") < 0 || p.number("skew_factor") < 0)
+    return Status(Errc::invalid_argument,
+                  "rtt_ms, start_window_ms, margin_mb, load_ttl_ms and skew_factor must be >= 0");
   for (double r : p.numbers("ratios"))
     if (r < 0 || r > 1) return Status(Errc::invalid_argument, "straggler ratios must be in [0, 1]");
   if (p.number("fig4_ratio") < 0 || p.number("fig4_ratio") > 1)
@@ -260,6 +306,8 @@ Result<Setup> make_setup(const Params& p) {
       Nanos(std::llround(static_cast<double>(s.piece_bytes) / (p.number("disk_mb_per_s") * 1e6) * 1e9));
   s.start_window = Nanos(std::llround(p.number("start_window_ms") * 1e6));
   s.margin_bytes = static_cast<uint64_t>(std::llround(p.number("margin_mb") * kMiB));
+  s.load_ttl = Nanos(std::llround(p.number("load_ttl_ms") * 1e6));
+  s.skew_factor = p.number("skew_factor");
   return s;
 }
 
@@ -427,6 +475,10 @@ Scenario two_choice_stragglers() {
       {"start_window_ms", ParamType::number, "1", "", "nodes start the burst within this window (ms)"},
       {"disk_mb_per_s", ParamType::number, "100", "", "server disk bandwidth (MB/s)"},
       {"margin_mb", ParamType::number, "1", "", "dispatcher margin: stay home unless lighter by this (MiB)"},
+      {"skew_factor", ParamType::number, "2", "",
+       "preassign: stay home unless home's load is more than this x the other's (redirect_skew_factor)"},
+      {"load_ttl_ms", ParamType::number, "300", "",
+       "how long a load heard stays fresh, in the client's memory and the servers' (load_ttl_ms)"},
       {"fig4_ratio", ParamType::number, "0.01", "0.05", "straggler ratio of the placement figure"},
   };
   s.run = run;

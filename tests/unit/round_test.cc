@@ -1,0 +1,149 @@
+// Unit tests of policy/dispatch/round (one dispatch round: probe or not, assign,
+// ProbeDone, the loads the writes carry) and policy/load/peer_loads (what
+// a storage server heard of its peers). The client and pvfs-sim drive
+// these very objects. Pure; a manual clock and seeded generators.
+#include "policy/dispatch/round.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "policy/load/peer_loads.h"
+
+namespace pvfs::sched {
+namespace {
+
+using std::chrono::milliseconds;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr milliseconds kFresh{300};
+const TimePoint t0{std::chrono::seconds(1000)};
+
+std::vector<ServerId> cluster(uint32_t n) {
+  std::vector<ServerId> out;
+  for (uint32_t i = 1; i <= n; ++i) out.push_back(ServerId(i));
+  return out;
+}
+
+std::vector<Piece> pieces_at(std::initializer_list<uint32_t> homes) {
+  std::vector<Piece> out;
+  for (uint32_t h : homes) out.push_back(Piece{ServerId(h), kMiB});
+  return out;
+}
+
+// Answers every probe of `round` with `bytes[server - 1]`.
+void answer_all(Round& round, const std::vector<uint64_t>& bytes, LoadMemory& memory, TimePoint now) {
+  for (ServerId s : round.plan().probe) round.answered(ServerLoad{s, bytes[s.value - 1], 1}, now, memory);
+}
+
+}  // namespace
+
+TEST_CASE("a round whose loads heard are fresh and even stays home without a probe or a ProbeDone") {
+  const auto servers = cluster(8);
+  LoadMemory memory;
+  for (ServerId s : servers) memory.heard(ServerLoad{s, 2 * kMiB, 2}, t0);
+  std::mt19937_64 rng(1);
+  Round round(Options{}, pieces_at({1, 2, 3}), servers, memory, t0 + milliseconds(10), kFresh, rng);
+  CHECK_FALSE(round.probes());
+  CHECK(round.source() == RoundSource::memory);
+  const auto chosen = round.decide(memory, t0 + milliseconds(10), rng);
+  CHECK(chosen == std::vector<ServerId>{ServerId(1), ServerId(2), ServerId(3)});
+  CHECK(round.probe_done(chosen).empty());
+  CHECK(round.reported().empty());
+}
+
+TEST_CASE("a probed round tells ProbeDone to every probed server that got nothing and reports what it saw") {
+  const auto servers = cluster(8);
+  LoadMemory memory;  // nothing heard: stale, so it probes
+  std::mt19937_64 rng(2);
+  Round round(Options{}, pieces_at({1, 2}), servers, memory, t0, kFresh, rng);
+  REQUIRE(round.probes());
+  CHECK(round.plan().probe.size() == 4);
+  CHECK(round.preassign());
+  CHECK(round.piece_bytes() == kMiB);
+  // Home 1 is a straggler's queue; every other server is nearly idle.
+  std::vector<uint64_t> bytes(8, 0);
+  bytes[0] = 40 * kMiB;
+  answer_all(round, bytes, memory, t0);
+  const auto chosen = round.decide(memory, t0, rng);
+  CHECK(chosen[0] != ServerId(1));
+  CHECK(chosen[1] == ServerId(2));
+  const auto done = round.probe_done(chosen);
+  CHECK(done.size() == round.plan().probe.size() - 2);
+  for (ServerId s : done) CHECK(std::find(chosen.begin(), chosen.end(), s) == chosen.end());
+  CHECK(round.reported().size() == round.plan().probe.size());
+  // The piece sent away counts on its new server until that one reports.
+  CHECK(memory.fresh(chosen[0], t0, kFresh)->bytes == kMiB);
+}
+
+TEST_CASE("preassign stays home while home is within the skew factor of the lightest probed server") {
+  const auto servers = cluster(8);
+  std::mt19937_64 rng(3);
+  for (const auto& [home_mib, moves] : std::vector<std::pair<uint64_t, bool>>{{10, false}, {21, true}}) {
+    CAPTURE(home_mib);
+    LoadMemory memory;
+    Round round(Options{}, pieces_at({1, 2}), servers, memory, t0, kFresh, rng);
+    REQUIRE(round.probes());
+    std::vector<uint64_t> bytes(8, 10 * kMiB);
+    for (uint32_t i = 0; i < 8; ++i) bytes[i] = (5 + i % 3) * kMiB;  // 5-7 MiB: the normal spread
+    bytes[0] = home_mib * kMiB;
+    answer_all(round, bytes, memory, t0);
+    const auto chosen = round.decide(memory, t0, rng);
+    CHECK((chosen[0] != ServerId(1)) == moves);
+  }
+  // With the factor off, the margin alone decides: 10 MiB against 5 moves.
+  Options off;
+  off.skew_factor = 0;
+  LoadMemory memory;
+  Round round(off, pieces_at({1, 2}), servers, memory, t0, kFresh, rng);
+  std::vector<uint64_t> bytes(8, 5 * kMiB);
+  bytes[0] = 10 * kMiB;
+  answer_all(round, bytes, memory, t0);
+  CHECK(round.decide(memory, t0, rng)[0] != ServerId(1));
+}
+
+TEST_CASE("preassign chooses only among the servers it probed; collab also among those it heard of") {
+  const auto servers = cluster(64);
+  for (Policy policy : {Policy::preassign, Policy::collab}) {
+    CAPTURE(policy_name(policy));
+    Options o;
+    o.policy = policy;
+    std::mt19937_64 rng(4);
+    LoadMemory memory;
+    Round round(o, pieces_at({1, 2}), servers, memory, t0, kFresh, rng);
+    REQUIRE(round.probes());
+    const std::vector<ServerId> probed = round.plan().probe;
+    // Every probed server is loaded; one server nobody probed is idle, as
+    // another client heard it (second-hand, in a probe answer).
+    ServerId idle(64);
+    while (std::find(probed.begin(), probed.end(), idle) != probed.end()) idle = ServerId(idle.value - 1);
+    memory.heard(ServerLoad{idle, 0, 0}, t0);
+    for (ServerId s : probed) round.answered(ServerLoad{s, 50 * kMiB, 50}, t0, memory);
+    const auto chosen = round.decide(memory, t0, rng);
+    const bool took_idle = std::find(chosen.begin(), chosen.end(), idle) != chosen.end();
+    CHECK(took_idle == (policy == Policy::collab));
+  }
+}
+
+}  // namespace pvfs::sched
+
+namespace pvfs::load {
+
+TEST_CASE("a server keeps the newest figure of each peer and answers probes with the fresh ones and their age") {
+  PeerLoads peers;
+  const Nanos now = std::chrono::seconds(100);
+  peers.learn(PeerLoad{2, 3, 3 << 20, 0}, std::chrono::milliseconds(50), now);
+  // An older figure of the same peer (it took longer to arrive) is ignored.
+  peers.learn(PeerLoad{2, 9, 9 << 20, 0}, std::chrono::milliseconds(80), now);
+  peers.learn(PeerLoad{5, 1, 1 << 20, 4096}, std::chrono::milliseconds(400), now);
+  const auto fresh = peers.fresh(now + std::chrono::milliseconds(10), std::chrono::milliseconds(300));
+  REQUIRE(fresh.size() == 1);
+  CHECK(fresh[0].load.server == 2);
+  CHECK(fresh[0].load.bytes == (3u << 20));
+  CHECK(fresh[0].age == std::chrono::milliseconds(60));
+  // A newer figure replaces it.
+  peers.learn(PeerLoad{2, 0, 0, 0}, Nanos(0), now + std::chrono::milliseconds(20));
+  CHECK(peers.fresh(now + std::chrono::milliseconds(20), std::chrono::milliseconds(300))[0].load.bytes == 0);
+  CHECK(peers.size() == 2);
+}
+
+}  // namespace pvfs::load
