@@ -2,7 +2,7 @@
 // include which. A lower floor never includes a higher one:
 //
 //   shared/                      the vocabulary, config, RPC: includes only shared/
-//   policies                     fs/sched, server/{load,redirect,elevator},
+//   policies                     fs/sched, server/{load,redirect,elevator,qos},
 //                                mds/placement, mds/cluster/membership: pure code
 //                                that takes time and randomness as arguments, so
 //                                shared/ and their own folder only, and no I/O
@@ -95,7 +95,7 @@ fs::path source_root() {
   return root;
 }
 
-const std::vector<std::string> kPolicies = {"fs/sched", "server/load", "server/redirect",
+const std::vector<std::string> kPolicies = {"fs/sched", "server/load", "server/redirect", "server/qos",
                                             "server/elevator", "mds/placement"};
 
 // One offence per line, for the failure message.
