@@ -1,5 +1,7 @@
 #include "server/qos/gate.h"
 
+#include <algorithm>
+
 namespace pvfs::qos {
 
 void WindowGate::install(Plan plan, Nanos start, int repeat) {
@@ -19,8 +21,12 @@ void WindowGate::clear() { plan_.reset(); }
 
 bool WindowGate::has_own_window(std::string_view job) const {
   for (const Window& w : plan_->windows)
-    if (!w.job.empty() && w.job == job && w.length.count() > 0) return true;
+    if (w.kind == WindowKind::dedicated && w.job == job && w.length.count() > 0) return true;
   return false;
+}
+
+bool WindowGate::shared_member(std::string_view job) const {
+  return std::binary_search(plan_->shared_members.begin(), plan_->shared_members.end(), job);
 }
 
 WindowGate::Current WindowGate::current(Nanos now) const {
@@ -38,7 +44,9 @@ WindowGate::Current WindowGate::current(Nanos now) const {
   Nanos at = period_start;
   for (const Window& w : plan_->windows) {
     if (now < at + w.length) {
-      c.kind = w.job.empty() ? Current::Kind::shared : Current::Kind::dedicated;
+      c.kind = w.kind == WindowKind::dedicated ? Current::Kind::dedicated
+               : w.kind == WindowKind::shared  ? Current::Kind::shared
+                                               : Current::Kind::best_effort;
       c.job = w.job;
       c.ends = at + w.length;
       return c;
@@ -55,7 +63,9 @@ Admission WindowGate::admit(std::string_view job, Nanos now) const {
   switch (c.kind) {
     case Current::Kind::open: return Admission::yes;
     case Current::Kind::dedicated: return c.job == job ? Admission::yes : Admission::no;
-    case Current::Kind::shared: return has_own_window(job) ? Admission::if_idle : Admission::yes;
+    case Current::Kind::shared: return shared_member(job) ? Admission::yes : Admission::no;
+    case Current::Kind::best_effort:
+      return has_own_window(job) || shared_member(job) ? Admission::if_idle : Admission::yes;
   }
   return Admission::yes;
 }

@@ -1,8 +1,10 @@
 // Which jobs a storage server may serve now, from the plan of the current
 // scheduling period (U-Shape paper, Zhang, Davis, Jiang, §3.2.1): in a
 // job's dedicated window only that job's requests; in the shared window
-// the jobs without a window of their own first, anyone when none of them
-// waits; outside any window (no plan yet, the plan's unplanned tail, or a
+// only its members' (a job served there while a member's next request is
+// on its way costs the member two seeks); in best effort's window the jobs
+// without a goal first, the others when none of those waits; outside any
+// window (no plan yet, the plan's unplanned tail, or a
 // period the coordinator has not planned: it is late or gone) everyone.
 // Windows line up across servers because every server is handed the same
 // plan and period start; that assumes their clocks agree (NTP or chrony),
@@ -36,7 +38,7 @@ class WindowGate {
   void clear();
 
   struct Current {
-    enum class Kind : uint8_t { open, dedicated, shared } kind = Kind::open;
+    enum class Kind : uint8_t { open, dedicated, shared, best_effort } kind = Kind::open;
     std::string job;  // the window's owner (dedicated only)
     Nanos ends{0};    // when this window ends (open: Nanos::max() when no plan is in force later)
   };
@@ -50,6 +52,7 @@ class WindowGate {
 
  private:
   bool has_own_window(std::string_view job) const;
+  bool shared_member(std::string_view job) const;
 
   std::optional<Plan> plan_;
   Nanos start_{0};

@@ -35,6 +35,11 @@ struct PlannerOptions {
   // window. false (the `average` baseline): every job with a goal gets a
   // window of its own, as throughput-reservation schedulers do.
   bool share_by_locality = true;
+  // true (ushape): overload is cut in proportion to the time each job has
+  // left, the loss recorded and made up in later slack (§3.2.2). false (the
+  // `average` baseline): the shortage is shared evenly and forgotten, as
+  // the constant-throughput scheme of §4.3 and §4.5 does.
+  bool track_loss = true;
 };
 
 // invalid_argument naming the first bad field.
@@ -47,30 +52,42 @@ struct JobReport {
   // B_required: the bytes per second the job must get over the coming
   // period (goal only, >= 0): the servers' bounds added up (§3.2.2).
   double bound = 0;
-  uint64_t bytes = 0;          // D: bytes served for it in the period just ended, all servers
+  uint64_t bytes = 0;          // bytes served for it in the period just ended, all servers
+  // D_ushape: of those, the bytes served in the window it was planned into
+  // (its dedicated window, or the shared one); the rest it got in others'
+  // windows when their owners had nothing queued.
+  uint64_t window_bytes = 0;
   bool active = false;         // it had requests queued or served in the period
   Nanos left{0};               // time to its deadline (goal only); <= 0 when past it
   // §3.2.1's trade: the mean seek a request of this job pays when served
   // among other jobs' requests (what a dedicated window saves), and the
   // mean wait between the completion of one of its requests at a server
-  // and the arrival of its next there (what a dedicated window idles).
+  // and the arrival of its next there when it is served alone (what a
+  // dedicated window idles).
   Nanos seek_cost{0};
   Nanos idle_cost{0};
 };
 
-// One window of a period. `job` empty: the shared window, which serves
-// every job that has no window of its own in this plan.
+enum class WindowKind : uint8_t {
+  dedicated,    // one job with a goal
+  shared,       // the jobs with a goal and no window of their own (Plan::shared_members)
+  best_effort,  // the jobs without a goal
+};
+
 struct Window {
-  std::string job;
+  WindowKind kind = WindowKind::dedicated;
+  std::string job;  // dedicated only
   Nanos length{0};
   auto operator<=>(const Window&) const = default;
 };
 
-// Windows in the order they are served, from the period's start; their
-// lengths add up to at most the period (the rest, if any, is open to all).
+// Windows in the order they are served from the period's start: the
+// dedicated ones by job name, then the shared, then best effort's. Their
+// lengths add up to at most the period; the rest, if any, is open to all.
 struct Plan {
   Nanos period{0};
   std::vector<Window> windows;
+  std::vector<std::string> shared_members;  // sorted
 };
 
 // A job as the last plan() left it, for status displays.
@@ -93,10 +110,8 @@ class WindowPlanner {
 
   // The job's state after the last plan(), or nullptr.
   const JobPlan* job(std::string_view job) const;
-  // The shared window of the last plan, and the part of it sized for the
-  // goals of the jobs in it (the rest is best effort's).
+  // The shared window of the last plan.
   Nanos shared_window() const { return shared_; }
-  Nanos shared_goal_part() const { return shared_goal_; }
   const PlannerOptions& options() const { return options_; }
 
  private:
@@ -107,7 +122,6 @@ class WindowPlanner {
   PlannerOptions options_;
   std::map<std::string, State, std::less<>> jobs_;
   Nanos shared_{0};
-  Nanos shared_goal_{0};
 };
 
 }  // namespace pvfs::qos

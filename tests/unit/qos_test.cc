@@ -300,6 +300,7 @@ JobReport goal(std::string job, double bound, uint64_t bytes, Nanos left, bool o
   r.goal = true;
   r.bound = bound;
   r.bytes = bytes;
+  r.window_bytes = bytes;
   r.active = true;
   r.left = left;
   r.seek_cost = own ? 5ms : 1ms;
@@ -312,10 +313,18 @@ JobReport best_effort(std::string job) {
   r.active = true;
   return r;
 }
+// A dedicated window's length; "" the shared window, "*" best effort's.
 Nanos window_of(const Plan& p, std::string_view job) {
-  for (const auto& w : p.windows)
-    if (w.job == job) return w.length;
+  for (const auto& w : p.windows) {
+    if (w.kind == WindowKind::dedicated && w.job == job) return w.length;
+    if (w.kind == WindowKind::shared && job.empty()) return w.length;
+    if (w.kind == WindowKind::best_effort && job == "*") return w.length;
+  }
   return 0ns;
+}
+void set_bytes(JobReport& r, uint64_t bytes) {
+  r.bytes = bytes;
+  r.window_bytes = bytes;
 }
 }  // namespace
 
@@ -326,18 +335,26 @@ TEST_CASE("a new job's window starts inversely proportional to throughput, then 
   std::vector<JobReport> r{goal("a", 20e6, 0, 100s), best_effort("be")};
   Plan p = planner.plan(r);
   CHECK(window_of(p, "a") == 500ms);
-  CHECK(window_of(p, "") == 500ms);
+  CHECK(window_of(p, "*") == 500ms);
   // It got 25 MB in its 500 ms (50 MB/s) but needs 20 MB per period:
   // T_adjust = (20 MB - 25 MB) / 50 MB/s = -100 ms.
-  r[0].bytes = 25'000'000;
+  set_bytes(r[0], 25'000'000);
   p = planner.plan(r);
   CHECK(window_of(p, "a") == 400ms);
-  CHECK(window_of(p, "") == 600ms);  // the rest goes to best effort
+  CHECK(window_of(p, "*") == 600ms);  // the rest goes to best effort
   CHECK(planner.job("a")->rate == doctest::Approx(50e6));
   // Then it got 10 MB in 400 ms (25 MB/s): it needs 800 ms.
-  r[0].bytes = 10'000'000;
+  set_bytes(r[0], 10'000'000);
   p = planner.plan(r);
   CHECK(window_of(p, "a") == 800ms);
+  // 5 MB in its 800 ms and 15 MB more in best effort's idle time: it has
+  // its 20 MB, so the window stays (T_adjust counts all its bytes, and its
+  // rate from its own window only).
+  r[0].bytes = 20'000'000;
+  r[0].window_bytes = 5'000'000;
+  p = planner.plan(r);
+  CHECK(window_of(p, "a") == 800ms);
+  CHECK(planner.job("a")->rate == doctest::Approx(6.25e6));
 }
 
 TEST_CASE("locality decides between a dedicated and the shared window") {
@@ -348,6 +365,7 @@ TEST_CASE("locality decides between a dedicated and the shared window") {
   CHECK_FALSE(ushape.job("rand")->dedicated);
   CHECK(window_of(p, "rand") == 0ns);
   CHECK(window_of(p, "") > 0ns);
+  CHECK(p.shared_members == std::vector<std::string>{"rand"});
   // The average baseline gives every job with a goal its own window.
   WindowPlanner average({1000ms, 20ms, false});
   p = average.plan(r);
@@ -362,11 +380,12 @@ TEST_CASE("overload cuts windows in proportion to time left and records the loss
   // Each got 50 MB/s in its 500 ms and now needs 35 MB: 700 ms each, 400 ms
   // too many. Cuts in proportion to 100 s : 300 s are 100 ms and 300 ms.
   r[0].bound = r[1].bound = 35e6;
-  r[0].bytes = r[1].bytes = 25'000'000;
+  set_bytes(r[0], 25'000'000);
+  set_bytes(r[1], 25'000'000);
   Plan p = planner.plan(r);
   CHECK(window_of(p, "near") == 600ms);
   CHECK(window_of(p, "far") == 400ms);
-  CHECK(window_of(p, "") == 0ns);  // nothing left for best effort
+  CHECK(window_of(p, "*") == 0ns);  // nothing left for best effort
   // T_loss = D * (T_cut / T_window) / B: 25 MB * (100 / 500) / 35 MB/s.
   CHECK(planner.job("near")->loss.count() == doctest::Approx(5.0 / 35 * 1e9).epsilon(1e-6));
   CHECK(planner.job("far")->loss.count() == doctest::Approx(15.0 / 35 * 1e9).epsilon(1e-6));
@@ -378,13 +397,14 @@ TEST_CASE("slack makes up the most urgent job's loss first, then goes to best ef
   std::vector<JobReport> r{goal("near", 0, 0, 100s), goal("far", 0, 0, 300s)};
   planner.plan(r);
   r[0].bound = r[1].bound = 35e6;
-  r[0].bytes = r[1].bytes = 25'000'000;
+  set_bytes(r[0], 25'000'000);
+  set_bytes(r[1], 25'000'000);
   planner.plan(r);  // losses 0.143 s and 0.429 s
   // Now each needs 10 MB at 41.67 MB/s (25 MB in 600 ms, 16.67 MB in 400 ms)...
   r[0].bound = 10e6;
   r[1].bound = 10e6;
-  r[0].bytes = 25'000'000;            // near: 25 MB in 600 ms
-  r[1].bytes = 16'666'667;            // far: 16.67 MB in 400 ms
+  set_bytes(r[0], 25'000'000);  // near: 25 MB in 600 ms
+  set_bytes(r[1], 16'666'667);  // far: 16.67 MB in 400 ms
   r.push_back(best_effort("be"));
   Plan p = planner.plan(r);
   // near needs 240 ms, far 240 ms; 520 ms of slack. near's loss: 0.143 s *
@@ -393,7 +413,7 @@ TEST_CASE("slack makes up the most urgent job's loss first, then goes to best ef
   CHECK(window_of(p, "far").count() == doctest::Approx(342.9e6).epsilon(1e-3));
   CHECK(planner.job("near")->loss.count() < 1000);
   CHECK(planner.job("far")->loss.count() < 1000);
-  CHECK(window_of(p, "").count() == doctest::Approx(382.9e6).epsilon(1e-3));
+  CHECK(window_of(p, "*").count() == doctest::Approx(382.9e6).epsilon(1e-3));
   Nanos total{0};
   for (const auto& w : p.windows) total += w.length;
   CHECK(total <= 1000ms);
@@ -406,31 +426,59 @@ TEST_CASE("a job that left is forgotten and an idle job holds no window") {
   r[0].active = false;
   Plan p = planner.plan(r);
   CHECK(window_of(p, "a") == 0ns);
-  CHECK(window_of(p, "") == 1000ms);
+  CHECK(window_of(p, "*") == 1000ms);
   p = planner.plan(std::vector<JobReport>{best_effort("be")});
   CHECK(planner.job("a") == nullptr);
 }
 
 // ---- gate ----
 
+TEST_CASE("the average baseline shares a shortage evenly and records no loss") {
+  WindowPlanner planner({1000ms, 20ms, false, false});
+  std::vector<JobReport> r{goal("near", 0, 0, 100s), goal("far", 0, 0, 300s)};
+  planner.plan(r);
+  r[0].bound = r[1].bound = 35e6;
+  set_bytes(r[0], 25'000'000);
+  set_bytes(r[1], 25'000'000);
+  Plan p = planner.plan(r);
+  CHECK(window_of(p, "near") == 500ms);
+  CHECK(window_of(p, "far") == 500ms);
+  CHECK(planner.job("near")->loss == 0ns);
+  CHECK(planner.job("far")->cut == 200ms);
+}
+
 TEST_CASE("the gate serves each window's jobs in turn and opens when no plan is in force") {
   WindowGate g;
   CHECK(g.admit("a", 5ms) == Admission::yes);
-  g.install({1000ms, {{"a", 300ms}, {"b", 200ms}, {"", 400ms}}}, 2000ms, 2);
+  Plan plan{1000ms,
+            {{WindowKind::dedicated, "a", 300ms}, {WindowKind::dedicated, "b", 200ms},
+             {WindowKind::shared, "", 200ms}, {WindowKind::best_effort, "", 200ms}},
+            {"c"}};
+  g.install(plan, 2000ms, 2);
   CHECK(g.admit("b", 1999ms) == Admission::yes);  // before the plan's start
   CHECK(g.admit("a", 2000ms) == Admission::yes);
   CHECK(g.admit("b", 2000ms) == Admission::no);
-  CHECK(g.admit("c", 2299ms) == Admission::no);
+  CHECK(g.admit("be", 2299ms) == Admission::no);
   CHECK(g.admit("b", 2300ms) == Admission::yes);
   CHECK(g.current(2300ms).ends == 2500ms);
-  // The shared window: jobs without a window first, the others when idle.
+  // The shared window: its members only.
   CHECK(g.admit("c", 2500ms) == Admission::yes);
-  CHECK(g.admit("a", 2500ms) == Admission::if_idle);
-  CHECK(g.admit("a", 2950ms) == Admission::yes);  // the unplanned tail
-  CHECK(g.admit("b", 3000ms) == Admission::no);   // second period
+  CHECK(g.admit("a", 2500ms) == Admission::no);
+  CHECK(g.admit("be", 2500ms) == Admission::no);
+  // Best effort's: jobs without a goal, the others when those have nothing.
+  CHECK(g.admit("be", 2700ms) == Admission::yes);
+  CHECK(g.admit("a", 2700ms) == Admission::if_idle);
+  CHECK(g.admit("c", 2700ms) == Admission::if_idle);
+  CHECK(g.admit("b", 2850ms) == Admission::if_idle);
+  CHECK(g.admit("b", 2950ms) == Admission::yes);  // the unplanned tail
+  CHECK(g.admit("b", 3000ms) == Admission::no);  // second period
   CHECK(g.current(3000ms).job == "a");
   CHECK(g.admit("b", 4000ms) == Admission::yes);  // no plan for the third: open
   CHECK(g.current(4000ms).kind == WindowGate::Current::Kind::open);
   g.clear();
   CHECK(g.admit("b", 2000ms) == Admission::yes);
+  // A plan shorter than its period leaves the tail open.
+  g.install({1000ms, {{WindowKind::dedicated, "a", 600ms}}, {}}, 0ms);
+  CHECK(g.admit("b", 599ms) == Admission::no);
+  CHECK(g.admit("b", 600ms) == Admission::yes);
 }
