@@ -74,6 +74,7 @@ Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Confi
   o.elevator.lambda = config.elevator_lambda;
   if (Status st = elevator::validate(o.elevator); !st.ok()) return st;
   o.depth = config.elevator_queue_depth ? config.elevator_queue_depth : disk_threads;
+  o.qos = qos::parse_qos_policy(config.qos_policy).value_or(qos::QosPolicy::off);
   o.inline_ops.max_bytes = config.storage_inline_max_bytes;
   o.inline_ops.max_latency = std::chrono::microseconds(config.storage_inline_max_latency_us);
   if (config.emulated_bandwidth_bytes > 0) {
@@ -183,8 +184,9 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
                                                  std::shared_ptr<rpc::Connection> conn, Reply reply,
                                                  Buffer& reply_data) {
   switch (req.which()) {
-    case sp::Request::WRITE: co_return co_await write(req.getWrite(), msg.data(), reply);
-    case sp::Request::READ: co_return co_await read(req.getRead(), conn, reply, reply_data);
+    case sp::Request::WRITE: co_return co_await write(req.getWrite(), msg.data(), reply, msg.envelope().getJobId());
+    case sp::Request::READ:
+      co_return co_await read(req.getRead(), conn, reply, reply_data, msg.envelope().getJobId());
     case sp::Request::READ_FRAGMENT:
       co_return co_await read_fragment(req.getReadFragment(), conn, reply_data, reply);
     case sp::Request::TRUNCATE: {
@@ -308,7 +310,8 @@ asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& ms
   co_return Status(Errc::not_supported, "unknown storage request");
 }
 
-asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply) {
+asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply,
+                                              std::string job) {
   const ObjectId obj = rpc::from_wire(w.getObject());
   const uint64_t offset = w.getOffset();
   const bool sync = w.getSync();
@@ -330,6 +333,7 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   op.offset = offset;
   op.data = data.span();
   op.sync = sync;
+  op.job = std::move(job);
   if (w.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, w.getMaxServiceMs()));
@@ -351,7 +355,8 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
 }
 
 asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
-                                             std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out) {
+                                             std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out,
+                                             std::string job) {
   const ObjectId obj = rpc::from_wire(r.getObject());
   const uint64_t offset = r.getOffset();
   const uint32_t length = r.getLength();
@@ -363,6 +368,7 @@ asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
   IoQueue::Op op = object_op(obj);
   op.offset = offset;
   op.out = out.span();
+  op.job = std::move(job);
   if (r.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, r.getMaxServiceMs()));

@@ -268,6 +268,13 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, sec, "urgent_max_service_ms", c.urgent_max_service_ms); !s.ok()) return s;
     if (c.urgent_max_service_ms == 0) return key_error("elevator.urgent_max_service_ms", "must be > 0");
   }
+  if (auto* t = root.get_as<toml::table>("qos")) {
+    auto policy = read_string(*t, "policy", "qos.policy");
+    if (!policy) return policy.status();
+    if (*policy) c.qos_policy = **policy;
+    if (c.qos_policy != "off" && c.qos_policy != "average" && c.qos_policy != "ushape")
+      return key_error("qos.policy", "must be off, average or ushape");
+  }
   if (auto* t = root.get_as<toml::table>("storage")) {
     if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline_max_bytes); !s.ok()) return s;
     if (Status s = read_uint(*t, "storage", "inline_max_latency_us", c.storage_inline_max_latency_us); !s.ok())
@@ -377,6 +384,8 @@ std::string Config::render() const {
       << "lambda = " << toml_float(elevator_lambda) << "    # dynamic deadline factor, >= 1\n"
       << "queue_depth = " << elevator_queue_depth << "    # operations on the disk at once; 0 = disk threads\n"
       << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
+      << "[qos]\n"
+      << "policy = " << toml::value<std::string>(qos_policy) << "    # off, average or ushape\n\n"
       << "[storage]\n"
       << "inline_max_bytes = " << storage_inline_max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"

@@ -95,6 +95,9 @@ struct Config {
   uint32_t elevator_queue_depth = 0;    // operations on the disk at once; 0 = disk threads
   uint32_t urgent_max_service_ms = 1000;  // what clients ask of urgent requests
 
+  // [qos]: per-job service windows from execution-time goals (U-Shape paper).
+  std::string qos_policy = "off";       // "off", "average" or "ushape"
+
   // [storage]: where each storage server runs its disk operations.
   uint64_t storage_inline_max_bytes = uint64_t{64} << 10;  // larger ones always go to the disk pool; 0: all do
   uint32_t storage_inline_max_latency_us = 200;  // small ones run inline while they average below this

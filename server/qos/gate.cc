@@ -4,6 +4,21 @@
 
 namespace pvfs::qos {
 
+std::string_view qos_policy_name(QosPolicy policy) {
+  switch (policy) {
+    case QosPolicy::off: return "off";
+    case QosPolicy::average: return "average";
+    case QosPolicy::ushape: return "ushape";
+  }
+  return "?";
+}
+
+std::optional<QosPolicy> parse_qos_policy(std::string_view text) {
+  for (QosPolicy p : {QosPolicy::off, QosPolicy::average, QosPolicy::ushape})
+    if (qos_policy_name(p) == text) return p;
+  return std::nullopt;
+}
+
 void WindowGate::install(Plan plan, Nanos start, int repeat) {
   PVFS_CHECK(plan.period.count() > 0 && repeat >= 1);
   Nanos total{0};

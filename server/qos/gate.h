@@ -22,6 +22,15 @@
 
 namespace pvfs::qos {
 
+// The `[qos] policy` of pvfs.toml(5). off: no windows, the elevator as
+// without QoS. average: constant bounds (the paper's baseline). ushape:
+// bounds from each job's model. A storage server only enforces the plans
+// it is handed; the two differ in how the coordinator plans.
+enum class QosPolicy : uint8_t { off, average, ushape };
+std::string_view qos_policy_name(QosPolicy policy);
+// Inverse of qos_policy_name(); nullopt for any other text.
+std::optional<QosPolicy> parse_qos_policy(std::string_view text);
+
 enum class Admission : uint8_t {
   yes,      // serve it
   if_idle,  // serve it only when no request admitted `yes` is queued

@@ -156,6 +156,19 @@ TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their ke
   expect_error_naming(std::string(kMinimal) + "[elevator]\nquantum = 0\n", "elevator.quantum");
 }
 
+TEST_CASE("[qos] policy is off by default, read, rendered back, and a bad value names its key") {
+  TempDir dir;
+  auto plain = Config::load(dir.write("plain.toml", kMinimal));
+  REQUIRE(plain.ok());
+  CHECK(plain->qos_policy == "off");
+  auto c = Config::load(dir.write("q.toml", std::string(kMinimal) + "[qos]\npolicy = \"ushape\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->qos_policy == "ushape");
+  CHECK(Config::load(dir.write("back.toml", c->render()))->qos_policy == "ushape");
+  expect_error_naming(std::string(kMinimal) + "[qos]\npolicy = \"fast\"\n", "qos.policy");
+  expect_error_naming(std::string(kMinimal) + "[qos]\npolicy = 3\n", "qos.policy");
+}
+
 TEST_CASE("[storage] inline limits are read, rendered back, and a bad value names its key") {
   TempDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
