@@ -28,7 +28,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
       config(config_),
       key(key_),
       timeout(config_.rpc_timeout_ms),
-      router(mds_ids(config_), placement::parse_policy(config_.mds_placement).value_or(placement::Policy::anu)) {
+      router(mds_ids(config_), config_.mds_placement) {
   for (const auto& m : config_.mds)
     mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address,
                                                   rpc::Auth(key_, {}, config_.encrypt),

@@ -21,7 +21,7 @@
 #include "mds/fileset_catalog.h"
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"

@@ -1,6 +1,6 @@
 // The storage server's I/O queue: every data request (object and fragment
 // reads and writes, client and maintainer) waits here until the elevator
-// (server/elevator, pure) dispatches it, possibly merged with adjacent
+// (policy/elevator, pure) dispatches it, possibly merged with adjacent
 // requests into one vectored backend operation. At most `depth` operations
 // are on the disk at a time, so the elevator, not the kernel, decides the
 // order. With an emulated disk (for experiments on machines without
@@ -12,7 +12,7 @@
 // it is small and the store has proven fast for such operations: no
 // hand-off, and the same elevator decisions. With a QoS policy other than
 // off, the elevator serves only the jobs the current service window of
-// the installed plan lets in (server/qos's WindowGate), waits for the next
+// the installed plan lets in (policy/qos's WindowGate), waits for the next
 // window when none of those has work, and never runs an operation inline.
 #pragma once
 
@@ -25,11 +25,11 @@
 
 #include <asio.hpp>
 
-#include "server/elevator/elevator.h"
-#include "server/elevator/emulated_disk.h"
-#include "server/elevator/inline_gate.h"
+#include "policy/elevator/elevator.h"
+#include "policy/elevator/emulated_disk.h"
+#include "policy/elevator/inline_gate.h"
 #include "server/object_store.h"
-#include "server/qos/gate.h"
+#include "policy/qos/gate.h"
 
 namespace pvfs {
 

@@ -66,17 +66,11 @@ Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Confi
                                                                      const std::filesystem::path& data_dir,
                                                                      unsigned disk_threads) {
   IoQueueOptions o;
-  o.elevator.policy = *elevator::parse_policy(config.elevator);
-  o.elevator.quantum = config.elevator_quantum;
-  o.elevator.quantum_unit = config.elevator_quantum_unit == "bytes" ? elevator::QuantumUnit::bytes
-                                                                    : elevator::QuantumUnit::requests;
-  o.elevator.max_merge_bytes = config.elevator_max_merge_bytes;
-  o.elevator.lambda = config.elevator_lambda;
+  o.elevator = config.elevator;
   if (Status st = elevator::validate(o.elevator); !st.ok()) return st;
   o.depth = config.elevator_queue_depth ? config.elevator_queue_depth : disk_threads;
-  o.qos = qos::parse_qos_policy(config.qos_policy).value_or(qos::QosPolicy::off);
-  o.inline_ops.max_bytes = config.storage_inline_max_bytes;
-  o.inline_ops.max_latency = std::chrono::microseconds(config.storage_inline_max_latency_us);
+  o.qos = config.qos_policy;
+  o.inline_ops = config.storage_inline;
   if (config.emulated_bandwidth_bytes > 0) {
     elevator::EmulatedDiskOptions disk;
     disk.seek = elevator::from_seconds(config.emulated_seek_ms / 1000.0);

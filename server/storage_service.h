@@ -18,14 +18,14 @@
 #include <asio.hpp>
 
 #include "server/io_queue.h"
-#include "server/load/load_detector.h"
-#include "server/load/preassign.h"
+#include "policy/load/load_detector.h"
+#include "policy/load/preassign.h"
 #include "server/object_gates.h"
 #include "server/object_store.h"
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_table.h"
 #include "server/sched_db.h"
 #include "server/straggler.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"

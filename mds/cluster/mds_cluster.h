@@ -29,9 +29,9 @@
 
 #include <asio.hpp>
 
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
@@ -133,6 +133,10 @@ class MdsCluster {
   struct Incoming {
     uint64_t ship_id = 0;
     uint64_t received = 0;
+    // Held from the first chunk until the set is open: a member that takes
+    // over this one's file sets after it failed leaves a copy alone while
+    // it is being received, and makes it uninstallable once it is not.
+    FileSetLock lock;
   };
 
   // serving -> fencing -> fenced -> serving (see the file comment).
@@ -153,6 +157,10 @@ class MdsCluster {
                                         std::span<const std::byte> data);
   // Serves the file sets of `failed` that now hash here, from its data dir.
   asio::awaitable<void> take_over(MdsId failed);
+  // Settles the ships to `failed` whose answer was lost, from its data dir:
+  // a set it installed is taken over from there (our copy goes); one it
+  // never installed is ours again, once no process holds its partial copy.
+  void settle_ships_to(MdsId failed, const std::filesystem::path& dir);
   void close_interval();
   void make_root_if_fresh();
   // Adopts `map` if it is newer (or the same version and smaller text, so
@@ -195,12 +203,7 @@ class MdsCluster {
   std::deque<MoveRecord> moves_;
   std::deque<TuningRecord> tunings_;
   uint64_t moves_in_ = 0, moves_out_ = 0;
-  // The current measuring interval.
-  uint64_t interval_seq_ = 0;
-  uint64_t interval_requests_ = 0;
-  std::chrono::nanoseconds interval_latency_{0};
-  SteadyTime interval_start_;
-  IntervalReport last_interval_;
+  IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;

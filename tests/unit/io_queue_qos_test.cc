@@ -1,5 +1,5 @@
 // The storage server's I/O queue with QoS windows (server/io_queue.h and
-// server/qos/gate.h), in process: a real ObjectStore in a temporary
+// policy/qos/gate.h), in process: a real ObjectStore in a temporary
 // directory, a real io_context and disk pool. A job outside the current
 // window waits for its window; with the policy off, plans are ignored and
 // every job is served as before. These tests assert order, not speed: the

@@ -1,4 +1,4 @@
-// Helper of qos_cart_sklearn.py: fits server/qos's CART on a training file
+// Helper of qos_cart_sklearn.py: fits policy/qos's CART on a training file
 // and prints its predictions for a query file, so the script can compare
 // them with scikit-learn's DecisionTreeRegressor on the same data.
 // Usage: qos_cart_fit MAX_DEPTH MIN_SAMPLES_LEAF TRAIN QUERY
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <vector>
 
-#include "server/qos/cart.h"
+#include "policy/qos/cart.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""server/qos's CART against scikit-learn's DecisionTreeRegressor, the
+"""policy/qos's CART against scikit-learn's DecisionTreeRegressor, the
 reference CART, on the same data. Both must grow the same tree: the same
 number of nodes and depth, the training points grouped alike by the leaves
 (so every node splits the training samples alike), the same predictions there (to

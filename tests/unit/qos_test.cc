@@ -1,16 +1,16 @@
-// server/qos: the U-Shape policy objects, each against values worked out
+// policy/qos: the U-Shape policy objects, each against values worked out
 // by hand from the paper's formulas (Zhang, Davis, Jiang, §3.1, §3.2).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
 
-#include "server/qos/cart.h"
-#include "server/qos/gate.h"
-#include "server/qos/locality.h"
-#include "server/qos/model.h"
-#include "server/qos/planner.h"
-#include "server/qos/synthetic.h"
+#include "policy/qos/cart.h"
+#include "policy/qos/gate.h"
+#include "policy/qos/locality.h"
+#include "policy/qos/model.h"
+#include "policy/qos/planner.h"
+#include "policy/qos/synthetic.h"
 
 using namespace pvfs;
 using namespace pvfs::qos;

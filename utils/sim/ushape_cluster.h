@@ -1,7 +1,7 @@
 // The cluster the ushape-qos scenario runs (U-Shape paper, Zhang, Davis,
 // Jiang, §4): storage servers with a disk whose seek grows with the
 // distance the head moves, MPI-like programs of synchronous processes that
-// stripe requests over the servers, and, per server, server/qos's
+// stripe requests over the servers, and, per server, policy/qos's
 // LocalityTracker and WindowGate. The QoS decisions (bounds, the
 // WindowPlanner) are the scenario's: it reads each period's measurements
 // here and installs plans. Not thread-safe: lives in one EventQueue's
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "server/qos/gate.h"
-#include "server/qos/locality.h"
+#include "policy/qos/gate.h"
+#include "policy/qos/locality.h"
 #include "utils/sim/event_queue.h"
 #include "utils/sim/random.h"
 

@@ -1,7 +1,7 @@
 // Scenario ushape-qos: the U-Shape paper's experiments (Zhang, Davis,
 // Jiang, §4.3 Table 1 and §4.4 Table 2) at their scale: nine storage
 // servers with one disk each, programs of MPI-like synchronous processes,
-// and server/qos's objects doing the work: LocalityTracker on every
+// and policy/qos's objects doing the work: LocalityTracker on every
 // server, the CART trained on each program's profiling run plus the
 // synthetic workload, the WindowPlanner as the coordinator, the
 // WindowGate in every server's scheduler. The cluster is ushape_cluster.h.
@@ -11,10 +11,10 @@
 #include <cmath>
 #include <random>
 
-#include "server/qos/cart.h"
-#include "server/qos/model.h"
-#include "server/qos/planner.h"
-#include "server/qos/synthetic.h"
+#include "policy/qos/cart.h"
+#include "policy/qos/model.h"
+#include "policy/qos/planner.h"
+#include "policy/qos/synthetic.h"
 #include "utils/sim/scenario.h"
 #include "utils/sim/ushape_cluster.h"
 
