@@ -49,10 +49,7 @@ struct StatFs {
   uint32_t block_size = 4096, name_max = 255;
 };
 
-struct ReaddirPage {
-  std::vector<DirEntry> entries;
-  bool eof = false;
-};
+using ReaddirPage = DirPage;  // shared/attr.h
 
 // The bytes of a read as the storage servers' replies brought them: one
 // buffer per piece of the stripe, in file order, each exactly its piece's
@@ -66,12 +63,7 @@ struct ReadData {
   }
 };
 
-struct StorageServer {
-  ServerId id;
-  std::string address;
-  uint64_t capacity_bytes = 0, free_bytes = 0;
-  bool alive = false;
-};
+using StorageServer = ServerInfo;  // shared/attr.h
 
 struct WriterAnnouncement;  // fs/client_impl.h
 

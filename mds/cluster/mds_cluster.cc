@@ -364,70 +364,33 @@ bool MdsCluster::adopt(const placement::AnuMap& map, const char* from) {
 
 // ---- the cluster's messages -------------------------------------------------------
 
-bool MdsCluster::is_cluster_request(mp::Request::Reader req) {
-  switch (req.which()) {
-    case mp::Request::GET_MAP:
-    case mp::Request::PEER_PING:
-    case mp::Request::SET_MAP:
-    case mp::Request::SHIP_FILE_SET:
-    case mp::Request::DETACH_FILE_SET:
-    case mp::Request::CLUSTER_STATUS:
-      return true;
-    default:
-      return false;
-  }
+void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::PeerState::Builder state) {
+  membership_.heard(from, std::chrono::steady_clock::now(), {});
+  if (auto theirs = placement::AnuMap::parse(their_map)) adopt(*theirs, "a peer's heartbeat");
+  state.setId(self_.value);
+  state.setMap(map_.serialize());
+  state.setReady(membership_.ready(std::chrono::steady_clock::now()));
+  auto ids = filesets_.ids();
+  auto list = state.initFileSets(static_cast<unsigned>(ids.size()));
+  for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
+  auto l = state.initInterval();
+  l.setServer(self_.value);
+  l.setSeq(meter_.last().seq);
+  l.setLatencyMs(meter_.last().latency_ms);
+  l.setRequests(meter_.last().requests);
 }
 
-asio::awaitable<Status> MdsCluster::handle(mp::Request::Reader req, rpc::InMessage& msg,
-                                           mp::Reply::Builder reply) {
-  switch (req.which()) {
-    case mp::Request::GET_MAP:
-      reply.setMap(map_.serialize());
-      co_return Status{};
-    case mp::Request::PEER_PING: {
-      auto p = req.getPeerPing();
-      membership_.heard(MdsId(p.getFrom()), std::chrono::steady_clock::now(), {});
-      if (auto theirs = placement::AnuMap::parse(text(p.getMap()))) adopt(*theirs, "a peer's heartbeat");
-      auto state = reply.initPeer();
-      state.setId(self_.value);
-      state.setMap(map_.serialize());
-      state.setReady(membership_.ready(std::chrono::steady_clock::now()));
-      auto ids = filesets_.ids();
-      auto list = state.initFileSets(static_cast<unsigned>(ids.size()));
-      for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
-      auto l = state.initInterval();
-      l.setServer(self_.value);
-      l.setSeq(meter_.last().seq);
-      l.setLatencyMs(meter_.last().latency_ms);
-      l.setRequests(meter_.last().requests);
-      co_return Status{};
-    }
-    case mp::Request::SET_MAP: {
-      auto map = placement::AnuMap::parse(text(req.getSetMap()));
-      if (!map) co_return map.status();
-      adopt(*map, "the delegate");
-      reply.setNone();
-      co_return Status{};
-    }
-    case mp::Request::SHIP_FILE_SET: {
-      Status st = co_await receive_chunk(req.getShipFileSet(), msg.data().span());
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case mp::Request::DETACH_FILE_SET: {
-      const FileSetId set(req.getDetachFileSet());
-      if (Status st = admit(set); !st.ok()) co_return st;
-      if (!detach_local) co_return Status(Errc::not_supported, "no detach handler");
-      Status st = detach_local(set);
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case mp::Request::CLUSTER_STATUS:
-      fill_status(reply.initCluster());
-      co_return Status{};
-    default:
-      co_return Status(Errc::not_supported, "not a cluster request");
-  }
+Status MdsCluster::take_map(std::string_view map_text) {
+  auto map = placement::AnuMap::parse(map_text);
+  if (!map) return map.status();
+  adopt(*map, "the delegate");
+  return Status{};
+}
+
+Status MdsCluster::detach_request(FileSetId set) {
+  if (Status st = admit(set); !st.ok()) return st;
+  if (!detach_local) return Status(Errc::not_supported, "no detach handler");
+  return detach_local(set);
 }
 
 void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {

@@ -84,12 +84,22 @@ class MdsCluster {
   // member's current measuring interval.
   void record(std::chrono::nanoseconds latency);
 
-  // ---- the cluster's own messages ----
-  static bool is_cluster_request(proto::mds::Request::Reader req);
-  // Answers getMap, peerPing, setMap, shipFileSet, detachFileSet and
-  // clusterStatus into `reply`; a failure is returned instead.
-  asio::awaitable<Status> handle(proto::mds::Request::Reader req, rpc::InMessage& msg,
-                                 proto::mds::Reply::Builder reply);
+  // ---- the cluster's own messages (mds/handlers/cluster_*.cc) ----
+  // peerPing from member `from` holding `their_map`: notes it alive, adopts
+  // the map if newer, and fills in this member's state.
+  void answer_ping(MdsId from, std::string_view their_map,
+                   proto::mds::Reply::PeerState::Builder out);
+  // setMap from the delegate: adopts `map_text` if newer. Errors: those of
+  // parsing the map.
+  Status take_map(std::string_view map_text);
+  // shipFileSet: one piece of a file set moving here, `data` its bytes.
+  asio::awaitable<Status> receive_chunk(proto::mds::Request::ShipChunk::Reader chunk,
+                                        std::span<const std::byte> data);
+  // detachFileSet: the owner of the root entry of `set` removes it. Errors:
+  // those of admit(), not_empty.
+  Status detach_request(FileSetId set);
+  // clusterStatus (pvfs-ctl mds): the cluster as this member sees it.
+  void fill_status(proto::mds::Reply::ClusterState::Builder out);
 
   // ---- operations that span members, for MdsService ----
   // Attributes of the root `ino` of a file set another member owns.
@@ -153,8 +163,6 @@ class MdsCluster {
   asio::awaitable<void> broadcast(std::string map_text);
   // Ships `set` to `to`; true when it is there.
   asio::awaitable<bool> ship(uint16_t set, MdsId to);
-  asio::awaitable<Status> receive_chunk(proto::mds::Request::ShipChunk::Reader chunk,
-                                        std::span<const std::byte> data);
   // Serves the file sets of `failed` that now hash here, from its data dir.
   asio::awaitable<void> take_over(MdsId failed);
   // Settles the ships to `failed` whose answer was lost, from its data dir:
@@ -167,7 +175,6 @@ class MdsCluster {
   // two delegates' maps of one version settle on one); true if adopted.
   bool adopt(const placement::AnuMap& map, const char* from);
   Status save_map() const;
-  void fill_status(proto::mds::Reply::ClusterState::Builder out);
   void remember_move(MoveRecord record);
   rpc::Peer& peer(MdsId member);
   MdsId owner(uint16_t set) const;

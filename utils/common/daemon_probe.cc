@@ -2,6 +2,7 @@
 
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
+#include "shared/rpc/convert.h"
 #include "utils/common/call_once.h"
 
 namespace pvfs {
@@ -42,8 +43,10 @@ Result<std::vector<ServerView>> list_servers(const Endpoint& mds, const Secret& 
       mds, key, timeout, [](rpc::OutMessage& out) { out.init_body<proto::mds::Request>().setGetServers(); },
       [](rpc::InMessage& reply) -> Result<std::vector<ServerView>> {
         std::vector<ServerView> servers;
-        for (auto s : reply.body<proto::mds::Reply>().getServers())
-          servers.push_back({s.getId(), s.getAddress(), s.getCapacityBytes(), s.getFreeBytes(), s.getAlive()});
+        for (auto s : reply.body<proto::mds::Reply>().getServers()) {
+          const ServerInfo info = rpc::from_wire(s);
+          servers.push_back({info.id.value, info.address, info.capacity_bytes, info.free_bytes, info.alive});
+        }
         return servers;
       });
 }

@@ -88,11 +88,10 @@ Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std
       if (!reply) co_return reply.status();
       auto body = (*reply)->body<mp::Reply>();
       if (!body.isFiles()) co_return Status(Errc::io, "unexpected reply to scanFiles");
-      auto page = body.getFiles();
-      for (auto f : page.getFiles())
-        files.push_back(File{InodeId(f.getIno()), f.getSize(), rpc::from_wire(f.getLayout()), f.getOrphan()});
+      FileScan page = rpc::from_wire(body.getFiles());
+      files.insert(files.end(), page.files.begin(), page.files.end());
       if (on_page) on_page(files.size());
-      if (page.getEof()) break;
+      if (page.eof) break;
       if (files.empty() || files.back().ino.value <= after)
         co_return Status(Errc::io, "a scanFiles page did not move forward");
       after = files.back().ino.value;
