@@ -264,6 +264,12 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, sec, "urgent_max_service_ms", c.urgent_max_service_ms); !s.ok()) return s;
     if (c.urgent_max_service_ms == 0) return key_error("elevator.urgent_max_service_ms", "must be > 0");
   }
+  if (auto* t = root.get_as<toml::table>("qos")) {
+    if (Status s = read_enum(*t, "qos", "policy", c.qos_policy, qos::kQosPolicies, qos::qos_policy_name,
+                             qos::parse_qos_policy);
+        !s.ok())
+      return s;
+  }
   if (auto* t = root.get_as<toml::table>("storage")) {
     if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline.max_bytes); !s.ok()) return s;
     uint32_t latency_us = inline_latency_us(c.storage_inline);
@@ -381,6 +387,9 @@ std::string Config::render() const {
       << "lambda = " << toml_float(elevator.lambda) << "    # dynamic deadline factor, >= 1\n"
       << "queue_depth = " << elevator_queue_depth << "    # operations on the disk at once; 0 = disk threads\n"
       << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
+      << "[qos]\n"
+      << "policy = " << quoted(qos::qos_policy_name(qos_policy)) << "    # "
+      << choices(qos::kQosPolicies, qos::qos_policy_name) << "\n\n"
       << "[storage]\n"
       << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"

@@ -18,6 +18,7 @@
 #include "policy/elevator/inline_gate.h"
 #include "policy/placement/anu_tuner.h"
 #include "policy/placement/policy.h"
+#include "policy/qos/gate.h"
 #include "shared/endpoint.h"
 #include "shared/status.h"
 
@@ -81,6 +82,9 @@ struct Config {
   elevator::ElevatorOptions elevator;
   uint32_t elevator_queue_depth = 0;    // operations on the disk at once; 0 = disk threads
   uint32_t urgent_max_service_ms = 1000;  // what clients ask of urgent requests
+
+  // [qos]: per-job service windows from execution-time goals (U-Shape paper).
+  qos::QosPolicy qos_policy = qos::QosPolicy::off;
 
   // [storage]: where each storage server runs its disk operations.
   // inline_max_bytes (larger ones always go to the disk pool; 0: all do)

@@ -13,8 +13,63 @@ IoQueue::IoQueue(asio::any_io_executor ex, asio::thread_pool& pool, IoQueueOptio
       clock_(clock),
       depth_(options.emulated_disk ? 1 : std::max(1u, options.depth)),
       elevator_(options.elevator, std::move(bandwidth)),
-      gate_(options.emulated_disk ? elevator::InlineOptions{0, {}} : options.inline_ops) {
+      gate_(options.emulated_disk ? elevator::InlineOptions{0, {}} : options.inline_ops),
+      qos_(options.qos),
+      window_timer_(ex_) {
   if (options.emulated_disk) disk_.emplace(*options.emulated_disk);
+}
+
+void IoQueue::set_qos_policy(qos::QosPolicy policy) {
+  qos_ = policy;
+  if (policy == qos::QosPolicy::off) clear_plan();
+}
+
+void IoQueue::install_plan(qos::Plan plan, elevator::Nanos start, int repeat) {
+  if (qos_ == qos::QosPolicy::off) return;
+  windows_.install(std::move(plan), start, repeat);
+  pump();
+}
+
+void IoQueue::clear_plan() {
+  windows_.clear();
+  pump();
+}
+
+uint32_t IoQueue::job_number(const std::string& job) {
+  if (job.empty()) return 0;
+  if (auto it = job_numbers_.find(job); it != job_numbers_.end()) return it->second;
+  if (job_names_.size() >= kMaxJobs) return 0;
+  const auto n = static_cast<uint32_t>(job_names_.size());
+  job_names_.push_back(job);
+  job_numbers_.emplace(job, n);
+  return n;
+}
+
+std::optional<elevator::Dispatch> IoQueue::next_dispatch() {
+  const elevator::Nanos t = now();
+  if (qos_ == qos::QosPolicy::off || !windows_.installed()) return elevator_.dispatch(t);
+  return elevator_.dispatch(t, [&](uint32_t job) {
+    switch (windows_.admit(job_names_[job], t)) {
+      case qos::Admission::yes: return elevator::Admit::yes;
+      case qos::Admission::if_idle: return elevator::Admit::if_idle;
+      case qos::Admission::no: return elevator::Admit::no;
+    }
+    return elevator::Admit::yes;
+  });
+}
+
+void IoQueue::arm_window_timer() {
+  if (qos_ == qos::QosPolicy::off || !windows_.installed() || elevator_.queued() == 0 || window_timer_armed_) return;
+  const elevator::Nanos ends = windows_.current(now()).ends;
+  if (ends == elevator::Nanos::max()) return;
+  window_timer_armed_ = true;
+  window_timer_.expires_at(std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(ends)));
+  window_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;  // the queue is going away
+    window_timer_armed_ = false;
+    pump();
+  });
 }
 
 elevator::Nanos IoQueue::now() const {
@@ -37,6 +92,7 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
   r.length = length;
   r.cls = op.cls;
   r.max_service = op.max_service;
+  if (qos_ != qos::QosPolicy::off) r.job = job_number(op.job);
   if (Status st = elevator_.enqueue(r, now()); !st.ok()) co_return st;
   if (auto done = try_inline(op, id, length)) co_return std::move(*done);
   Pending p;
@@ -55,7 +111,8 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
 std::optional<Result<size_t>> IoQueue::try_inline(const Op& op, uint64_t id, uint64_t length) {
   // Only when pump() would dispatch this request alone right now: then
   // where it runs changes nothing the elevator decides or records.
-  if (in_flight_ >= depth_ || elevator_.queued() != 1 || !gate_.should_inline(op.write, op.sync, length))
+  if (in_flight_ >= depth_ || elevator_.queued() != 1 || qos_ != qos::QosPolicy::off ||
+      !gate_.should_inline(op.write, op.sync, length))
     return std::nullopt;
   auto d = elevator_.dispatch(now());
   if (!d) return std::nullopt;  // waits for an overlapping request in service
@@ -73,8 +130,11 @@ std::optional<Result<size_t>> IoQueue::try_inline(const Op& op, uint64_t id, uin
 
 void IoQueue::pump() {
   while (in_flight_ < depth_) {
-    auto d = elevator_.dispatch(now());
-    if (!d) return;
+    auto d = next_dispatch();
+    if (!d) {
+      arm_window_timer();
+      return;
+    }
     ++in_flight_;
     asio::co_spawn(ex_, execute(std::move(*d)), asio::detached);
   }

@@ -12,13 +12,18 @@
 // it is small and the store has proven fast for such operations: no
 // hand-off, and the same elevator decisions. Time (deadlines, service
 // times) comes from the injected Clock; only the emulated disk's modelled
-// time is slept for real on the disk pool.
+// time is slept for real on the disk pool. With a QoS policy other than
+// off, the elevator serves only the jobs the current service window of
+// the installed plan lets in (policy/qos's WindowGate), waits for the next
+// window when none of those has work, and never runs an operation inline.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <asio.hpp>
 
@@ -26,6 +31,7 @@
 #include "policy/elevator/emulated_disk.h"
 #include "policy/elevator/inline_gate.h"
 #include "server/object_store.h"
+#include "policy/qos/gate.h"
 #include "shared/clock.h"
 
 namespace pvfs {
@@ -37,6 +43,7 @@ struct IoQueueOptions {
   // Which operations may run on the network thread (never with an emulated
   // disk, whose modelled time would stall it).
   elevator::InlineOptions inline_ops;
+  qos::QosPolicy qos = qos::QosPolicy::off;  // [qos] policy
 };
 
 class IoQueue {
@@ -56,12 +63,30 @@ class IoQueue {
     bool sync = false;                // write: on stable storage before completion
     elevator::Class cls = elevator::Class::normal;
     std::chrono::nanoseconds max_service{0};  // urgent only
+    // The request's job id; "" when none (fragments, pull-backs), which
+    // windows treat as best effort. Read only with QoS on.
+    std::string job;
   };
   // Queues `op` and waits until it is done: bytes written, or bytes read
   // into op.out (fewer at the end of the object). Errors as ObjectStore's.
   asio::awaitable<Result<size_t>> submit(Op op);
 
   void set_policy(elevator::Policy policy) { elevator_.set_policy(policy); }
+
+  // Switches the QoS policy; off also drops the plan, so every request is
+  // served as without QoS from now on. Requests already queued keep the
+  // job they were queued with.
+  void set_qos_policy(qos::QosPolicy policy);
+  qos::QosPolicy qos_policy() const { return qos_; }
+  // Installs a plan of service windows for `repeat` periods from `start`
+  // (this host's steady clock, as now()); ignored while QoS is off. Then
+  // pumps: requests the new window lets in go at once.
+  void install_plan(qos::Plan plan, elevator::Nanos start, int repeat = 1);
+  // Drops the plan: every job is let in again.
+  void clear_plan();
+  // The window in force now.
+  qos::WindowGate::Current window() const { return windows_.current(now()); }
+  elevator::Nanos now() const;
   elevator::ElevatorStats stats() const { return elevator_.stats(); }
   const elevator::BandwidthTable& bandwidth() const { return elevator_.estimator().table(); }
   // Seeks the emulated disk made (0 without one).
@@ -82,8 +107,13 @@ class IoQueue {
     std::shared_ptr<asio::steady_timer> wake;
   };
   void pump();
+  // The elevator's next dispatch under the window in force.
+  std::optional<elevator::Dispatch> next_dispatch();
+  // With work queued that no window lets in now: pump again when the
+  // window ends.
+  void arm_window_timer();
+  uint32_t job_number(const std::string& job);
   asio::awaitable<void> execute(elevator::Dispatch d);
-  elevator::Nanos now() const;
   // Runs the lone dispatch `d` of `op` on this thread, if the elevator
   // dispatches `id` at once and the gate allows; nullopt otherwise (the
   // request then stays queued for pump()).
@@ -99,6 +129,15 @@ class IoQueue {
   std::map<uint64_t, Pending*> pending_;
   uint64_t next_id_ = 1;
   unsigned in_flight_ = 0;
+  qos::QosPolicy qos_;
+  qos::WindowGate windows_;
+  // Job ids as the elevator numbers them; 0 is "no job". Bounded: past
+  // kMaxJobs distinct ids, new ones count as no job.
+  static constexpr size_t kMaxJobs = 65536;
+  std::map<std::string, uint32_t, std::less<>> job_numbers_;
+  std::vector<std::string> job_names_{std::string()};
+  asio::steady_timer window_timer_;
+  bool window_timer_armed_ = false;
 };
 
 }  // namespace pvfs

@@ -72,6 +72,7 @@ Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Confi
   o.elevator = config.elevator;
   if (Status st = elevator::validate(o.elevator); !st.ok()) return st;
   o.depth = config.elevator_queue_depth ? config.elevator_queue_depth : disk_threads;
+  o.qos = config.qos_policy;
   o.inline_ops = config.storage_inline;
   if (config.emulated_bandwidth_bytes > 0) {
     elevator::EmulatedDiskOptions disk;
@@ -184,10 +185,10 @@ std::span<const StorageService::Route> StorageService::routes() {
   };
   static constexpr Route kRoutes[] = {
       {R::WRITE, [](StorageService& s, Call& c) -> A {
-         co_return co_await s.write(c.req.getWrite(), c.msg->data(), c.reply);
+         co_return co_await s.write(c.req.getWrite(), c.msg->data(), c.reply, std::string(c.job()));
        }},
       {R::READ, [](StorageService& s, Call& c) -> A {
-         co_return co_await s.read(c.req.getRead(), c.conn, c.reply, c.reply_data);
+         co_return co_await s.read(c.req.getRead(), c.conn, c.reply, c.reply_data, std::string(c.job()));
        }},
       {R::READ_FRAGMENT, [](StorageService& s, Call& c) -> A {
          co_return co_await s.read_fragment(c.req.getReadFragment(), c.conn, c.reply_data, c.reply);
@@ -317,7 +318,8 @@ std::span<const StorageService::Route> StorageService::routes() {
   return kRoutes;
 }
 
-asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply) {
+asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply,
+                                              std::string job) {
   const ObjectId obj = rpc::from_wire(w.getObject());
   const uint64_t offset = w.getOffset();
   const bool sync = w.getSync();
@@ -339,6 +341,7 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   op.offset = offset;
   op.data = data.span();
   op.sync = sync;
+  op.job = std::move(job);
   if (w.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, w.getMaxServiceMs()));
@@ -360,7 +363,8 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
 }
 
 asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
-                                             std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out) {
+                                             std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out,
+                                             std::string job) {
   const ObjectId obj = rpc::from_wire(r.getObject());
   const uint64_t offset = r.getOffset();
   const uint32_t length = r.getLength();
@@ -372,6 +376,7 @@ asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
   IoQueue::Op op = object_op(obj);
   op.offset = offset;
   op.out = out.span();
+  op.job = std::move(job);
   if (r.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, r.getMaxServiceMs()));

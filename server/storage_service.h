@@ -125,11 +125,13 @@ class StorageService {
   }
   void elevator_status(proto::storage::Request::ElevatorControl::Reader c, Reply reply, Status& st);
   // Data requests (counted as load, slowed by straggler injection).
-  asio::awaitable<Status> write(proto::storage::Request::Write::Reader w, Buffer& data, Reply reply);
+  // `job`: the request's job id, for the QoS windows of the I/O queue.
+  asio::awaitable<Status> write(proto::storage::Request::Write::Reader w, Buffer& data, Reply reply,
+                                std::string job);
   asio::awaitable<Status> write_fragment(ObjectId object, uint64_t fragment, Buffer& data, bool sync,
                                          Reply reply);
   asio::awaitable<Status> read(proto::storage::Request::Read::Reader r,
-                               std::shared_ptr<rpc::Connection> conn, Reply reply, Buffer& out);
+                               std::shared_ptr<rpc::Connection> conn, Reply reply, Buffer& out, std::string job);
   asio::awaitable<Status> read_fragment(proto::storage::Request::ReadFragment::Reader r,
                                         std::shared_ptr<rpc::Connection> conn, Buffer& out, Reply reply);
   // Object management.

@@ -94,19 +94,36 @@ Status Elevator::enqueue(const Request& request, Nanos now) {
   return ok_status();
 }
 
-std::optional<Dispatch> Elevator::dispatch(Nanos now) {
+std::optional<Dispatch> Elevator::dispatch(Nanos now) { return dispatch_filtered(now, nullptr); }
+
+std::optional<Dispatch> Elevator::dispatch(Nanos now, const JobFilter& filter) {
+  return dispatch_filtered(now, &filter);
+}
+
+std::optional<Dispatch> Elevator::dispatch_filtered(Nanos now, const JobFilter* filter) {
   std::optional<Dispatch> d;
   if (options_.policy == Policy::obrr) {
     // Paper §3.2: deadlines first, the mandatory queue before the dynamic
     // one; otherwise elevator order.
     d = serve_urgent(now);
-    if (!d) d = serve_expired(now);
-    if (!d) d = serve_round(kForeground);
+    for (Admit pass : {Admit::yes, Admit::if_idle}) {
+      if (!d) d = serve_expired(now, filter, pass);
+      if (!d) d = serve_round(kForeground, filter, pass);
+      if (d || !filter) break;
+    }
   } else {
-    d = serve_arrival(kForeground);
+    for (Admit pass : {Admit::yes, Admit::if_idle}) {
+      if (!d) d = serve_arrival(kForeground, filter, pass);
+      if (d || !filter) break;
+    }
   }
-  if (!d && arrival_[kForeground].empty())
-    d = options_.policy == Policy::obrr ? serve_round(kBackground) : serve_arrival(kBackground);
+  if (!d && arrival_[kForeground].empty()) {
+    for (Admit pass : {Admit::yes, Admit::if_idle}) {
+      d = options_.policy == Policy::obrr ? serve_round(kBackground, filter, pass)
+                                          : serve_arrival(kBackground, filter, pass);
+      if (d || !filter) break;
+    }
+  }
   return d;
 }
 
@@ -223,16 +240,17 @@ std::optional<Dispatch> Elevator::serve_urgent(Nanos now) {
   return std::nullopt;
 }
 
-std::optional<Dispatch> Elevator::serve_expired(Nanos now) {
+std::optional<Dispatch> Elevator::serve_expired(Nanos now, const JobFilter* filter, Admit pass) {
   for (const auto& [deadline, seq] : dynamic_) {
     if (deadline > now) break;
+    if (!passes(filter, entries_.at(seq).request.job, pass)) continue;
     if (const std::optional<uint64_t> chosen = resolve(seq))
       return take(*chosen, Reason::dynamic_deadline, Limit{});
   }
   return std::nullopt;
 }
 
-std::optional<Dispatch> Elevator::serve_round(int tier) {
+std::optional<Dispatch> Elevator::serve_round(int tier, const JobFilter* filter, Admit pass) {
   std::deque<QueueKey>& fifo = round_robin_[tier];
   std::optional<Turn>& turn = turn_[tier];
   // Each queue is looked at most twice (popped, then put back when its
@@ -244,7 +262,9 @@ std::optional<Dispatch> Elevator::serve_round(int tier) {
       fifo.pop_front();
     }
     Queue& queue = queues_.at(turn->key);
-    if (queue.by_offset.empty()) {
+    // A queue whose job is not let in now goes to the back of the round
+    // (with a fresh quantum when its turn comes again).
+    if (queue.by_offset.empty() || !passes(filter, turn->key.job, pass)) {
       end_turn(tier);
       continue;
     }
@@ -271,8 +291,9 @@ std::optional<Dispatch> Elevator::serve_round(int tier) {
   return std::nullopt;
 }
 
-std::optional<Dispatch> Elevator::serve_arrival(int tier) {
+std::optional<Dispatch> Elevator::serve_arrival(int tier, const JobFilter* filter, Admit pass) {
   for (uint64_t seq : arrival_[tier]) {
+    if (!passes(filter, entries_.at(seq).request.job, pass)) continue;
     if (const std::optional<uint64_t> chosen = resolve(seq))
       return take(*chosen, Reason::arrival_order, Limit{.max_requests = 1});
   }

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -71,7 +72,16 @@ struct Request {
   Class cls = Class::normal;
   Nanos arrival{0};      // stamped by enqueue() with its `now`; input ignored
   Nanos max_service{0};  // urgent only: the client's maximum service time, > 0
+  // The job it is for, as the driver numbers jobs (0: none known). Only a
+  // JobFilter reads it; requests of different jobs never merge.
+  uint32_t job = 0;
 };
+
+// Whether a job's normal requests may be dispatched now (QoS service
+// windows, policy/qos): yes; only when no request of a `yes` job can be
+// dispatched; or not at all.
+enum class Admit : uint8_t { yes, if_idle, no };
+using JobFilter = std::function<Admit(uint32_t job)>;
 
 // One backend operation: requests of one object and one direction whose
 // byte ranges are adjacent, to be done as a single (vectored) I/O of
@@ -170,6 +180,17 @@ class Elevator {
   // and a request never overtakes an earlier-arrived one on the same object
   // whose range overlaps it when either is a write: that one goes first.
   std::optional<Dispatch> dispatch(Nanos now);
+  // The same, with normal requests admitted per job by `filter` (QoS
+  // windows): urgent requests that are due go first whatever their job
+  // (their deadline is mandatory); then, among requests of jobs admitted
+  // `yes`, expired dynamic deadlines and the policy's order; then the same
+  // among jobs admitted `if_idle`; a job admitted `no` waits, its dynamic
+  // deadline too. Background requests are filtered like normal ones and
+  // still go only when no normal or urgent request is queued. A request a
+  // dispatched one must not overtake (overlapping, earlier) goes first
+  // whatever its job. nullopt also when every queued request waits for its
+  // window.
+  std::optional<Dispatch> dispatch(Nanos now, const JobFilter& filter);
 
   // The requests `ids` (all from dispatch()es, each once) finished at
   // `now`, successfully or not: records their service times, stops
@@ -211,6 +232,7 @@ class Elevator {
     ObjectId object;
     bool write = false;
     int tier = kForeground;
+    uint32_t job = 0;
     auto operator<=>(const QueueKey&) const = default;
   };
   struct Queue {
@@ -240,14 +262,19 @@ class Elevator {
 
   static size_t index(Class cls) { return static_cast<size_t>(cls); }
   static int tier_of(Class cls) { return cls == Class::background ? kBackground : kForeground; }
-  static QueueKey key_of(const Request& r) { return {r.object, r.write, tier_of(r.cls)}; }
+  static QueueKey key_of(const Request& r) { return {r.object, r.write, tier_of(r.cls), r.job}; }
+  // Whether `filter` lets job `job` go in pass `pass` (no filter: all in `yes`).
+  static bool passes(const JobFilter* filter, uint32_t job, Admit pass) {
+    return filter ? (*filter)(job) == pass : pass == Admit::yes;
+  }
+  std::optional<Dispatch> dispatch_filtered(Nanos now, const JobFilter* filter);
 
   std::optional<uint64_t> earliest_conflict(uint64_t seq) const;
   std::optional<uint64_t> resolve(uint64_t seq) const;
   std::optional<Dispatch> serve_urgent(Nanos now);
-  std::optional<Dispatch> serve_expired(Nanos now);
-  std::optional<Dispatch> serve_round(int tier);
-  std::optional<Dispatch> serve_arrival(int tier);
+  std::optional<Dispatch> serve_expired(Nanos now, const JobFilter* filter, Admit pass);
+  std::optional<Dispatch> serve_round(int tier, const JobFilter* filter, Admit pass);
+  std::optional<Dispatch> serve_arrival(int tier, const JobFilter* filter, Admit pass);
   std::optional<uint64_t> follower(uint64_t seq) const;
   Dispatch take(uint64_t first, Reason reason, Limit limit);
   void end_turn(int tier);

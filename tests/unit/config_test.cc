@@ -163,6 +163,19 @@ TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their ke
   expect_error_naming(std::string(kMinimal) + "[elevator]\nquantum = 0\n", "elevator.quantum");
 }
 
+TEST_CASE("[qos] policy is off by default, read, rendered back, and a bad value names its key") {
+  TempDir dir;
+  auto plain = Config::load(dir.write("plain.toml", kMinimal));
+  REQUIRE(plain.ok());
+  CHECK(plain->qos_policy == qos::QosPolicy::off);
+  auto c = Config::load(dir.write("q.toml", std::string(kMinimal) + "[qos]\npolicy = \"ushape\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->qos_policy == qos::QosPolicy::ushape);
+  CHECK(Config::load(dir.write("back.toml", c->render()))->qos_policy == qos::QosPolicy::ushape);
+  expect_error_naming(std::string(kMinimal) + "[qos]\npolicy = \"fast\"\n", "qos.policy");
+  expect_error_naming(std::string(kMinimal) + "[qos]\npolicy = 3\n", "qos.policy");
+}
+
 TEST_CASE("[mds_cluster] placement and tuning are read as the policy's own options and rendered back") {
   TempDir dir;
   auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +

@@ -850,3 +850,94 @@ TEST_CASE("a far-offset request in a continuous stream is served by its dynamic 
 
 }  // namespace
 }  // namespace pvfs::elevator
+
+// ---- QoS windows: the job filter (policy/qos's gate, through IoQueue) ----
+
+namespace pvfs::elevator {
+namespace {
+
+Request of_job(Request r, uint32_t job) {
+  r.job = job;
+  return r;
+}
+
+std::vector<Dispatch> drain_with(Elevator& e, const JobFilter& filter, Nanos now = 0ns) {
+  std::vector<Dispatch> out;
+  while (auto d = e.dispatch(now, filter)) {
+    e.complete(d->ids, now);
+    out.push_back(*d);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("in a job's window only its requests go; the others wait for theirs") {
+  Elevator e = make();
+  add(e, of_job(write_req(1, obj(1), 0), 1));
+  add(e, of_job(write_req(2, obj(2), 0), 2));
+  add(e, of_job(write_req(3, obj(1), kMiB), 1));
+  const JobFilter only_two = [](uint32_t job) { return job == 2 ? Admit::yes : Admit::no; };
+  CHECK(ids_of(drain_with(e, only_two)) == ids({2}));
+  CHECK(e.queued() == 2);
+  // Its window opens: both go, merged as usual.
+  const auto rest = drain_with(e, [](uint32_t job) { return job == 1 ? Admit::yes : Admit::no; });
+  REQUIRE(rest.size() == 1);
+  CHECK(rest[0].ids == ids({1, 3}));
+}
+
+TEST_CASE("jobs let in when idle go only when no admitted job has a request") {
+  Elevator e = make(options(1));
+  add(e, of_job(write_req(1, obj(1), 0), 1));
+  add(e, of_job(write_req(2, obj(2), 0), 2));
+  add(e, of_job(write_req(3, obj(3), 0), 1));
+  const JobFilter f = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::if_idle; };
+  CHECK(ids_of(drain_with(e, f)) == ids({1, 3, 2}));
+}
+
+TEST_CASE("requests of different jobs on one object do not merge") {
+  Elevator e = make();
+  add(e, of_job(write_req(1, obj(1), 0), 1));
+  add(e, of_job(write_req(2, obj(1), kMiB), 2));
+  const auto ops = drain(e);
+  CHECK(ops.size() == 2);
+}
+
+TEST_CASE("a due urgent request goes whatever its job's window; an expired dynamic deadline waits") {
+  Elevator e = make();
+  add(e, of_job(write_req(1, obj(1), 0), 2));  // normal, job 2
+  add(e, of_job(urgent(write_req(2, obj(2), 0), 1ms), 2));
+  const JobFilter only_one = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::no; };
+  auto d = e.dispatch(1s, only_one);
+  REQUIRE(d);
+  CHECK(d->reason == Reason::mandatory_deadline);
+  CHECK(d->ids == ids({2}));
+  e.complete(d->ids, 1s);
+  // Request 1's dynamic deadline has long expired, but its job has no window.
+  CHECK_FALSE(e.dispatch(10s, only_one));
+  d = e.dispatch(10s);
+  REQUIRE(d);
+  CHECK(d->reason == Reason::dynamic_deadline);
+}
+
+TEST_CASE("a request goes before a later overlapping one even outside its job's window") {
+  Elevator e = make();
+  add(e, of_job(write_req(1, obj(1), 0), 2));
+  add(e, of_job(read_req(2, obj(1), 0), 1));
+  const JobFilter only_one = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::no; };
+  const auto ops = drain_with(e, only_one);
+  CHECK(ids_of(ops) == ids({1, 2}));
+}
+
+TEST_CASE("fcfs keeps arrival order among the jobs a window lets in") {
+  ElevatorOptions o = options();
+  o.policy = Policy::fcfs;
+  Elevator e = make(o);
+  add(e, of_job(write_req(1, obj(1), 0), 2));
+  add(e, of_job(write_req(2, obj(2), 0), 1));
+  add(e, of_job(write_req(3, obj(3), 0), 1));
+  const JobFilter f = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::if_idle; };
+  CHECK(ids_of(drain_with(e, f)) == ids({2, 3, 1}));
+}
+
+}  // namespace pvfs::elevator

@@ -33,6 +33,8 @@ Scenario obrr_throughput();
 Scenario obrr_deadlines();
 // ANU paper, Fig. 8-11 (anu_heterogeneous.cc).
 Scenario anu_heterogeneous();
+// U-Shape paper, Tables 1 and 2, Fig. 4 (ushape_qos.cc).
+Scenario ushape_qos();
 
 // Every scenario, in the order `pvfs-sim list` shows them.
 std::vector<Scenario> all_scenarios();
