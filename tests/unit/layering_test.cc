@@ -3,7 +3,7 @@
 //
 //   shared/                      the vocabulary, config, RPC: includes only shared/
 //   policies                     fs/sched, server/{load,redirect,elevator},
-//                                mds/placement, mds/cluster/membership: pure code
+//                                mds/placement, mds/iosched, mds/cluster/membership: pure code
 //                                that takes time and randomness as arguments, so
 //                                shared/ and their own folder only, and no I/O
 //                                library (asio, LMDB, Cap'n Proto, threads)
@@ -96,7 +96,7 @@ fs::path source_root() {
 }
 
 const std::vector<std::string> kPolicies = {"fs/sched", "server/load", "server/redirect",
-                                            "server/elevator", "mds/placement"};
+                                            "server/elevator", "mds/placement", "mds/iosched"};
 
 // One offence per line, for the failure message.
 std::string lines(const std::vector<std::string>& offences) {
