@@ -3,7 +3,7 @@
 namespace pvfs::sim {
 
 std::vector<Scenario> all_scenarios() {
-  return {two_choice_stragglers(), obrr_throughput(), obrr_deadlines(), anu_heterogeneous()};
+  return {two_choice_stragglers(), obrr_throughput(), obrr_deadlines(), anu_heterogeneous(), bb_serialization()};
 }
 
 const Scenario* find_scenario(const std::vector<Scenario>& scenarios, std::string_view name) {

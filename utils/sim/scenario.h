@@ -33,6 +33,8 @@ Scenario obrr_throughput();
 Scenario obrr_deadlines();
 // ANU paper, Fig. 8-11 (anu_heterogeneous.cc).
 Scenario anu_heterogeneous();
+// Burst-buffer interference paper, Fig. 11 and 12 (bb_serialization.cc).
+Scenario bb_serialization();
 
 // Every scenario, in the order `pvfs-sim list` shows them.
 std::vector<Scenario> all_scenarios();
