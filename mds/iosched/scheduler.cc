@@ -65,6 +65,7 @@ Result<Admission> Scheduler::begin(const BeginRequest& request, Nanos now) {
       return Status(Errc::again, "too many clients in job " + request.job + "'s I/O step");
     step.holders[request.client] = now + options_.lease;
     if (request.declared_bytes && !step.granted) step.declared = request.declared_bytes;
+    if (request.holds_token && !step.granted && !conflicts_with_active(step)) grant(step, now);
     return Admission{step.id, step.granted.has_value()};
   }
   if (steps_.size() >= options_.max_steps)
@@ -85,8 +86,9 @@ Result<Admission> Scheduler::begin(const BeginRequest& request, Nanos now) {
   jobs_[step.job].last_used = ++use_clock_;
   forget_jobs();
   const uint64_t id = step.id;
-  steps_.emplace(id, std::move(step));
-  return Admission{id, false};
+  Step& placed = steps_.emplace(id, std::move(step)).first->second;
+  if (request.holds_token && !conflicts_with_active(placed)) grant(placed, now);
+  return Admission{id, placed.granted.has_value()};
 }
 
 Result<std::optional<Finished>> Scheduler::end(std::string_view job, ClientKey client, uint64_t bytes_written,
@@ -151,6 +153,21 @@ bool Scheduler::starved(const Step& step, Nanos now) const {
   return options_.max_wait > Nanos(0) && !step.granted && now - step.arrived >= options_.max_wait;
 }
 
+bool Scheduler::conflicts_with_active(const Step& step) const {
+  if (options_.policy == Policy::none) return false;
+  static const std::vector<ServerId> kAll;
+  const bool sa = sharing_aware(options_.policy);
+  for (const auto& [id, other] : steps_)
+    if (other.granted && &other != &step && conflicts(sa ? step.servers : kAll, sa ? other.servers : kAll))
+      return true;
+  return false;
+}
+
+void Scheduler::grant(Step& step, Nanos now) {
+  step.granted = now;
+  step.granted_seq = next_grant_++;
+}
+
 bool Scheduler::before(const Step& a, const Step& b, Nanos now) const {
   const bool sa = starved(a, now);
   const bool sb = starved(b, now);
@@ -199,8 +216,7 @@ std::vector<StepView> Scheduler::schedule(Nanos now) {
       continue;
     }
     Step& step = steps_.at(candidate->id);
-    step.granted = now;
-    step.granted_seq = next_grant_++;
+    grant(step, now);
     busy.push_back(&mine);
     granted.push_back(view(step, now));
   }

@@ -72,6 +72,10 @@ struct BeginRequest {
   // The servers the step writes to; empty means every server (the step
   // conflicts with every other under sharing-aware policies).
   std::vector<ServerId> servers;
+  // Re-registration after failover: the client was granted this step by a
+  // former delegate. It gets its token back at once unless that conflicts
+  // with a step already holding one (then it queues like any other).
+  bool holds_token = false;
 };
 
 // A step as the driver and pvfs-ctl see it.
@@ -196,6 +200,9 @@ class Scheduler {
   };
 
   bool starved(const Step& step, Nanos now) const;
+  // Whether `step` shares a server with a token holder under the policy.
+  bool conflicts_with_active(const Step& step) const;
+  void grant(Step& step, Nanos now);
   bool before(const Step& a, const Step& b, Nanos now) const;
   std::vector<const Step*> pending_order(Nanos now) const;
   StepView view(const Step& step, Nanos now) const;

@@ -419,3 +419,25 @@ TEST_CASE("at cluster scale no two conflicting steps ever hold tokens at once, a
     CHECK(granted_total > 200);
   }
 }
+
+TEST_CASE("a re-registered token comes back at once unless it conflicts with one already back") {
+  // A new delegate hears from clients that a former one granted them.
+  auto s = make(Policy::sa_fcfs);
+  auto a = step("a", 1, 10, servers({1, 2}));
+  a.holds_token = true;
+  auto b = step("b", 2, 10, servers({2, 3}));
+  b.holds_token = true;  // cannot both have held it: the later claim queues
+  auto c = step("c", 3, 10, servers({4}));
+  c.holds_token = true;
+  CHECK(s.begin(a, at(0))->granted);
+  CHECK_FALSE(s.begin(b, at(0))->granted);
+  CHECK(s.begin(c, at(0))->granted);
+  CHECK(finish(s, "a", at(1)) == Jobs{"b"});
+  auto f = make(Policy::fcfs);
+  auto x = step("x", 1, 10, servers({1}));
+  x.holds_token = true;
+  auto y = step("y", 2, 10, servers({2}));
+  y.holds_token = true;
+  CHECK(f.begin(x, at(0))->granted);
+  CHECK_FALSE(f.begin(y, at(0))->granted);  // one job system-wide
+}
