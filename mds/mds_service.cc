@@ -51,7 +51,8 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       requests_(rpc::union_names(capnp::Schema::from<mp::Request>())),
       sync_timer_(io),
       orphan_timer_(io),
-      writer_timer_(io) {
+      writer_timer_(io),
+      iosched_(io, config, cluster) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
@@ -82,6 +83,7 @@ void MdsService::start() {
   asio::co_spawn(io_, sync_loop(), asio::detached);
   asio::co_spawn(io_, orphan_loop(), asio::detached);
   asio::co_spawn(io_, writer_loop(), asio::detached);
+  iosched_.start();
 }
 
 void MdsService::stop() {
@@ -89,6 +91,7 @@ void MdsService::stop() {
   sync_timer_.cancel();
   orphan_timer_.cancel();
   writer_timer_.cancel();
+  iosched_.stop();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
 
@@ -201,6 +204,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     in_flight.emplace(&cluster_, route->value);
   }
   if (MdsCluster::is_cluster_request(req)) failure = co_await cluster_.handle(req, *msg, reply);
+  if (IoschedHost::is_iosched_request(req)) failure = iosched_.handle(req, reply);
 
   switch (req.which()) {
     case mp::Request::LOOKUP: {
@@ -604,7 +608,8 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
       break;
     }
     default:
-      if (!MdsCluster::is_cluster_request(req)) failure = Status(Errc::not_supported, "unknown metadata request");
+      if (!MdsCluster::is_cluster_request(req) && !IoschedHost::is_iosched_request(req))
+        failure = Status(Errc::not_supported, "unknown metadata request");
       break;
   }
   in_flight.reset();

@@ -19,6 +19,7 @@
 
 #include "mds/cluster/mds_cluster.h"
 #include "mds/fileset_catalog.h"
+#include "mds/iosched_host.h"
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
 #include "shared/config.h"
@@ -174,6 +175,7 @@ class MdsService {
   std::map<InodeId, bool> unreconciled_;
   uint64_t sizes_reconciled_ = 0;   // sizes grown by reconcile_size()
   asio::steady_timer writer_timer_;
+  IoschedHost iosched_;  // jobs' I/O steps, while this member is the delegate
   bool stopped_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

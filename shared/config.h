@@ -106,7 +106,7 @@ struct Config {
   // [iosched]: jobs' I/O steps under the MDS delegate's global scheduler
   // (mds/iosched, burst-buffer interference paper).
   std::string iosched_policy = "none";  // none, fcfs, sjf, sa-fcfs or sa-sjf (pvfs-ctl iosched policy changes it)
-  uint32_t iosched_lease_ms = 10000;    // a client that neither renews nor ends loses its token after this
+  uint32_t iosched_lease_ms = 5000;     // a client that neither renews nor ends loses its token after this
   double iosched_max_wait_s = 0;        // starvation guard (ours, not the paper's); 0: off
   // Transparent steps: a job's first write after this much silence opens
   // a step, which ends when its writes have been idle as long. 0: only

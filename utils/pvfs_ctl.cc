@@ -12,6 +12,7 @@
 #include "utils/ctl_format.h"
 #include "utils/genconfig.h"
 #include "utils/ctl_fsck.h"
+#include "utils/ctl_iosched.h"
 #include "utils/ctl_mds.h"
 #include "utils/ctl_metrics.h"
 
@@ -145,6 +146,37 @@ int main(int argc, char** argv) {
   elevator->add_flag("--json", elevator_json,
                      "a JSON array of objects with the raw numbers instead of the table");
 
+  std::vector<std::string> iosched_words;
+  bool iosched_json = false;
+  auto* iosched = app.add_subcommand(
+      "iosched",
+      "the metadata delegate's scheduler of jobs' I/O steps: who holds tokens, the queue in the "
+      "order it will be served, per-job token wait and I/O time; or 'policy NAME' to switch it");
+  add_daemon_options(iosched);
+  iosched->add_option("policy", iosched_words, "policy NAME: switch to none, fcfs, sjf, sa-fcfs or sa-sjf")
+      ->expected(0, 2);
+  iosched->add_flag("--json", iosched_json, "one JSON object with the raw numbers instead of the tables");
+
+  pvfs::ctl::IostepOptions iostep_options;
+  uint64_t iostep_bytes = 0;
+  auto* iostep = app.add_subcommand(
+      "iostep",
+      "open, end or show a job's I/O step on a mounted pvfs: the mount's client holds the job's "
+      "writes until the scheduler grants it a token");
+  iostep->add_option("action", iostep_options.verb, "begin, end or status")
+      ->required()
+      ->check(CLI::IsMember({"begin", "end", "status"}));
+  iostep->add_option("paths", iostep_options.paths,
+                     "files or directories on the mount the step writes (their layouts give its servers)")
+      ->required();
+  iostep->add_option("-j,--job", iostep_options.job, "the job id [the caller's: PVFS_JOBID, SLURM_JOB_ID, ...]");
+  auto* iostep_bytes_opt =
+      iostep->add_option("-b,--bytes", iostep_bytes, "begin: the bytes the step will write (for SJF), e.g. 64G")
+          ->transform(size_transform());
+  iostep->add_option("-s,--servers", iostep_options.servers,
+                     "begin: the storage servers it writes to, e.g. 1,3 [from the paths' layouts]")
+      ->check(server_list_check());
+
   pvfs::ctl::GenconfigOptions gen;
   auto* genconfig = app.add_subcommand(
       "genconfig",
@@ -275,6 +307,17 @@ int main(int argc, char** argv) {
                                                : pvfs::ctl::StatsFormat::text);
   if (*top) return pvfs::ctl::top(daemon, top_interval, top_iterations);
   if (*mds) return pvfs::ctl::mds(daemon, mds_json, mds_verbose);
+  if (*iosched) {
+    if (!iosched_words.empty() && (iosched_words.size() != 2 || iosched_words[0] != "policy")) {
+      std::fprintf(stderr, "pvfs-ctl: iosched takes no argument, or 'policy NAME' (see pvfs-ctl --help)\n");
+      return 2;
+    }
+    return pvfs::ctl::iosched(daemon, iosched_json, iosched_words.empty() ? std::string() : iosched_words[1]);
+  }
+  if (*iostep) {
+    if (iostep_bytes_opt->count()) iostep_options.bytes = iostep_bytes;
+    return pvfs::ctl::iostep(iostep_options);
+  }
   if (*loglevel) return pvfs::ctl::loglevel(daemon, loglevel_daemon, loglevel_level);
   return 2;
 }

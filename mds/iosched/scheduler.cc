@@ -100,7 +100,8 @@ Result<std::optional<Finished>> Scheduler::end(std::string_view job, ClientKey c
   Step& step = it->second;
   if (!step.holders.erase(client))
     return Status(Errc::not_found, "this client holds no I/O step of job " + std::string(job));
-  step.written[client] += bytes_written;
+  uint64_t& mine = step.written[client];
+  mine = std::max(mine, bytes_written);
   step.ended_cleanly = true;
   if (!step.holders.empty()) return std::optional<Finished>{};
   return std::optional<Finished>{finish(it, now, false)};
@@ -113,10 +114,13 @@ void Scheduler::renew(ClientKey client, Nanos now) {
   }
 }
 
-void Scheduler::progress(std::string_view job, uint64_t bytes) {
+void Scheduler::report_written(std::string_view job, ClientKey client, uint64_t bytes) {
   auto found = by_job_.find(job);
   if (found == by_job_.end()) return;
-  steps_.at(found->second).progress += bytes;
+  Step& step = steps_.at(found->second);
+  if (!step.holders.contains(client)) return;
+  uint64_t& mine = step.written[client];
+  mine = std::max(mine, bytes);
 }
 
 std::vector<Finished> Scheduler::expire(Nanos now) {
@@ -269,7 +273,7 @@ StepView Scheduler::view(const Step& step, Nanos now) const {
   v.granted = step.granted;
   uint64_t written = 0;
   for (const auto& [client, bytes] : step.written) written += bytes;
-  v.bytes_written = std::max(written, step.progress);
+  v.bytes_written = written;
   for (const auto& [client, expiry] : step.holders) v.holders.push_back(client);
   v.starved = starved(step, now);
   return v;

@@ -135,7 +135,8 @@ class Scheduler {
   // max_holders_per_step would be exceeded.
   Result<Admission> begin(const BeginRequest& request, Nanos now);
 
-  // `client` leaves the job's step, having written `bytes_written` in it.
+  // `client` leaves the job's step, having written `bytes_written` in it
+  // (in all: the larger of this and what it reported before counts).
   // The step ends when its last holder leaves (returned). not_found when the job has no step or the client does not
   // hold it.
   Result<std::optional<Finished>> end(std::string_view job, ClientKey client, uint64_t bytes_written,
@@ -143,8 +144,9 @@ class Scheduler {
 
   // Extends every lease `client` holds to now + lease.
   void renew(ClientKey client, Nanos now);
-  // Adds bytes a holder reports while its step runs (for visibility).
-  void progress(std::string_view job, uint64_t bytes);
+  // What `client` says it has written in the job's step so far (for
+  // visibility; a smaller figure than one reported before is ignored).
+  void report_written(std::string_view job, ClientKey client, uint64_t bytes);
 
   // Drops holders whose leases lapsed at or before now and ends the steps
   // they leave empty; also removes every holder of `gone` (a client known
@@ -190,7 +192,6 @@ class Scheduler {
     uint64_t granted_seq = 0;
     std::map<ClientKey, Nanos> holders;  // lease expiry
     std::map<ClientKey, uint64_t> written;
-    uint64_t progress = 0;
     bool ended_cleanly = false;  // a holder ended it rather than lapsing
   };
   struct JobRecord {

@@ -403,7 +403,7 @@ TEST_CASE("[iosched] is read, rendered back, defaults to no scheduling, and bad 
   auto d = Config::load(dir.write("pvfs.toml", kMinimal));
   REQUIRE(d.ok());
   CHECK(d->iosched_policy == "none");
-  CHECK(d->iosched_lease_ms == 10000);
+  CHECK(d->iosched_lease_ms == 5000);
   CHECK(d->iosched_max_wait_s == 0);
   CHECK(d->iosched_idle_ms == 0);
   CHECK_FALSE(d->iosched_reads);

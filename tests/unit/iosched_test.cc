@@ -294,7 +294,8 @@ TEST_CASE("a lapsed step does not feed the size prediction") {
   auto s = make(Policy::sjf);
   begin(s, step("j", 1), at(0));
   s.schedule(at(0));
-  s.progress("j", 12345);
+  s.report_written("j", 1, 12345);
+  CHECK(s.step_of("j", at(1))->bytes_written == 12345);
   CHECK(s.expire(at(10)).size() == 1);
   CHECK(s.predicted_bytes("j") == std::nullopt);
 }
