@@ -219,20 +219,20 @@ void IoschedHost::fill(mp::Reply::IoschedState::Builder out) const {
 void IoschedHost::add_metrics(metrics::Families& out) const {
   if (!scheduler_) return;
   const iosched::Snapshot snap = scheduler_->snapshot(now());
-  auto wait = metrics::make_family("pvfs_iosched_token_wait_seconds_total",
+  auto wait = metrics::make_family("pvfs_mds_iosched_token_wait_seconds_total",
                                    "Time each job's finished I/O steps waited for a token", metrics::Type::counter);
-  auto io = metrics::make_family("pvfs_iosched_io_seconds_total",
+  auto io = metrics::make_family("pvfs_mds_iosched_io_seconds_total",
                                  "Time each job's finished I/O steps held a token", metrics::Type::counter);
-  auto steps = metrics::make_family("pvfs_iosched_steps_total", "I/O steps each job finished", metrics::Type::counter);
+  auto steps = metrics::make_family("pvfs_mds_iosched_steps_total", "I/O steps each job finished", metrics::Type::counter);
   for (const auto& j : snap.jobs) {
     wait.samples.push_back({{{"job", j.job}}, std::chrono::duration<double>(j.wait).count(), {}});
     io.samples.push_back({{{"job", j.job}}, std::chrono::duration<double>(j.io).count(), {}});
     steps.samples.push_back({{{"job", j.job}}, static_cast<double>(j.steps), {}});
   }
-  auto holding = metrics::make_family("pvfs_iosched_tokens", "Jobs holding an I/O token now (1 per job)",
+  auto holding = metrics::make_family("pvfs_mds_iosched_tokens", "Jobs holding an I/O token now (1 per job)",
                                       metrics::Type::gauge);
   for (const auto& s : snap.active) holding.samples.push_back({{{"job", s.job}}, 1.0, {}});
-  metrics::add_single(out, "pvfs_iosched_pending_steps", "I/O steps waiting for a token", metrics::Type::gauge,
+  metrics::add_single(out, "pvfs_mds_iosched_pending_steps", "I/O steps waiting for a token", metrics::Type::gauge,
                       static_cast<double>(snap.pending.size()));
   out.push_back(std::move(wait));
   out.push_back(std::move(io));

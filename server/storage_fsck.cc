@@ -1,7 +1,7 @@
 // The storage service's answers to pvfs-ctl fsck: pages of the objects,
 // the fragments held for other servers and the redirected ranges stored
 // here, and dropping the redirect entries of a fragment that is gone. It
-// judges nothing: the checker (utils/fsck_check.h) compares what every
+// judges nothing: the checker (utils/ctl/fsck_check.h) compares what every
 // daemon lists. Runs on the service's network thread; file system calls go
 // to the blocking pool.
 #include <algorithm>

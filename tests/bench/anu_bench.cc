@@ -3,7 +3,7 @@
 // a skewed create/stat workload over 100+ file sets, once per placement
 // policy (anu, hash, round-robin), each on a fresh local cluster. Samples
 // every member's mean request latency per tuning interval from clusterStatus
-// (utils/mds_status.h), prints the latencies over time per policy, the
+// (utils/common/mds_status.h), prints the latencies over time per policy, the
 // worst/average ratio, the time ANU takes to converge, and a last line
 // `RESULT key=value ...`. Driven by tests/bench/anu; see docs/benchmarks.md.
 // Not a test. One thread runs the client (libpvfs-client, no FUSE), another
@@ -33,8 +33,8 @@
 
 #include "fs/client.h"
 #include "shared/secret.h"
-#include "utils/local_cluster.h"
-#include "utils/mds_status.h"
+#include "utils/cluster/local_cluster.h"
+#include "utils/common/mds_status.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tests/integration/session.h"
-#include "utils/metrics_probe.h"
+#include "utils/common/metrics_probe.h"
 
 namespace pvfs::test {
 namespace {

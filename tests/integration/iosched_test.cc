@@ -25,7 +25,8 @@
 #include "shared/rpc/run_sync.h"
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
-#include "utils/iosched_view.h"
+#include "utils/common/metrics_probe.h"
+#include "utils/ctl/iosched_view.h"
 
 namespace pvfs::test {
 namespace {
@@ -156,6 +157,11 @@ TEST_CASE("under fcfs a second job waits for the first's token, and gets it when
   auto again = io_step(config, key, 22, {{"job-b", 1 << 10}});
   REQUIRE(again.ok());
   CHECK(again->has("job-b"));
+  auto families = fetch_metrics(DaemonKind::mds, config.mds.at(0).address, key, milliseconds(3000));
+  REQUIRE_MESSAGE(families.ok(), families.status().to_string());
+  CHECK(metrics::sum(*families, "pvfs_mds_iosched_steps_total", {{"job", "job-a"}}) == 1);
+  CHECK(metrics::sum(*families, "pvfs_mds_iosched_tokens", {{"job", "job-b"}}) == 1);
+  CHECK(metrics::sum(*families, "pvfs_mds_iosched_tokens", {{"job", "job-a"}}) == 0);
 
   // pvfs-ctl shows it, and switches the policy at run time.
   const auto shown = run_tool("PVFS_CTL", tc.dir(), {"iosched", "-c", tc.cluster().config_path().string(), "--json"});

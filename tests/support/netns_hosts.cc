@@ -93,7 +93,7 @@ bool can_run_netns() {
   else if (!fuse_available()) missing = "/dev/fuse";
   if (missing.empty()) return true;
   if (fuse_required()) FAIL("this test needs ", missing, ", and CI=true requires it to run");
-  MESSAGE("skipping: this test needs ", missing);
+  MESSAGE("skipped: this test needs ", missing);
   return false;
 }
 

@@ -22,7 +22,7 @@ bool fuse_required() {
 bool skip_without_fuse() {
   if (fuse_available()) return false;
   if (fuse_required()) FAIL("/dev/fuse is missing, and CI=true requires FUSE tests to run");
-  MESSAGE("skipping: /dev/fuse is not available");
+  MESSAGE("skipped: /dev/fuse is not available");
   return true;
 }
 

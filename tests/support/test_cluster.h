@@ -9,13 +9,15 @@
 #include <string>
 
 #include "tests/support/temp_dir.h"
-#include "utils/local_cluster.h"
+#include "utils/cluster/local_cluster.h"
 
 namespace pvfs::test {
 
 // Whether FUSE tests can run here. Outside CI a missing /dev/fuse skips with
 // a message; with CI=true it is a failure (checked by the caller via
-// fuse_required()).
+// fuse_required()). A test case that returns early for want of something
+// says MESSAGE("skipped: <why>") first: scripts/count-tests counts each such
+// case as skipped, not passed.
 bool fuse_available();
 bool fuse_required();
 // For a test that needs a mount: true (after saying so) when it should

@@ -1,9 +1,9 @@
-// pvfs-ctl's text helpers (utils/ctl_format.h): pure, no cluster needed.
+// pvfs-ctl's text helpers (utils/ctl/ctl_format.h): pure, no cluster needed.
 #include <limits>
 
 #include <doctest/doctest.h>
 
-#include "utils/ctl_format.h"
+#include "utils/ctl/ctl_format.h"
 
 using namespace pvfs;
 using namespace pvfs::ctl;

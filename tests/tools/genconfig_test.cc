@@ -3,7 +3,7 @@
 // key (read back by Config::load and load_secret; never overwritten without
 // force), and the documentation promise: every key a rendered config holds
 // is described in man/pvfs.toml.5 ($PVFS_SOURCE_ROOT, set by meson).
-#include "utils/genconfig.h"
+#include "utils/ctl/genconfig.h"
 
 #include <sys/stat.h>
 

@@ -122,7 +122,7 @@ TEST_CASE("meson install puts units that start installed daemons and an fstab li
 
   if (::geteuid() != 0 || !pvfs::test::fuse_available()) {
     if (pvfs::test::fuse_required()) FAIL("mounting needs root and /dev/fuse, and CI=true requires it");
-    MESSAGE("skipping the fstab mount: it needs root and /dev/fuse");
+    MESSAGE("skipped: the fstab mount needs root and /dev/fuse");
     return;
   }
   pvfs::ClusterOptions options;

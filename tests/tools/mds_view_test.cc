@@ -1,7 +1,7 @@
 // Unit tests of pvfs-ctl mds without daemons: decoding a ClusterState
-// message built here (utils/mds_status_wire.h), choosing the view to show,
-// combining the members' answers, and the tables and JSON (utils/mds_view.h).
-#include "utils/mds_view.h"
+// message built here (utils/common/mds_status_wire.h), choosing the view to show,
+// combining the members' answers, and the tables and JSON (utils/ctl/mds_view.h).
+#include "utils/ctl/mds_view.h"
 
 #include <algorithm>
 
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "mds/placement/anu_map.h"
-#include "utils/mds_status_wire.h"
+#include "utils/common/mds_status_wire.h"
 
 namespace pvfs::ctl {
 namespace {

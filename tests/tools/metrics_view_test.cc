@@ -1,7 +1,7 @@
-// Unit tests of utils/metrics_view: choosing daemons by name, the stats
+// Unit tests of utils/ctl/metrics_view: choosing daemons by name, the stats
 // tables and JSON, the merged Prometheus text, and top's rates and frame.
 // Metric families are built by hand here; no daemons.
-#include "utils/metrics_view.h"
+#include "utils/ctl/metrics_view.h"
 
 #include <cmath>
 #include <string>

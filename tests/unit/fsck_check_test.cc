@@ -1,8 +1,8 @@
-// Unit tests of utils/fsck_check: worked examples of each kind of problem
+// Unit tests of utils/ctl/fsck_check: worked examples of each kind of problem
 // and its repair, a healthy cluster (with redirects, sparse files, writes in
 // flight and garbage waiting for the collector) without findings, and the
 // objects of an unlinked-but-open file. Pure: listings built by hand.
-#include "utils/fsck_check.h"
+#include "utils/ctl/fsck_check.h"
 
 #include <doctest/doctest.h>
 

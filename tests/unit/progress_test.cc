@@ -1,7 +1,7 @@
-// Unit tests of utils/progress: the bar, amounts, rates and ETA text, and
+// Unit tests of utils/common/progress: the bar, amounts, rates and ETA text, and
 // when ProgressMeter shows a line on a terminal and elsewhere, with an
 // injected clock. Pure: no output, no sleeps.
-#include "utils/progress.h"
+#include "utils/common/progress.h"
 
 #include <doctest/doctest.h>
 

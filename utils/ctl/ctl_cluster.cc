@@ -1,0 +1,26 @@
+#include "utils/ctl/ctl_cluster.h"
+
+namespace pvfs::ctl {
+
+std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* command) {
+  if (options.config_path.empty()) {
+    error("{}: no cluster config: give -c FILE or set PVFS_CONFIG", command);
+    return std::nullopt;
+  }
+  auto config = Config::load(options.config_path);
+  if (!config) {
+    error("{}: {}", command, config.status().to_string());
+    return std::nullopt;
+  }
+  auto key = load_secret(config->secret_file);
+  if (!key) {
+    error("{}: {}", command, key.status().to_string());
+    return std::nullopt;
+  }
+  Cluster cluster{std::move(*config), *key, options.timeout};
+  if (cluster.timeout.count() <= 0)
+    cluster.timeout = std::chrono::milliseconds(std::max<uint32_t>(cluster.config.connect_timeout_ms, 1));
+  return cluster;
+}
+
+}  // namespace pvfs::ctl
