@@ -36,6 +36,7 @@ iosched::Options options_of(const Config& config, iosched::Policy policy) {
   o.policy = policy;
   o.lease = milliseconds(config.iosched_lease_ms);
   o.max_wait = iosched::Nanos(static_cast<int64_t>(config.iosched_max_wait_s * 1e9));
+  o.gather = milliseconds(config.iosched_gather_ms);
   return o;
 }
 
@@ -183,6 +184,7 @@ void IoschedHost::fill(mp::Reply::IoschedState::Builder out) const {
   out.setPolicy(std::string(iosched::policy_name(snap.policy)));
   out.setLeaseMs(config_.iosched_lease_ms);
   out.setMaxWaitS(config_.iosched_max_wait_s);
+  out.setGatherMs(config_.iosched_gather_ms);
   const auto grace = grace_until_ - std::chrono::steady_clock::now();
   out.setGraceMs(grace.count() > 0 ? static_cast<uint32_t>(std::chrono::duration_cast<milliseconds>(grace).count())
                                    : 0);

@@ -291,6 +291,8 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (c.iosched_max_wait_s > 1e6) return key_error("iosched.max_wait_s", "must be at most 1000000");
     if (Status s = read_uint(*t, sec, "idle_ms", c.iosched_idle_ms); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "reads", c.iosched_reads); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "gather_ms", c.iosched_gather_ms); !s.ok()) return s;
+    if (c.iosched_gather_ms > 600000) return key_error("iosched.gather_ms", "must be at most 600000");
   }
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
@@ -406,7 +408,8 @@ std::string Config::render() const {
       << "lease_ms = " << iosched_lease_ms << "    # a silent client loses its token after this\n"
       << "max_wait_s = " << toml_float(iosched_max_wait_s) << "    # starvation guard; 0 = off\n"
       << "idle_ms = " << iosched_idle_ms << "    # transparent steps end after this much write silence; 0 = off\n"
-      << "reads = " << (iosched_reads ? "true" : "false") << "    # reads also wait for the token\n\n"
+      << "reads = " << (iosched_reads ? "true" : "false") << "    # reads also wait for the token\n"
+      << "gather_ms = " << iosched_gather_ms << "    # after an idle spell, the first token waits this long; 0 = off\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"

@@ -113,6 +113,10 @@ struct Config {
   // explicit steps (pvfs-ctl iostep, libpvfs-iostep).
   uint32_t iosched_idle_ms = 0;
   bool iosched_reads = false;           // reads also wait for the token
+  // Gathering (ours): after an idle spell the first token waits this long
+  // after the first step arrived, so steps starting together are ordered by
+  // the policy rather than by who came first. 0: off.
+  uint32_t iosched_gather_ms = 0;
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;

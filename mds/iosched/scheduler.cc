@@ -197,6 +197,21 @@ std::vector<const Scheduler::Step*> Scheduler::pending_order(Nanos now) const {
 std::vector<StepView> Scheduler::schedule(Nanos now) {
   std::vector<StepView> granted;
   const Policy policy = options_.policy;
+  if (policy != Policy::none && options_.gather > Nanos(0)) {
+    bool any_active = false;
+    std::optional<Nanos> earliest;
+    for (const auto& [id, step] : steps_) {
+      if (step.granted) any_active = true;
+      else earliest = earliest ? std::min(*earliest, step.arrived) : step.arrived;
+    }
+    // Only steps that arrived to an idle system gather: one that waited
+    // behind a token holder goes as soon as the token is back.
+    if (!any_active && earliest && *earliest >= idle_since_) {
+      if (!gather_until_) gather_until_ = *earliest + options_.gather;
+      if (now < *gather_until_) return granted;
+    }
+    gather_until_.reset();
+  }
   // Under system-wide serialization every step stands for all servers, so
   // the one conflict test covers both families.
   static const std::vector<ServerId> kAll;
@@ -246,6 +261,7 @@ std::optional<Nanos> Scheduler::next_deadline() const {
     for (const auto& [client, expiry] : step.holders) take(expiry);
     if (!step.granted && options_.max_wait > Nanos(0)) take(step.arrived + options_.max_wait);
   }
+  if (gather_until_) take(*gather_until_);
   return out;
 }
 
@@ -295,8 +311,11 @@ Finished Scheduler::finish(std::map<uint64_t, Step>::iterator it, Nanos now, boo
     record.sizes.push_back(out.step.bytes_written);
     while (record.sizes.size() > std::max<size_t>(options_.history, 1)) record.sizes.pop_front();
   }
+  const bool was_granted = step.granted.has_value();
   by_job_.erase(step.job);
   steps_.erase(it);
+  if (was_granted && std::none_of(steps_.begin(), steps_.end(), [](const auto& e) { return e.second.granted; }))
+    idle_since_ = now;
   forget_jobs();
   return out;
 }

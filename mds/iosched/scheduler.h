@@ -56,6 +56,12 @@ struct Options {
   // this goes next whatever its size, and no later step may take a server
   // it waits for. Zero turns it off.
   Nanos max_wait = std::chrono::seconds(0);
+  // Gathering (ours, not the paper's): when steps arrive while no step
+  // holds a token, the first grant waits until this long after the
+  // earliest of them arrived, so that jobs starting within that window
+  // are ordered by the policy instead of the first taking the token (SJF
+  // does not preempt). Zero turns it off; never applies under `none`.
+  Nanos gather = Nanos(0);
   // Completed steps per job that the size prediction averages.
   size_t history = 4;
   // Bounds on what clients can make the scheduler hold.
@@ -157,7 +163,8 @@ class Scheduler {
   // Gives tokens by the policy (Algorithm 1 under sa-*): pending steps in
   // policy order, each granted unless it conflicts with a token holder or
   // with a starved step ahead of it. Returns the steps granted now. Under
-  // `none` every pending step is granted.
+  // `none` every pending step is granted. Grants nothing while a gathering
+  // window (Options::gather) is open.
   std::vector<StepView> schedule(Nanos now);
 
   // Switches policy; tokens already given stay, pending steps are ordered
@@ -171,7 +178,8 @@ class Scheduler {
   // The job's step, or nullopt.
   std::optional<StepView> step_of(std::string_view job, Nanos now) const;
   // The earliest time at which expire() or schedule() could change
-  // something by time alone (a lease lapsing, a step starving), or nullopt.
+  // something by time alone (a lease lapsing, a step starving, a gathering
+  // window closing), or nullopt.
   std::optional<Nanos> next_deadline() const;
   // The size SJF would use for a new step of `job` without a declaration.
   std::optional<uint64_t> predicted_bytes(std::string_view job) const;
@@ -217,6 +225,8 @@ class Scheduler {
   uint64_t next_id_ = 1;
   uint64_t next_seq_ = 0;
   uint64_t next_grant_ = 0;
+  std::optional<Nanos> gather_until_;  // set while a gathering window is open
+  Nanos idle_since_ = Nanos::min();    // when the last token was given back
   uint64_t use_clock_ = 0;
 };
 

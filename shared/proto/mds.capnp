@@ -255,6 +255,7 @@ struct Reply {
     pending @5 :List(IoStepState);  # in the order the policy would serve them
     jobs @6 :List(IoJobTotals);
     graceMs @7 :UInt32;           # > 0: just took over, grants wait this long for re-registration
+    gatherMs @8 :UInt32;          # [iosched] gather_ms; 0: off
   }
   struct IoStepState {
     job @0 :Text;

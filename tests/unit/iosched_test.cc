@@ -442,3 +442,29 @@ TEST_CASE("a re-registered token comes back at once unless it conflicts with one
   CHECK(f.begin(x, at(0))->granted);
   CHECK_FALSE(f.begin(y, at(0))->granted);  // one job system-wide
 }
+
+TEST_CASE("with gathering, steps arriving within the window after an idle spell are ordered by the policy") {
+  Options o;
+  o.policy = Policy::sjf;
+  o.gather = seconds(1);
+  Scheduler s(o);
+  begin(s, step("big", 1, 1000), at(0));
+  CHECK(s.schedule(at(0)).empty());  // the window is open
+  CHECK(s.next_deadline() == at(1));
+  begin(s, step("small", 2, 10), at(0) + std::chrono::milliseconds(800));
+  CHECK(s.schedule(at(0) + std::chrono::milliseconds(900)).empty());
+  CHECK(jobs(s.schedule(at(1))) == Jobs{"small"});
+  // While a token is held, or once the queue was served, nothing gathers.
+  begin(s, step("late", 3, 1), at(2) + std::chrono::milliseconds(500));
+  // Both waited behind a holder: no new window, the next goes at once.
+  CHECK(finish(s, "small", at(3), 2) == Jobs{"late"});
+  CHECK(finish(s, "late", at(4), 3) == Jobs{"big"});
+  Scheduler plain = make(Policy::sjf);
+  begin(plain, step("big", 1, 1000), at(0));
+  CHECK(jobs(plain.schedule(at(0))) == Jobs{"big"});  // without the window the first takes it
+  Options none = o;
+  none.policy = Policy::none;
+  Scheduler n(none);
+  begin(n, step("x", 1, 1), at(0));
+  CHECK(jobs(n.schedule(at(0))) == Jobs{"x"});
+}

@@ -51,6 +51,7 @@ asio::awaitable<Result<IoschedView>> ask_one(const Endpoint& at, const Secret& k
   v.lease_ms = s.getLeaseMs();
   v.max_wait_s = s.getMaxWaitS();
   v.grace_ms = s.getGraceMs();
+  v.gather_ms = s.getGatherMs();
   for (auto a : s.getActive()) v.active.push_back(row_of(a));
   for (auto p : s.getPending()) v.pending.push_back(row_of(p));
   for (auto j : s.getJobs())
@@ -87,9 +88,10 @@ Result<IoschedView> iosched_status(const Config& config, const Secret& key, std:
 }
 
 std::string render_iosched(const IoschedView& v) {
-  std::string out = fmt::format("I/O scheduler on mds {}: policy {}, lease {} ms, starvation guard {}\n", v.delegate,
-                                v.policy, v.lease_ms,
-                                v.max_wait_s > 0 ? fmt::format("{} s", v.max_wait_s) : std::string("off"));
+  std::string out = fmt::format("I/O scheduler on mds {}: policy {}, lease {} ms, starvation guard {}, gathering {}\n",
+                                v.delegate, v.policy, v.lease_ms,
+                                v.max_wait_s > 0 ? fmt::format("{} s", v.max_wait_s) : std::string("off"),
+                                v.gather_ms > 0 ? fmt::format("{} ms", v.gather_ms) : std::string("off"));
   if (v.grace_ms > 0)
     out += fmt::format("just took over: new tokens wait {} ms more for clients to re-register\n", v.grace_ms);
   out += "\nholding tokens:\n";
@@ -145,9 +147,10 @@ std::string render_iosched_json(const IoschedView& v) {
   }
   jobs += "]";
   return fmt::format(
-      "{{\"delegate\":{},\"policy\":{},\"lease_ms\":{},\"max_wait_s\":{},\"grace_ms\":{},\"active\":{},"
+      "{{\"delegate\":{},\"policy\":{},\"lease_ms\":{},\"max_wait_s\":{},\"gather_ms\":{},\"grace_ms\":{},\"active\":{},"
       "\"pending\":{},\"jobs\":{}}}\n",
-      v.delegate, json_string(v.policy), v.lease_ms, v.max_wait_s, v.grace_ms, steps(v.active), steps(v.pending),
+      v.delegate, json_string(v.policy), v.lease_ms, v.max_wait_s, v.gather_ms, v.grace_ms, steps(v.active),
+      steps(v.pending),
       jobs);
 }
 

@@ -41,6 +41,7 @@ struct IoschedView {
   uint32_t lease_ms = 0;
   double max_wait_s = 0;
   uint32_t grace_ms = 0;
+  uint32_t gather_ms = 0;
   std::vector<IoStepRow> active;
   std::vector<IoStepRow> pending;
   std::vector<IoJobRow> jobs;

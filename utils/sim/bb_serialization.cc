@@ -201,7 +201,7 @@ std::vector<double> simulate(const std::vector<Instance>& jobs, const Setup& set
         if (remaining[i][k] > 0) step = std::min(step, remaining[i][k] / rate(i, k));
     }
     // The scheduler's own deadline (a step starving) is an event too.
-    if (const auto deadline = scheduler.next_deadline(); deadline && setup.max_wait > iosched::Nanos(0)) {
+    if (const auto deadline = scheduler.next_deadline(); deadline) {
       const double at = std::chrono::duration<double>(*deadline).count();
       if (at > now) step = std::min(step, at - now);
     }
