@@ -199,7 +199,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
   if (offset + data.size() < offset) co_return Status(Errc::too_big);
   // A job in an I/O step writes only while it holds the token.
-  co_await impl_->io_admit(who.job_id, state.layout, data.size(), true);
+  co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
   const std::vector<Piece> pieces = split_range(state.layout, offset, data.size());

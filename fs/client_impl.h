@@ -216,7 +216,10 @@ struct Client::Impl {
   // its step holds a valid token. A write with [iosched] idle_ms opens a
   // transparent step. When the scheduler cannot be reached for an RPC
   // timeout, requests pass (logged once) until it answers again.
-  asio::awaitable<void> io_admit(const std::string& job, const Layout& layout, uint64_t bytes, bool write);
+  // `declared`: the caller's PVFS_IOSTEP_BYTES (0: none), the size of a
+  // transparent step it opens or of one not yet declared.
+  asio::awaitable<void> io_admit(const std::string& job, const Layout& layout, uint64_t bytes, bool write,
+                                 uint64_t declared = 0);
   // user.pvfs.iostep: "begin [job=J] [bytes=N] [servers=a,b]" or "end [job=J]"
   // (`job` defaults to the caller's). Errors: invalid_argument for anything
   // else; not_found for the end of a job with no step here.

@@ -59,11 +59,14 @@ void Client::Impl::io_start() {
 }
 
 asio::awaitable<void> Client::Impl::io_admit(const std::string& job, const Layout& layout, uint64_t bytes,
-                                             bool write) {
+                                             bool write, uint64_t declared) {
   if (job.empty() || (!write && !config.iosched_reads)) co_return;
-  if (!io_steps.contains(job)) {
+  if (auto known = io_steps.find(job); known != io_steps.end()) {
+    if (known->second.declared == 0) known->second.declared = declared;
+  } else {
     if (!write || config.iosched_idle_ms == 0) co_return;
     IoStep step;
+    step.declared = declared;
     for (ServerId s : layout.servers) step.servers.push_back(s.value);
     std::sort(step.servers.begin(), step.servers.end());
     step.servers.erase(std::unique(step.servers.begin(), step.servers.end()), step.servers.end());

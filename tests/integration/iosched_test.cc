@@ -333,11 +333,15 @@ TEST_CASE("two jobs writing through one mount are serialized under fcfs, and pvf
   REQUIRE(std::system(a.c_str()) == 0);
   REQUIRE(eventually([&] { return jobs_in(status_of(config).active) == Jobs{"A"}; }, milliseconds(5000)));
   std::this_thread::sleep_for(milliseconds(1000));
-  const std::string b = "env PVFS_JOBID=B sh -c 'dd if=/dev/zero of=" + mnt + "/b bs=1M count=1 status=none; " +
+  const std::string b = "env PVFS_JOBID=B PVFS_IOSTEP_BYTES=1m sh -c 'dd if=/dev/zero of=" + mnt + "/b bs=1M count=1 status=none; " +
                         "date +%s%N > " + scratch + "/b.done' &";
   REQUIRE(std::system(b.c_str()) == 0);
   CHECK(eventually([&] { return jobs_in(status_of(config).pending) == Jobs{"B"}; }, milliseconds(3000)));
-  CHECK(jobs_in(status_of(config).active) == Jobs{"A"});
+  const IoschedView waiting = status_of(config);
+  CHECK(jobs_in(waiting.active) == Jobs{"A"});
+  REQUIRE(waiting.pending.size() == 1);
+  CHECK(waiting.pending[0].source == "declared");  // PVFS_IOSTEP_BYTES
+  CHECK(waiting.pending[0].bytes == 1 << 20);
   const auto done = [&](const char* name) { return std::filesystem::exists(tc.dir() / name); };
   REQUIRE(eventually([&] { return done("a.done") && done("b.done") && !read_text(tc.dir() / "b.done").empty(); },
                      milliseconds(20000)));
