@@ -28,7 +28,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
       config(config_),
       key(key_),
       timeout(config_.rpc_timeout_ms),
-      router(mds_ids(config_), placement::parse_policy(config_.mds_placement).value_or(placement::Policy::anu)) {
+      router(mds_ids(config_), config_.mds_placement) {
   for (const auto& m : config_.mds)
     mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address,
                                                   rpc::Auth(key_, {}, config_.encrypt),
@@ -112,18 +112,17 @@ asio::awaitable<Status> Client::Impl::refresh_servers() {
   auto reply = co_await call_mds(out, true);
   if (!reply) co_return reply.status();
   for (auto s : (*reply)->body<mp::Reply>().getServers()) {
-    StorageServer info{ServerId(s.getId()), s.getAddress(), s.getCapacityBytes(), s.getFreeBytes(),
-                       s.getAlive()};
+    StorageServer info = rpc::from_wire(s);
     auto ep = parse_endpoint(info.address);
     if (!ep) continue;
-    auto it = servers.find(s.getId());
+    auto it = servers.find(info.id.value);
     if (it == servers.end() || !(it->second->address() == *ep)) {
       if (it != servers.end()) it->second->close();
-      servers[s.getId()] = std::make_shared<rpc::Peer>(io.get_executor(), *ep,
-                                                       rpc::Auth(key, {}, config.encrypt),
-                                                       milliseconds(config.connect_timeout_ms));
+      servers[info.id.value] = std::make_shared<rpc::Peer>(io.get_executor(), *ep,
+                                                           rpc::Auth(key, {}, config.encrypt),
+                                                           milliseconds(config.connect_timeout_ms));
     }
-    server_info[s.getId()] = info;
+    server_info[info.id.value] = info;
   }
   co_return Status{};
 }
@@ -245,13 +244,7 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
   rpc::OutMessage out;
   auto s = impl_->begin_mds(out, who).initSetattr();
   s.setIno(ino.value);
-  s.setMask(change.mask);
-  s.setMode(change.mode);
-  s.setUid(change.uid);
-  s.setGid(change.gid);
-  s.setSize(change.size);
-  rpc::to_wire(change.atime, s.initAtime());
-  rpc::to_wire(change.mtime, s.initMtime());
+  rpc::to_wire(change, s);
   co_return co_await attr_reply(*impl_, out, true);
 }
 
@@ -373,17 +366,10 @@ asio::awaitable<Result<ReaddirPage>> Client::readdir(const Credentials& who, Ino
   r.setPlus(plus);
   auto reply = co_await impl_->call_mds(out, true);
   if (!reply) co_return reply.status();
-  auto page_in = (*reply)->body<mp::Reply>().getReaddir();
-  ReaddirPage page;
-  page.eof = page_in.getEof();
-  for (auto e : page_in.getEntries()) {
-    DirEntry entry;
-    entry.name = e.getName();
-    entry.ino = InodeId(e.getIno());
-    entry.mode = e.getMode();
-    entry.cookie = e.getCookie();
-    if (plus && e.hasAttr()) entry.attr = impl_->merge_local(rpc::from_wire(e.getAttr()));
-    page.entries.push_back(std::move(entry));
+  ReaddirPage page = rpc::from_wire((*reply)->body<mp::Reply>().getReaddir());
+  for (DirEntry& entry : page.entries) {
+    if (!plus) entry.attr.reset();
+    else if (entry.attr) entry.attr = impl_->merge_local(*entry.attr);
   }
   co_return page;
 }

@@ -20,10 +20,10 @@
 
 #include <asio.hpp>
 
-#include "fs/sched/dispatcher.h"
+#include "policy/dispatch/dispatcher.h"
 #include "shared/attr.h"
 #include "shared/buffer.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
 
@@ -50,10 +50,7 @@ struct StatFs {
   uint32_t block_size = 4096, name_max = 255;
 };
 
-struct ReaddirPage {
-  std::vector<DirEntry> entries;
-  bool eof = false;
-};
+using ReaddirPage = DirPage;  // shared/attr.h
 
 // The bytes of a read as the storage servers' replies brought them: one
 // buffer per piece of the stripe, in file order, each exactly its piece's
@@ -67,12 +64,7 @@ struct ReadData {
   }
 };
 
-struct StorageServer {
-  ServerId id;
-  std::string address;
-  uint64_t capacity_bytes = 0, free_bytes = 0;
-  bool alive = false;
-};
+using StorageServer = ServerInfo;  // shared/attr.h
 
 struct WriterAnnouncement;  // fs/client_impl.h
 
@@ -280,22 +272,5 @@ class Client {
   Config config_;
   std::unique_ptr<Impl> impl_;
 };
-
-// Runs `task` on `io` (which must not be running elsewhere) until it finishes.
-// For tools and tests that use the client synchronously.
-template <typename T>
-T run_sync(asio::io_context& io, asio::awaitable<T> task) {
-  std::optional<T> out;
-  std::exception_ptr error;
-  asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
-    error = e;
-    if (!e) out.emplace(std::move(value));
-    io.stop();  // connections keep reading in the background; they resume on the next run
-  });
-  io.restart();
-  io.run();
-  if (error) std::rethrow_exception(error);
-  return std::move(*out);
-}
 
 }  // namespace pvfs

@@ -1,6 +1,6 @@
 // Write dispatch (Dai et al., two-choice with collaborative probe and
 // preassign): pieces pending at the same moment share one probe round; the
-// pure dispatcher (fs/sched) picks a server per piece; a piece sent away
+// pure dispatcher (policy/dispatch) picks a server per piece; a piece sent away
 // from home is written there as a fragment and then recorded in its home
 // server's redirect log. Runs on the client's io thread.
 #include <fmt/format.h>

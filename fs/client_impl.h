@@ -12,8 +12,8 @@
 
 #include "fs/client.h"
 #include "fs/mds_router.h"
-#include "fs/sched/dispatcher.h"
-#include "fs/sched/load_memory.h"
+#include "policy/dispatch/dispatcher.h"
+#include "policy/dispatch/load_memory.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/message.h"

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "fs/client_impl.h"
+#include "shared/request_limits.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
@@ -17,9 +18,6 @@ namespace pvfs {
 namespace sp = proto::storage;
 
 namespace {
-
-// The largest file size: st_size is a signed off_t.
-constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 // The file offset of byte `object_offset` of object `index`.
 uint64_t file_offset(const Layout& layout, uint32_t index, uint64_t object_offset) {

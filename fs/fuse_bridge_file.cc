@@ -88,10 +88,11 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 }
 
 // `request` owns the bytes `data` points into: the buffer the FUSE loop read
-// the request into (fs/fuse_loop.h), kept until the write has been sent.
+// the request into (fs/fuse_loop.h), kept until the write has been sent. Only
+// held, never read: the coroutine frame's copy is what keeps it alive.
 asio::awaitable<Result<size_t>> write_from_request(Client& client, Credentials who,
                                                    std::shared_ptr<OpenFile> file, uint64_t offset,
-                                                   std::shared_ptr<Buffer> request,
+                                                   [[maybe_unused]] std::shared_ptr<Buffer> request,
                                                    std::span<const std::byte> data) {
   co_return co_await client.write(who, *file, offset, data);
 }

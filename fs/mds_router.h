@@ -12,8 +12,8 @@
 #include <optional>
 #include <vector>
 
-#include "mds/placement/anu_map.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/anu_map.h"
+#include "policy/placement/policy.h"
 #include "shared/ids.h"
 
 namespace pvfs {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/sched/dispatcher.h"
+#include "policy/dispatch/dispatcher.h"
 #include "shared/status.h"
 
 namespace pvfs {
@@ -29,7 +29,7 @@ struct MountOptions {
   bool default_permissions = true;   // default_permissions / no_default_permissions
   bool read_only = false;            // ro / rw
   std::string jobid_var;             // jobid_var=NAME: extra environment variable naming the job
-  // dispatch=POLICY: how writes are placed (fs/sched/dispatcher.h)
+  // dispatch=POLICY: how writes are placed (policy/dispatch/dispatcher.h)
   sched::Policy dispatch = sched::Policy::preassign;
   std::string secret_file;           // secret=FILE: needed when CONFIG is host:port
   unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: accepted, ignored (fs/fuse_loop.h)

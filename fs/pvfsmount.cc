@@ -29,7 +29,7 @@
 #include "fs/fuse_bridge.h"
 #include "fs/job_id.h"
 #include "fs/mount_options.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/log.h"
 
 namespace pvfs {

@@ -50,12 +50,14 @@ Result<std::unique_ptr<FileSetCatalog>> FileSetCatalog::open(const std::filesyst
   return catalog;
 }
 
-Result<NamespaceStore*> FileSetCatalog::open_locked(FileSetId set, Timespec now) {
+Result<NamespaceStore*> FileSetCatalog::open_locked(FileSetId set, Timespec now, FileSetLock held) {
   const auto dir = dir_of(set);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status(Errc::io, "cannot create " + dir.string() + ": " + ec.message());
-  auto lock = FileSetLock::acquire(dir);
+  if (held.held() && !held.still_at(dir))
+    return Status(Errc::io, dir.string() + " is not the directory its lock was taken on");
+  auto lock = held.held() ? Result<FileSetLock>(std::move(held)) : FileSetLock::acquire(dir);
   if (!lock) {
     if (lock.code() == Errc::busy)
       return Status(Errc::busy, dir.string() + " is in use by another process (another pvfs-mds on "
@@ -101,6 +103,11 @@ Result<NamespaceStore*> FileSetCatalog::create(FileSetId set, Timespec now) {
 Result<NamespaceStore*> FileSetCatalog::adopt(FileSetId set, Timespec now) {
   if (sets_.count(set.value)) return Status(Errc::exists, fmt::format("file set {} exists", set.value));
   return open_locked(set, now);
+}
+
+Result<NamespaceStore*> FileSetCatalog::adopt(FileSetId set, Timespec now, FileSetLock held) {
+  if (sets_.count(set.value)) return Status(Errc::exists, fmt::format("file set {} exists", set.value));
+  return open_locked(set, now, std::move(held));
 }
 
 Result<NamespaceStore*> FileSetCatalog::create(uint64_t seed, Timespec now) {

@@ -56,6 +56,10 @@ class FileSetCatalog {
   // Opens file set `set` from dir_of(set), placed there by a move. Errors:
   // exists when already held; those of NamespaceStore::open.
   Result<NamespaceStore*> adopt(FileSetId set, Timespec now);
+  // The same with the lock of dir_of(set) already held by this process
+  // (taken on the directory before it was renamed into place), so that no
+  // other member can take the set between its arrival and its opening.
+  Result<NamespaceStore*> adopt(FileSetId set, Timespec now, FileSetLock held);
   // Closes file set `set` and deletes its environment (file set 0 too: it
   // moves between metadata servers like any other). Errors: not_found; io.
   Status destroy(FileSetId set);
@@ -88,7 +92,7 @@ class FileSetCatalog {
 
   std::filesystem::path data_dir_;
   // Opens (or creates) the store in dir_of(set) under its lock.
-  Result<NamespaceStore*> open_locked(FileSetId set, Timespec now);
+  Result<NamespaceStore*> open_locked(FileSetId set, Timespec now, FileSetLock held = {});
 
   std::map<uint16_t, std::shared_ptr<NamespaceStore>> sets_;
   std::map<uint16_t, FileSetLock> locks_;

@@ -56,10 +56,6 @@ void IoschedHost::stop() {
   timer_.cancel();
 }
 
-bool IoschedHost::is_iosched_request(mp::Request::Reader req) {
-  return req.isIoStep() || req.isIoschedStatus() || req.isIoschedPolicy();
-}
-
 iosched::Nanos IoschedHost::now() const {
   return std::chrono::duration_cast<iosched::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
 }
@@ -98,33 +94,35 @@ asio::awaitable<void> IoschedHost::tick_loop() {
   }
 }
 
-Status IoschedHost::handle(mp::Request::Reader req, mp::Reply::Builder reply) {
-  if (!hosting())
-    return Status(Errc::unavailable, fmt::format("mds {} is not the delegate: mds {} hosts the I/O scheduler",
-                                                 cluster_.self().value, cluster_.delegate().value));
-  switch (req.which()) {
-    case mp::Request::IO_STEP:
-      return step(req.getIoStep(), reply.initIoStep());
-    case mp::Request::IOSCHED_POLICY: {
-      const auto policy = iosched::parse_policy(text(req.getIoschedPolicy()));
-      if (!policy)
-        return Status(Errc::invalid_argument, fmt::format("unknown I/O scheduling policy \"{}\": none, fcfs, "
-                                                          "sjf, sa-fcfs or sa-sjf",
-                                                          text(req.getIoschedPolicy())));
-      if (*policy != policy_)
-        spdlog::info("I/O scheduler: policy {} (was {})", iosched::policy_name(*policy), iosched::policy_name(policy_));
-      policy_ = *policy;
-      scheduler_->set_policy(*policy);
-      if (!in_grace()) scheduler_->schedule(now());
-      fill(reply.initIosched());
-      return {};
-    }
-    case mp::Request::IOSCHED_STATUS:
-      fill(reply.initIosched());
-      return {};
-    default:
-      return Status(Errc::not_supported, "not an I/O scheduler request");
-  }
+Status IoschedHost::not_delegate() const {
+  return Status(Errc::unavailable, fmt::format("mds {} is not the delegate: mds {} hosts the I/O scheduler",
+                                               cluster_.self().value, cluster_.delegate().value));
+}
+
+Status IoschedHost::io_step(mp::Request::IoStep::Reader req, mp::Reply::Builder reply) {
+  if (!hosting()) return not_delegate();
+  return step(req, reply.initIoStep());
+}
+
+Status IoschedHost::status(mp::Reply::Builder reply) {
+  if (!hosting()) return not_delegate();
+  fill(reply.initIosched());
+  return {};
+}
+
+Status IoschedHost::set_policy(std::string_view name, mp::Reply::Builder reply) {
+  if (!hosting()) return not_delegate();
+  const auto policy = iosched::parse_policy(name);
+  if (!policy)
+    return Status(Errc::invalid_argument,
+                  fmt::format("unknown I/O scheduling policy \"{}\": none, fcfs, sjf, sa-fcfs or sa-sjf", name));
+  if (*policy != policy_)
+    spdlog::info("I/O scheduler: policy {} (was {})", iosched::policy_name(*policy), iosched::policy_name(policy_));
+  policy_ = *policy;
+  scheduler_->set_policy(*policy);
+  if (!in_grace()) scheduler_->schedule(now());
+  fill(reply.initIosched());
+  return {};
 }
 
 Status IoschedHost::step(mp::Request::IoStep::Reader req, mp::Reply::IoStepReply::Builder out) {

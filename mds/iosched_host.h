@@ -12,12 +12,13 @@
 
 #include <chrono>
 #include <optional>
+#include <string_view>
 
 #include <asio.hpp>
 
 #include "mds/cluster/mds_cluster.h"
-#include "mds/iosched/scheduler.h"
-#include "shared/config.h"
+#include "policy/iosched/scheduler.h"
+#include "config/config.h"
 #include "shared/metrics/metrics.h"
 #include "shared/proto/mds.capnp.h"
 
@@ -32,13 +33,19 @@ class IoschedHost {
   void start();
   void stop();
 
-  static bool is_iosched_request(proto::mds::Request::Reader req);
-  // Answers ioStep, ioschedStatus and ioschedPolicy into `reply`. Errors:
-  // unavailable naming the delegate when this member is not it;
-  // invalid_argument for a client key of 0, an empty or overlong job id,
-  // too many claims or servers, an unknown policy; not_found for an end
-  // of a job that has no step this client is in (nothing is applied then).
-  Status handle(proto::mds::Request::Reader req, proto::mds::Reply::Builder reply);
+  // The requests (mds/handlers/iosched_*.cc), each answered into `reply`.
+  // Each fails with unavailable, naming the delegate, when this member is
+  // not it.
+  // ioStep: the client's claims and ends. Errors: invalid_argument for a
+  // client key of 0, an empty or overlong job id, too many claims or
+  // servers; not_found for an end of a job that has no step this client is
+  // in (nothing of the message is applied then); again when the scheduler
+  // is full.
+  Status io_step(proto::mds::Request::IoStep::Reader req, proto::mds::Reply::Builder reply);
+  // ioschedStatus.
+  Status status(proto::mds::Reply::Builder reply);
+  // ioschedPolicy. Errors: invalid_argument for an unknown policy.
+  Status set_policy(std::string_view name, proto::mds::Reply::Builder reply);
 
   // Per job: summed token wait and I/O time, steps, and the tokens held
   // now (empty unless this member hosts the scheduler).
@@ -51,6 +58,7 @@ class IoschedHost {
   bool in_grace() const;
   iosched::Nanos now() const;
   Status step(proto::mds::Request::IoStep::Reader req, proto::mds::Reply::IoStepReply::Builder out);
+  Status not_delegate() const;
   void fill(proto::mds::Reply::IoschedState::Builder out) const;
   asio::awaitable<void> tick_loop();
 

@@ -1,23 +1,20 @@
 // pvfs-mds: parses options, opens the namespace, serves the metadata
 // protocol. Wiring only.
-#include <sys/stat.h>
-
-#include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <asio.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "mds/mds_service.h"
 #include "mds/namespace_store.h"
 #include "mds/wall_clock.h"
-#include "shared/config.h"
-#include "shared/log.h"
-#include "shared/ready_file.h"
-#include "shared/rpc/metrics_http.h"
+#include "config/config.h"
+#include "daemon/daemon.h"
 #include "shared/rpc/rpc_server.h"
-#include "shared/self_id.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-mds: a pvfs metadata server (the namespace in LMDB).\n"
@@ -42,52 +39,28 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000000u));
   CLI11_PARSE(app, argc, argv);
 
-  auto config = pvfs::Config::load(config_path);
-  if (!config) {
-    std::fprintf(stderr, "pvfs-mds: %s\n", config.status().to_string().c_str());
-    return 1;
-  }
-  if (!id_option->count()) {
-    auto found = pvfs::find_self_id("mds", config->mds);
-    if (!found) {
-      std::fprintf(stderr, "pvfs-mds: %s\n", found.status().detail().c_str());
-      return 1;
-    }
-    id = *found;
-  }
-  const pvfs::DaemonEntry* self = config->find_mds(id);
-  if (!self) {
-    std::fprintf(stderr, "pvfs-mds: config %s has no [[mds]] with id %u\n", config_path.c_str(), id);
-    return 1;
-  }
-  if (self->data_dir.empty()) {
-    std::fprintf(stderr, "pvfs-mds: config key 'mds[id=%u].data_dir' is missing\n", id);
-    return 1;
-  }
-  pvfs::init_logging(fmt::format("pvfs-mds[{}]", id), verbose);
-  // Everything this daemon creates (namespace, state, objects) is its own:
-  // files 0600, directories 0700.
-  ::umask(077);
-  auto key = pvfs::load_secret(config->secret_file);
-  if (!key) {
-    std::fprintf(stderr, "pvfs-mds: %s\n", key.status().to_string().c_str());
-    return 1;
-  }
+  auto boot = pvfs::daemon::boot("pvfs-mds", pvfs::daemon::Role::mds, config_path,
+                                 id_option->count() ? std::optional<uint32_t>(id) : std::nullopt, verbose);
+  if (!boot) return 1;
+  id = boot->id;
+  const pvfs::Config& config = boot->config;
+  const pvfs::DaemonEntry& self = boot->self;
+  const pvfs::Secret& key = boot->key;
   // One LMDB environment per file set, in data_dir/fileset-<id>.
   const pvfs::Timespec now = pvfs::mds::wall_now();
-  auto filesets = pvfs::mds::FileSetCatalog::open(self->data_dir, now, /*create_root=*/false);
+  auto filesets = pvfs::mds::FileSetCatalog::open(self.data_dir, now, /*create_root=*/false);
   if (!filesets) {
-    std::fprintf(stderr, "pvfs-mds: cannot open namespace in %s: %s\n", self->data_dir.c_str(),
+    std::fprintf(stderr, "pvfs-mds: cannot open namespace in %s: %s\n", self.data_dir.c_str(),
                  filesets.status().to_string().c_str());
     return 1;
   }
 
-  std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
+  pvfs::daemon::Loop loop("pvfs-mds", io);
   asio::thread_pool sync_pool(1);
   // The ANU map (saved, or the first one of the configured members) says
   // whether this member makes the namespace root on a fresh data dir.
-  pvfs::mds::MdsCluster cluster(io, *config, *key, pvfs::MdsId(id), **filesets, sync_pool, cluster_options);
+  pvfs::mds::MdsCluster cluster(io, config, key, pvfs::MdsId(id), **filesets, sync_pool, cluster_options);
   if (auto st = cluster.load(); !st.ok()) {
     std::fprintf(stderr, "pvfs-mds: %s\n", st.to_string().c_str());
     return 1;
@@ -95,16 +68,16 @@ int main(int argc, char** argv) {
   if (cluster.should_create_root() && !(*filesets)->has(pvfs::FileSetId(0))) {
     if (auto made = (*filesets)->create(pvfs::FileSetId(0), now); !made) {
       std::fprintf(stderr, "pvfs-mds: cannot create the namespace root in %s: %s\n",
-                   self->data_dir.c_str(), made.status().to_string().c_str());
+                   self.data_dir.c_str(), made.status().to_string().c_str());
       return 1;
     }
   }
-  pvfs::mds::MdsService service(io, *config, *key, id, **filesets, cluster, sync_pool);
+  pvfs::mds::MdsService service(io, config, key, id, **filesets, cluster, sync_pool);
   auto server = pvfs::rpc::RpcServer::listen(
-      io, self->address,
-      pvfs::rpc::Auth(*key, {pvfs::rpc::Kind::mds, id}, config->encrypt),
+      io, self.address,
+      pvfs::rpc::Auth(key, {pvfs::rpc::Kind::mds, id}, config.encrypt),
       [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
-      std::chrono::milliseconds(config->connect_timeout_ms));
+      std::chrono::milliseconds(config.connect_timeout_ms));
   if (!server) {
     std::fprintf(stderr, "pvfs-mds: %s\n", server.status().to_string().c_str());
     return 1;
@@ -112,37 +85,17 @@ int main(int argc, char** argv) {
   service.start();
   cluster.start();
   (*server)->start();
-  std::unique_ptr<pvfs::rpc::MetricsHttpServer> metrics_http;
-  if (self->metrics) {
-    auto http = pvfs::rpc::MetricsHttpServer::listen(io, *self->metrics, [&service] { return service.metrics(); });
-    if (!http) {
-      std::fprintf(stderr, "pvfs-mds: %s\n", http.status().to_string().c_str());
-      return 1;
-    }
-    metrics_http = std::move(*http);
-    metrics_http->start();
-    spdlog::info("serving Prometheus metrics on http://{}/metrics",
-                 pvfs::Endpoint{self->metrics->host, metrics_http->port()}.to_string());
-  }
-
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const asio::error_code&, int sig) {
-    spdlog::info("signal {}: shutting down", sig);
+  if (!loop.serve_metrics(self.metrics, [&service] { return service.metrics(); })) return 1;
+  loop.on_shutdown([&] {
     service.stop();
     cluster.stop();
-    if (metrics_http) metrics_http->stop();
     (*server)->stop();
-    io.stop();
   });
-  if (!ready_file.empty()) {
-    if (auto st = pvfs::write_ready_file(ready_file, (*server)->port()); !st.ok()) {
-      std::fprintf(stderr, "pvfs-mds: %s\n", st.to_string().c_str());
-      return 1;
-    }
-  }
-  spdlog::info("serving namespace {} ({} file sets) on port {}", self->data_dir.string(),
-               (*filesets)->size(), (*server)->port());
-  io.run();
+  if (int rc = loop.run(ready_file, (*server)->port(),
+                        fmt::format("serving namespace {} ({} file sets) on port {}", self.data_dir.string(),
+                                    (*filesets)->size(), (*server)->port()));
+      rc != 0)
+    return rc;
   sync_pool.join();
   for (const auto& store : (*filesets)->stores())
     if (auto st = store->sync(); !st.ok()) spdlog::error("final sync failed: {}", st.to_string());

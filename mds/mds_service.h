@@ -22,7 +22,7 @@
 #include "mds/iosched_host.h"
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"
@@ -49,6 +49,62 @@ class MdsService {
   // top, /metrics; names in docs/metrics.md). In mds/mds_metrics.cc.
   metrics::Families metrics();
 
+  // ---- for the request handlers (mds/handlers/), on the network thread ----
+  FileSetCatalog& filesets() { return filesets_; }
+  MdsCluster& cluster() { return cluster_; }
+  ServerRegistry& registry() { return registry_; }
+  const Config& config() const { return config_; }
+  uint32_t id() const { return id_; }
+  rpc::JobCounters& jobs() { return jobs_; }
+  IoschedHost& iosched() { return iosched_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+
+  // Durability (mds/mds_durability.cc): returns once every commit to file
+  // set `set` made before the call is on disk. Callers that arrive while a
+  // sync runs share the next one. A set that left this MDS meanwhile was
+  // synced by its move: ok. Errors: io.
+  asio::awaitable<Status> sync_fileset(FileSetId set);
+  // UpdateSize.writer: `conn` writes `ino` from now on / no longer.
+  void writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino);
+  void writer_stops(const rpc::Connection* conn, InodeId ino);
+
+  // Orphans (mds/mds_orphans.cc): a file may have lost its last link (or a
+  // held one was closed): counts it, and ends the collector's pause when a
+  // full batch is waiting.
+  void wake_orphan_collector();
+
+  // Layouts: the layout of a new file under `policy`, its servers chosen
+  // among the live ones, full ones left out where the policy names none
+  // (may be invalid when no server fits).
+  Layout layout_for_policy(const LayoutPolicy& policy);
+  // The layout of a new file in directory `parent` of `store`. Errors: those
+  // of reading its policy; io when no storage server is alive.
+  Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
+  // The cluster's storage servers: those in the config and any other that
+  // registered, alive or not.
+  std::vector<ServerId> cluster_servers() const;
+
+  // File sets (mds/mds_filesets.cc).
+  struct MadeFileSet {
+    InodeId parent;
+    std::string name;
+    Attr root;
+  };
+  // pvfs-ctl fileset create: empty directory `dir` becomes a new file set's root.
+  Result<MadeFileSet> make_fileset(const Caller& caller, InodeId dir, Timespec now);
+  // mkdir in the root directory with fileset_per_top_directory.
+  Result<Attr> mkdir_fileset(const Caller& caller, std::string_view name, uint32_t mode, Timespec now);
+  // rmdir, which also removes an empty file set whose root `name` is
+  // (asking its owner first when that is another member).
+  asio::awaitable<Status> rmdir(NamespaceStore& store, const Caller& caller, InodeId parent,
+                                std::string_view name, Timespec now, rpc::Origin origin);
+  // A lookup's answer, with the attributes of another file set's root
+  // filled in (from its owner when that is another member).
+  asio::awaitable<Result<Attr>> with_root_attr(FileSetId parent_set, Result<Attr> found,
+                                               rpc::Origin origin);
+  // Fills in the attributes of the entries that are other file sets' roots.
+  void add_root_attrs(ReaddirResult& page);
+
  private:
   asio::awaitable<void> sync_loop();
 
@@ -60,16 +116,9 @@ class MdsService {
     Status last;              // the outcome of the last sync finished
     asio::steady_timer wake;  // never expires: cancelled when a sync ends
   };
-  // Returns once every commit to file set `set` made before the call is on
-  // disk. Callers that arrive while a sync runs share the next one. A set
-  // that left this MDS meanwhile was synced by its move: ok. Errors: io.
-  asio::awaitable<Status> sync_fileset(FileSetId set);
   // Runs the sync just started in `sync->commits`, and the next ones while
   // callers wait for them.
   asio::awaitable<void> run_syncs(FileSetId set, std::shared_ptr<FileSetSync> sync);
-  // UpdateSize.writer: `conn` writes `ino` from now on / no longer.
-  void writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino);
-  void writer_stops(const rpc::Connection* conn, InodeId ino);
   // Every 200 ms: the files of writers whose connection ended get their
   // size from the storage servers (retried until the servers answer).
   asio::awaitable<void> writer_loop();
@@ -94,51 +143,21 @@ class MdsService {
   // from every server; files on a server that is down or failed are left
   // for a later pass.
   asio::awaitable<std::vector<InodeId>> delete_objects(std::vector<Orphan> orphans);
-  // A file may have lost its last link (or a held one was closed): counts
-  // it, and ends the collector's pause when a full batch is waiting.
-  void wake_orphan_collector();
   // The connection to storage server `id`, nullptr when it is unknown.
   // Shared so that a call in flight keeps it when the server's address
   // changes meanwhile.
   std::shared_ptr<rpc::Peer> storage_peer(ServerId id);
-  // The layout of a new file under `policy`: its servers chosen among the
-  // live ones, full ones left out where the policy names none (may be
-  // invalid when no server fits).
-  Layout layout_for_policy(const LayoutPolicy& policy);
   // Whether requests on `conn` have root squashed ([security] root_squash):
   // a client's, from an address not in root_squash_except.
   bool squashes(const rpc::Connection& conn) const;
-  Result<Layout> layout_for_new_file(NamespaceStore& store, InodeId parent);
-  // The cluster's storage servers: those in the config and any other that
-  // registered, alive or not.
-  std::vector<ServerId> cluster_servers() const;
 
   // ---- file sets (mds/mds_filesets.cc) ----
-  struct MadeFileSet {
-    InodeId parent;
-    std::string name;
-    Attr root;
-  };
-  // pvfs-ctl fileset create: empty directory `dir` becomes a new file set's root.
-  Result<MadeFileSet> make_fileset(const Caller& caller, InodeId dir, Timespec now);
-  // mkdir in the root directory with fileset_per_top_directory.
-  Result<Attr> mkdir_fileset(const Caller& caller, std::string_view name, uint32_t mode, Timespec now);
-  // rmdir, which also removes an empty file set whose root `name` is
-  // (asking its owner first when that is another member).
-  asio::awaitable<Status> rmdir(NamespaceStore& store, const Caller& caller, InodeId parent,
-                                std::string_view name, Timespec now, rpc::Origin origin);
   // detachFileSet here: the empty file set `set` is about to lose its
   // root's entry; it is deleted once its unlinked files are gone.
   Status detach(FileSetId set);
-  // A lookup's answer, with the attributes of another file set's root
-  // filled in (from its owner when that is another member).
-  asio::awaitable<Result<Attr>> with_root_attr(FileSetId parent_set, Result<Attr> found,
-                                               rpc::Origin origin);
   // Deletes `store`'s file set once removed from the namespace and its
   // unlinked files' objects are gone.
   void drop_if_detached(NamespaceStore& store);
-  // Fills in the attributes of the entries that are other file sets' roots.
-  void add_root_attrs(ReaddirResult& page);
 
   asio::io_context& io_;
   const Config& config_;

@@ -45,11 +45,8 @@ inline constexpr uint32_t kMayExec = 1;
 inline constexpr uint32_t kXattrCreate = 1;
 inline constexpr uint32_t kXattrReplace = 2;
 
-// A page of a directory; `eof` when no entry follows the last one.
-struct ReaddirResult {
-  std::vector<DirEntry> entries;
-  bool eof = false;
-};
+// A page of a directory (shared/attr.h).
+using ReaddirResult = pvfs::DirPage;
 
 // What unlink did: the inode and the links it has left (0: gone or orphaned).
 struct UnlinkResult {
@@ -69,20 +66,9 @@ struct Orphan {
   Layout layout;
 };
 
-// A regular file as fsck sees it (NamespaceStore::scan_files): linked, or
-// an orphan (unlinked, objects not yet deleted).
-struct FileInfo {
-  InodeId ino;
-  uint64_t size = 0;
-  Layout layout;
-  bool orphan = false;
-};
-
-// A page of regular files; `eof` when no file follows the last one.
-struct FileScan {
-  std::vector<FileInfo> files;
-  bool eof = false;
-};
+// What NamespaceStore::scan_files returns (shared/attr.h).
+using pvfs::FileInfo;
+using pvfs::FileScan;
 
 // A storage server as the MDS remembers it across restarts.
 struct StoredServer {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/ids.h"
 #include "shared/status.h"
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "server/elevator/deadline_estimator.h"
+#include "policy/elevator/deadline_estimator.h"
 #include "shared/status.h"
 
 namespace pvfs {

@@ -1,6 +1,6 @@
 // The storage server's I/O queue: every data request (object and fragment
 // reads and writes, client and maintainer) waits here until the elevator
-// (server/elevator, pure) dispatches it, possibly merged with adjacent
+// (policy/elevator, pure) dispatches it, possibly merged with adjacent
 // requests into one vectored backend operation. At most `depth` operations
 // are on the disk at a time, so the elevator, not the kernel, decides the
 // order. With an emulated disk (for experiments on machines without
@@ -20,9 +20,9 @@
 
 #include <asio.hpp>
 
-#include "server/elevator/elevator.h"
-#include "server/elevator/emulated_disk.h"
-#include "server/elevator/inline_gate.h"
+#include "policy/elevator/elevator.h"
+#include "policy/elevator/emulated_disk.h"
+#include "policy/elevator/inline_gate.h"
 #include "server/object_store.h"
 
 namespace pvfs {

@@ -19,7 +19,7 @@
 #include <asio.hpp>
 
 #include "server/storage_service.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
 

@@ -3,6 +3,7 @@
 #include "shared/log.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/blocking.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs {
 
@@ -41,14 +42,12 @@ asio::awaitable<void> Registration::loop(Member& member) {
     auto space = co_await rpc::run_blocking(disk_pool_, [this] { return store_.space(); });
     rpc::OutMessage out;
     auto req = out.init_body<proto::mds::Request>();
-    auto info = registered ? req.initHeartbeat() : req.initRegisterServer();
-    info.setId(id_);
-    info.setAddress(advertised_.to_string());
+    ServerInfo info{ServerId(id_), advertised_.to_string(), 0, 0, true};
     if (space) {
-      info.setCapacityBytes(space->capacity_bytes);
-      info.setFreeBytes(space->free_bytes);
+      info.capacity_bytes = space->capacity_bytes;
+      info.free_bytes = space->free_bytes;
     }
-    info.setAlive(true);
+    rpc::to_wire(info, registered ? req.initHeartbeat() : req.initRegisterServer());
     auto reply = co_await member.peer.call(out, {}, std::chrono::milliseconds(config_.rpc_timeout_ms));
     if (reply) {
       if (!registered) spdlog::info("registered with {}", name);

@@ -13,7 +13,7 @@
 #include <asio.hpp>
 
 #include "server/object_store.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/rpc/peer.h"
 
 namespace pvfs {

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_table.h"
 #include "shared/lmdb/lmdb_env.h"
 
 namespace pvfs {

@@ -66,16 +66,10 @@ Result<std::pair<IoQueueOptions, elevator::BandwidthTable>> io_setup(const Confi
                                                                      const std::filesystem::path& data_dir,
                                                                      unsigned disk_threads) {
   IoQueueOptions o;
-  o.elevator.policy = *elevator::parse_policy(config.elevator);
-  o.elevator.quantum = config.elevator_quantum;
-  o.elevator.quantum_unit = config.elevator_quantum_unit == "bytes" ? elevator::QuantumUnit::bytes
-                                                                    : elevator::QuantumUnit::requests;
-  o.elevator.max_merge_bytes = config.elevator_max_merge_bytes;
-  o.elevator.lambda = config.elevator_lambda;
+  o.elevator = config.elevator;
   if (Status st = elevator::validate(o.elevator); !st.ok()) return st;
   o.depth = config.elevator_queue_depth ? config.elevator_queue_depth : disk_threads;
-  o.inline_ops.max_bytes = config.storage_inline_max_bytes;
-  o.inline_ops.max_latency = std::chrono::microseconds(config.storage_inline_max_latency_us);
+  o.inline_ops = config.storage_inline;
   if (config.emulated_bandwidth_bytes > 0) {
     elevator::EmulatedDiskOptions disk;
     disk.seek = elevator::from_seconds(config.emulated_seek_ms / 1000.0);
@@ -125,33 +119,28 @@ Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id,
 
 asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> conn,
                                              std::unique_ptr<rpc::InMessage> msg) {
-  const uint64_t id = msg->id();
-  const auto started = std::chrono::steady_clock::now();
-  auto req = msg->body<sp::Request>();
-  const std::string job = msg->envelope().getJobId();
-  const uint64_t bytes_in = msg->data().size();
-  rpc::OutMessage out;
-  auto reply = out.init_body<sp::Reply>();
-  Buffer reply_data;
+  Call ex(std::move(conn), std::move(msg));
+  ex.bulk_in = ex.msg->data().size();
+  const auto req = ex.req;
 
   // Data requests are the server's load and what a straggler slows down.
   uint64_t data_bytes = 0;
   bool is_data = true;
   uint64_t reserve = 0;
   switch (req.which()) {
-    case sp::Request::WRITE: data_bytes = msg->data().size(); break;
+    case sp::Request::WRITE: data_bytes = ex.msg->data().size(); break;
     case sp::Request::READ: data_bytes = reserve = req.getRead().getLength(); break;
     case sp::Request::READ_FRAGMENT: data_bytes = reserve = req.getReadFragment().getLength(); break;
     default: is_data = false;
   }
   if (reserve > rpc::kMaxDataBytes)
-    co_return co_await conn->reply_error(id, Status(Errc::invalid_argument, "read too large"));
+    co_return co_await ex.refuse(Status(Errc::invalid_argument, "read too large"));
   // A peer that pipelines large reads and never takes the replies must not
   // make us fill gigabytes of buffers: the connection's budget waits.
   ReplyBudget budget;
   if (reserve) {
-    if (!co_await conn->reserve_reply_bytes(reserve)) co_return;
-    budget.conn = conn;
+    if (!co_await ex.conn->reserve_reply_bytes(reserve)) co_return;
+    budget.conn = ex.conn;
     budget.bytes = reserve;
   }
   LoadGuard guard;
@@ -161,151 +150,162 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
     guard.load = &load_;
     guard.bytes = data_bytes;
     ticket = co_await straggler_.enter();
-    jobs_.count(job, req.isWrite() ? 0 : data_bytes, req.isWrite() ? data_bytes : 0);
+    jobs_.count(ex.job(), req.isWrite() ? 0 : data_bytes, req.isWrite() ? data_bytes : 0);
   } else {
-    jobs_.count(job, 0, 0);
+    jobs_.count(ex.job(), 0, 0);
   }
-  Status st;
-  try {
-    st = co_await dispatch(req, *msg, conn, reply, reply_data);
-  } catch (const kj::Exception& e) {
-    st = Status(Errc::invalid_argument, fmt::format("malformed request: {}", e.getDescription().cStr()));
-  }
-  if (is_data) co_await straggler_.leave(ticket, msg->receive_time());
-  rpc::log_request(*msg, capnp::toDynamic(req), st, std::chrono::steady_clock::now() - started);
-  requests_.record(static_cast<size_t>(req.which()), !st.ok(), bytes_in, st.ok() ? reply_data.size() : 0,
-                   std::chrono::steady_clock::now() - started);
-  if (!st.ok()) co_return co_await conn->reply_error(id, st);
-  co_await conn->reply(id, out, reply_data.span());
+  const Route* route = rpc::find_handler(routes(), req.which());
+  Status st(Errc::not_supported, "unknown storage request");
+  if (route) st = co_await ex.run([&] { return route->handler(*this, ex); });
+  if (is_data) co_await straggler_.leave(ticket, ex.msg->receive_time());
+  co_await ex.finish(st, requests_);
 }
 
-asio::awaitable<Status> StorageService::dispatch(Request req, rpc::InMessage& msg,
-                                                 std::shared_ptr<rpc::Connection> conn, Reply reply,
-                                                 Buffer& reply_data) {
-  switch (req.which()) {
-    case sp::Request::WRITE: co_return co_await write(req.getWrite(), msg.data(), reply);
-    case sp::Request::READ: co_return co_await read(req.getRead(), conn, reply, reply_data);
-    case sp::Request::READ_FRAGMENT:
-      co_return co_await read_fragment(req.getReadFragment(), conn, reply_data, reply);
-    case sp::Request::TRUNCATE: {
-      auto t = req.getTruncate();
-      Status st = co_await truncate(rpc::from_wire(t.getObject()), t.getSize());
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::REMOVE: {
-      std::vector<ObjectId> objects;
-      for (auto o : req.getRemove().getObjects()) objects.push_back(rpc::from_wire(o));
-      Status st = co_await remove(std::move(objects));
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::FSYNC: {
-      Status st = co_await fsync(rpc::from_wire(req.getFsync()));
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::STAT: {
-      const ObjectId obj = rpc::from_wire(req.getStat());
-      auto st = co_await stat(obj);
-      if (!st) co_return st.status();
-      auto s = reply.initStat();
-      s.setExists(st->exists);
-      s.setSize(st->size);
-      // Redirected writes live in fragments until pulled home: the log's
-      // bounds say how far they reach. Read after the await: no state held.
-      const auto* log = table_.find(obj);
-      s.setDataEnd(std::max(st->size, log && !log->empty() ? log->max() : 0));
-      s.setBlocks(st->blocks);
-      co_return Status{};
-    }
-    case sp::Request::ALLOCATE: {
-      auto a = req.getAllocate();
-      Status st =
-          co_await allocate(rpc::from_wire(a.getObject()), a.getOffset(), a.getLength(), a.getPunch());
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::SEEK: {
-      auto k = req.getSeek();
-      auto found = co_await seek(rpc::from_wire(k.getObject()), k.getOffset(), k.getHole());
-      if (!found) co_return found.status();
-      auto r = reply.initSeek();
-      r.setFound(found->has_value());
-      r.setOffset(found->value_or(0));
-      co_return Status{};
-    }
-    case sp::Request::STATFS: {
-      auto space = co_await rpc::run_blocking(disk_pool_, [&] { return store_.space(); });
-      if (!space) co_return space.status();
-      auto s = reply.initStatfs();
-      s.setCapacityBytes(space->capacity_bytes);
-      s.setFreeBytes(space->free_bytes);
-      co_return Status{};
-    }
-    case sp::Request::STATUS: {
-      auto s = reply.initStatus();
-      s.setKind("server");
-      s.setId(id_);
-      s.setVersion(PVFS_VERSION);
-      s.setUptimeMs(std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - started_)
-                        .count());
-      jobs_.fill(s, 100);
-      co_return Status{};
-    }
-    case sp::Request::PROBE: probe(req.getProbe(), reply); co_return Status{};
-    case sp::Request::PROBE_DONE:
-      preassign_.on_outcome(req.getProbeDone().getRound(), false);
-      reply.setNone();
-      co_return Status{};
-    case sp::Request::REDIRECT: {
-      auto r = req.getRedirect();
-      Status st = redirect(r);
-      if (st.ok() && r.getSync()) st = co_await sync_db();
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::DROP_FRAGMENTS: {
-      std::vector<std::pair<ObjectId, uint64_t>> list;
-      for (auto f : req.getDropFragments()) list.emplace_back(rpc::from_wire(f.getObject()), f.getFragment());
-      Status st = co_await drop_fragments(std::move(list));
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::INJECT: {
-      auto i = req.getInject();
-      if (!(i.getDelayFactor() >= 1.0) || i.getDelayFactor() > 1000)
-        co_return Status(Errc::invalid_argument, "delay factor must be between 1 and 1000");
-      straggler_.set(i.getDelayFactor(), std::chrono::seconds(i.getSeconds()));
-      spdlog::info("straggler injection: delay factor {} for {}", i.getDelayFactor(),
-                   i.getSeconds() ? fmt::format("{} s", i.getSeconds()) : std::string("ever"));
-      reply.setNone();
-      co_return Status{};
-    }
-    case sp::Request::SCHED_STATUS: sched_status(reply); co_return Status{};
-    case sp::Request::SCAN_OBJECTS: co_return co_await scan_objects(req.getScanObjects(), reply);
-    case sp::Request::SCAN_FRAGMENTS: co_return co_await scan_fragments(req.getScanFragments(), reply);
-    case sp::Request::SCAN_REDIRECTS: scan_redirects(req.getScanRedirects(), reply); co_return Status{};
-    case sp::Request::DROP_REDIRECT: co_return co_await drop_redirect(req.getDropRedirect(), reply);
-    case sp::Request::METRICS: {
-      const auto families = metrics();
-      rpc::to_wire(families, reply.initMetrics(static_cast<unsigned>(families.size())));
-      co_return Status{};
-    }
-    case sp::Request::SET_LOG_LEVEL: {
-      const auto level = req.getSetLogLevel();
-      Status st = set_log_level(std::string_view(level.begin(), level.size()));
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case sp::Request::ELEVATOR: {
-      Status st;
-      elevator_status(req.getElevator(), reply, st);
-      co_return st;
-    }
-  }
-  co_return Status(Errc::not_supported, "unknown storage request");
+// Adding a request to the storage server: its message in
+// shared/proto/storage.capnp, and one row here whose handler decodes it and
+// calls the StorageService method doing the work. The envelope (handle()
+// above) does the rest: data load, the request log, statistics, the reply.
+std::span<const StorageService::Route> StorageService::routes() {
+  using R = sp::Request;
+  using A = asio::awaitable<Status>;
+  // Replies none when `st` is ok.
+  static constexpr auto none_or = [](Status st, Reply reply) {
+    if (st.ok()) reply.setNone();
+    return st;
+  };
+  static constexpr Route kRoutes[] = {
+      {R::WRITE, [](StorageService& s, Call& c) -> A {
+         co_return co_await s.write(c.req.getWrite(), c.msg->data(), c.reply);
+       }},
+      {R::READ, [](StorageService& s, Call& c) -> A {
+         co_return co_await s.read(c.req.getRead(), c.conn, c.reply, c.reply_data);
+       }},
+      {R::READ_FRAGMENT, [](StorageService& s, Call& c) -> A {
+         co_return co_await s.read_fragment(c.req.getReadFragment(), c.conn, c.reply_data, c.reply);
+       }},
+      {R::TRUNCATE, [](StorageService& s, Call& c) -> A {
+         auto t = c.req.getTruncate();
+         co_return none_or(co_await s.truncate(rpc::from_wire(t.getObject()), t.getSize()), c.reply);
+       }},
+      {R::REMOVE, [](StorageService& s, Call& c) -> A {
+         std::vector<ObjectId> objects;
+         for (auto o : c.req.getRemove().getObjects()) objects.push_back(rpc::from_wire(o));
+         co_return none_or(co_await s.remove(std::move(objects)), c.reply);
+       }},
+      {R::FSYNC, [](StorageService& s, Call& c) -> A {
+         co_return none_or(co_await s.fsync(rpc::from_wire(c.req.getFsync())), c.reply);
+       }},
+      {R::STAT, [](StorageService& s, Call& c) -> A {
+         const ObjectId obj = rpc::from_wire(c.req.getStat());
+         auto st = co_await s.stat(obj);
+         if (!st) co_return st.status();
+         auto out = c.reply.initStat();
+         out.setExists(st->exists);
+         out.setSize(st->size);
+         // Redirected writes live in fragments until pulled home: the log's
+         // bounds say how far they reach. Read after the await: no state held.
+         const auto* log = s.table_.find(obj);
+         out.setDataEnd(std::max(st->size, log && !log->empty() ? log->max() : 0));
+         out.setBlocks(st->blocks);
+         co_return Status{};
+       }},
+      {R::ALLOCATE, [](StorageService& s, Call& c) -> A {
+         auto a = c.req.getAllocate();
+         co_return none_or(
+             co_await s.allocate(rpc::from_wire(a.getObject()), a.getOffset(), a.getLength(), a.getPunch()),
+             c.reply);
+       }},
+      {R::SEEK, [](StorageService& s, Call& c) -> A {
+         auto k = c.req.getSeek();
+         auto found = co_await s.seek(rpc::from_wire(k.getObject()), k.getOffset(), k.getHole());
+         if (!found) co_return found.status();
+         auto r = c.reply.initSeek();
+         r.setFound(found->has_value());
+         r.setOffset(found->value_or(0));
+         co_return Status{};
+       }},
+      {R::STATFS, [](StorageService& s, Call& c) -> A {
+         auto space = co_await rpc::run_blocking(s.disk_pool_, [&s] { return s.store_.space(); });
+         if (!space) co_return space.status();
+         auto out = c.reply.initStatfs();
+         out.setCapacityBytes(space->capacity_bytes);
+         out.setFreeBytes(space->free_bytes);
+         co_return Status{};
+       }},
+      {R::STATUS, [](StorageService& s, Call& c) -> A {
+         auto out = c.reply.initStatus();
+         out.setKind("server");
+         out.setId(s.id_);
+         out.setVersion(PVFS_VERSION);
+         out.setUptimeMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - s.started_)
+                             .count());
+         s.jobs_.fill(out, 100);
+         co_return Status{};
+       }},
+      {R::PROBE, [](StorageService& s, Call& c) -> A {
+         s.probe(c.req.getProbe(), c.reply);
+         co_return Status{};
+       }},
+      {R::PROBE_DONE, [](StorageService& s, Call& c) -> A {
+         s.preassign_.on_outcome(c.req.getProbeDone().getRound(), false);
+         c.reply.setNone();
+         co_return Status{};
+       }},
+      {R::REDIRECT, [](StorageService& s, Call& c) -> A {
+         auto r = c.req.getRedirect();
+         Status st = s.redirect(r);
+         if (st.ok() && r.getSync()) st = co_await s.sync_db();
+         co_return none_or(st, c.reply);
+       }},
+      {R::DROP_FRAGMENTS, [](StorageService& s, Call& c) -> A {
+         std::vector<std::pair<ObjectId, uint64_t>> list;
+         for (auto f : c.req.getDropFragments()) list.emplace_back(rpc::from_wire(f.getObject()), f.getFragment());
+         co_return none_or(co_await s.drop_fragments(std::move(list)), c.reply);
+       }},
+      {R::INJECT, [](StorageService& s, Call& c) -> A {
+         auto i = c.req.getInject();
+         if (!(i.getDelayFactor() >= 1.0) || i.getDelayFactor() > 1000)
+           co_return Status(Errc::invalid_argument, "delay factor must be between 1 and 1000");
+         s.straggler_.set(i.getDelayFactor(), std::chrono::seconds(i.getSeconds()));
+         spdlog::info("straggler injection: delay factor {} for {}", i.getDelayFactor(),
+                      i.getSeconds() ? fmt::format("{} s", i.getSeconds()) : std::string("ever"));
+         c.reply.setNone();
+         co_return Status{};
+       }},
+      {R::SCHED_STATUS, [](StorageService& s, Call& c) -> A {
+         s.sched_status(c.reply);
+         co_return Status{};
+       }},
+      {R::SCAN_OBJECTS, [](StorageService& s, Call& c) -> A {
+         co_return co_await s.scan_objects(c.req.getScanObjects(), c.reply);
+       }},
+      {R::SCAN_FRAGMENTS, [](StorageService& s, Call& c) -> A {
+         co_return co_await s.scan_fragments(c.req.getScanFragments(), c.reply);
+       }},
+      {R::SCAN_REDIRECTS, [](StorageService& s, Call& c) -> A {
+         s.scan_redirects(c.req.getScanRedirects(), c.reply);
+         co_return Status{};
+       }},
+      {R::DROP_REDIRECT, [](StorageService& s, Call& c) -> A {
+         co_return co_await s.drop_redirect(c.req.getDropRedirect(), c.reply);
+       }},
+      {R::METRICS, [](StorageService& s, Call& c) -> A {
+         const auto families = s.metrics();
+         rpc::to_wire(families, c.reply.initMetrics(static_cast<unsigned>(families.size())));
+         co_return Status{};
+       }},
+      {R::SET_LOG_LEVEL, [](StorageService&, Call& c) -> A {
+         const auto level = c.req.getSetLogLevel();
+         co_return none_or(set_log_level(std::string_view(level.begin(), level.size())), c.reply);
+       }},
+      {R::ELEVATOR, [](StorageService& s, Call& c) -> A {
+         Status st;
+         s.elevator_status(c.req.getElevator(), c.reply, st);
+         co_return st;
+       }},
+  };
+  return kRoutes;
 }
 
 asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply) {

@@ -14,21 +14,23 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 
 #include <asio.hpp>
 
 #include "server/io_queue.h"
-#include "server/load/load_detector.h"
-#include "server/load/preassign.h"
+#include "policy/load/load_detector.h"
+#include "policy/load/preassign.h"
 #include "server/object_gates.h"
 #include "server/object_store.h"
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_table.h"
 #include "server/sched_db.h"
 #include "server/straggler.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/exchange.h"
 #include "shared/rpc/job_counters.h"
 
 namespace pvfs {
@@ -52,6 +54,17 @@ class StorageService {
   // The RpcServer handler: decodes one request, runs it, sends one reply.
   asio::awaitable<void> handle(std::shared_ptr<rpc::Connection> conn,
                                std::unique_ptr<rpc::InMessage> msg);
+
+  // One request as its handler sees it (shared/rpc/exchange.h).
+  using Call = rpc::Exchange<proto::storage::Request, proto::storage::Reply>;
+  struct Route {
+    proto::storage::Request::Which kind;
+    asio::awaitable<Status> (*handler)(StorageService& service, Call& call);
+  };
+  // The table from request kind to handler, every kind this server serves
+  // once (storage_service.cc says how to add one). A kind not in it (a
+  // newer peer's) is answered not_supported.
+  static std::span<const Route> routes();
 
   Straggler& straggler() { return straggler_; }
 
@@ -102,8 +115,6 @@ class StorageService {
     return op;
   }
   void elevator_status(proto::storage::Request::ElevatorControl::Reader c, Reply reply, Status& st);
-  asio::awaitable<Status> dispatch(Request req, rpc::InMessage& msg, std::shared_ptr<rpc::Connection> conn,
-                                   Reply reply, Buffer& reply_data);
   // Data requests (counted as load, slowed by straggler injection).
   asio::awaitable<Status> write(proto::storage::Request::Write::Reader w, Buffer& data, Reply reply);
   asio::awaitable<Status> write_fragment(ObjectId object, uint64_t fragment, Buffer& data, bool sync,

@@ -1,5 +1,7 @@
 // Plain metadata values shared by the MDS, the client and the tools:
-// attributes, setattr requests, callers, directory entries. No I/O.
+// attributes, setattr requests, callers, directory entries and pages, the
+// file scans of fsck, the storage servers the MDS knows. No I/O; their wire
+// forms are converted in shared/rpc/convert.h only.
 #pragma once
 
 #include <compare>
@@ -66,6 +68,36 @@ struct DirEntry {
   uint32_t mode = 0;    // type bits at least
   uint64_t cookie = 0;  // continue after this entry by passing it back
   std::optional<Attr> attr;
+};
+
+// A page of a directory; `eof` when no entry follows the last one.
+struct DirPage {
+  std::vector<DirEntry> entries;
+  bool eof = false;
+};
+
+// A regular file as fsck sees it: linked, or an orphan (unlinked, objects
+// not yet deleted).
+struct FileInfo {
+  InodeId ino;
+  uint64_t size = 0;
+  Layout layout;
+  bool orphan = false;
+};
+
+// A page of regular files in inode order; `eof` when no file follows the
+// last one.
+struct FileScan {
+  std::vector<FileInfo> files;
+  bool eof = false;
+};
+
+// A storage server as the MDS knows it (registered, or in the config).
+struct ServerInfo {
+  ServerId id;
+  std::string address;  // host:port clients connect to
+  uint64_t capacity_bytes = 0, free_bytes = 0;
+  bool alive = false;  // heard from within the heartbeat timeout
 };
 
 }  // namespace pvfs

@@ -6,11 +6,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 
 namespace pvfs {
 
 // Longest job id a request may carry (bytes; no control characters).
 inline constexpr size_t kMaxJobIdBytes = 64;
+
+// The largest file size (st_size is a signed off_t): the MDS refuses a
+// size past it with too_big, the client a range reaching past it.
+inline constexpr uint64_t kMaxFileBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
 // Most servers a layout policy may name (and most stripes it may ask
 // for): a directory's policy is stored with it and copied into the layout

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shared/config.h"
+#include "shared/endpoint.h"
 #include "shared/status.h"
 
 namespace pvfs {

@@ -1,7 +1,10 @@
 // Small text conventions the command-line tools share: sizes with binary
-// suffixes ("4M") and JSON string literals. Pure; thread-safe.
+// suffixes ("4M"), JSON string literals and lists of choices. Pure;
+// thread-safe.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,5 +21,18 @@ Result<uint64_t> parse_size(std::string_view text);
 // `text` as a JSON string literal, quotes included; control characters
 // escaped.
 std::string json_string(std::string_view text);
+
+// "a, b or c": every value of `all` by `name`, in order, for an error
+// message that lists the valid choices (a policy's kPolicies and
+// policy_name, say).
+template <typename Enum, size_t N>
+std::string choices(const std::array<Enum, N>& all, std::string_view (*name)(Enum)) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? " or " : ", ";
+    out += name(all[i]);
+  }
+  return out;
+}
 
 }  // namespace pvfs

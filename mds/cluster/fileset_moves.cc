@@ -236,11 +236,14 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
       std::error_code ec;
       std::filesystem::remove_all(filesets_.data_dir() / fmt::format("fileset-{}.incoming-{:x}", set, in.ship_id), ec);
     }
-    in = Incoming{ship_id, 0};
+    in = Incoming{ship_id, 0, {}};
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     std::filesystem::create_directories(dir, ec);
     if (ec) co_return Status(Errc::io, "cannot create " + dir.string() + ": " + ec.message());
+    auto lock = FileSetLock::acquire(dir);
+    if (!lock) co_return lock.status();
+    in.lock = std::move(*lock);
   }
   if (in.ship_id != ship_id || in.received != chunk.getOffset())
     co_return Status(Errc::invalid_argument,
@@ -261,17 +264,27 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
   now_in->second.received += data.size();
   if (!last) co_return Status{};
   const uint64_t total = chunk.getTotalBytes();
-  incoming_.erase(set);
-  if (offset + data.size() != total)
+  FileSetLock lock = std::move(now_in->second.lock);
+  incoming_.erase(now_in);
+  std::error_code ec;
+  if (offset + data.size() != total) {
+    std::filesystem::remove_all(dir, ec);
     co_return Status(Errc::invalid_argument, fmt::format("file set {}: got {} of {} bytes", set,
                                                          offset + data.size(), total));
+  }
+  // Checked again after the write: a member paused meanwhile may have been
+  // declared failed, and its sender has then taken the set back.
+  if (fence_ != Fence::serving || !membership_.lease_valid(map_, std::chrono::steady_clock::now())) {
+    std::filesystem::remove_all(dir, ec);
+    co_return Status(Errc::again, fmt::format("mds {} holds no lease: not installing file set {}",
+                                              self_.value, set));
+  }
   const auto final_dir = filesets_.dir_of(FileSetId(set));
-  std::error_code ec;
   std::filesystem::remove_all(final_dir, ec);
   std::filesystem::rename(dir, final_dir, ec);
   if (ec) co_return Status(Errc::io, "cannot rename " + dir.string() + ": " + ec.message());
   sync_dir(filesets_.data_dir());
-  auto opened = filesets_.adopt(FileSetId(set), wall_now());
+  auto opened = filesets_.adopt(FileSetId(set), wall_now(), std::move(lock));
   if (!opened) co_return opened.status();
   received_[set] = ship_id;
   ++moves_in_;
@@ -293,6 +306,7 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     co_return;
   }
   unreachable_dirs_.erase(failed);
+  settle_ships_to(failed, dir);
   std::vector<uint16_t> sets;
   for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
     auto id = FileSetCatalog::parse_dir_name(item.path().filename().string());
@@ -359,6 +373,64 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     spdlog::info("took over file set {} of failed mds {} ({} bytes, {} ms)", set, failed.value, *copied,
                  ms_since(started));
     remember_move({set, failed, self_, unix_ms_now(), *copied, ms_since(started), "taken over"});
+  }
+}
+
+void MdsCluster::settle_ships_to(MdsId failed, const std::filesystem::path& dir) {
+  std::vector<uint16_t> lost;  // shipped to `failed`, the answer to the last chunk lost
+  for (const auto& [set, to] : ship_to_)
+    if (to == failed && committed_.count(set)) lost.push_back(set);
+  for (uint16_t set : lost) {
+    std::error_code ec;
+    const auto installed = dir / fmt::format("fileset-{}", set);
+    if (std::filesystem::exists(installed / kDataFile, ec)) {
+      // It arrived and may have been written to since: that copy is the
+      // set now, taken over from `dir` like the failed member's own sets.
+      spdlog::warn("file set {}: mds {} failed after it arrived there; our copy goes, its copy is "
+                   "taken over", set, failed.value);
+      committed_.erase(set);
+      leaving_.erase(set);
+      ship_ids_.erase(set);
+      ship_to_.erase(set);
+      if (Status st = filesets_.destroy(FileSetId(set)); !st.ok())
+        spdlog::warn("deleting the shipped copy of file set {}: {}", set, st.to_string());
+      continue;
+    }
+    // Never installed: whatever it received of it must never be, so each
+    // partial copy is locked (it is not being received: that holder would
+    // keep the lock) and renamed out of the way before ours serves again.
+    bool receiving = false;
+    const std::string prefix = fmt::format("fileset-{}.incoming-", set);
+    std::vector<std::filesystem::path> partial;  // listed first: renamed below
+    for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = item.path().filename().string();
+      if (name.starts_with(prefix) && name != prefix + "takeover" && name.find(".abandoned-by-") == std::string::npos)
+        partial.push_back(item.path());
+    }
+    for (const auto& path : partial) {
+      const std::string name = path.filename().string();
+      auto lock = FileSetLock::acquire(path);
+      if (!lock) {
+        receiving = true;
+        continue;
+      }
+      std::error_code rename_ec;
+      std::filesystem::rename(path, dir / (name + ".abandoned-by-" + std::to_string(self_.value)), rename_ec);
+      if (rename_ec) receiving = true;
+    }
+    if (receiving) {
+      if (held_elsewhere_.insert(set).second)
+        spdlog::warn("file set {}: mds {} failed while receiving it and still holds the copy; "
+                     "serving it again once that process lets go", set, failed.value);
+      continue;
+    }
+    held_elsewhere_.erase(set);
+    sync_dir(dir);
+    spdlog::warn("file set {}: mds {} failed before it arrived there; ours again", set, failed.value);
+    committed_.erase(set);
+    leaving_.erase(set);
+    ship_ids_.erase(set);
+    ship_to_.erase(set);
   }
 }
 

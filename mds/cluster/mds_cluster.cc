@@ -39,10 +39,7 @@ MembershipOptions membership_options(const Config& config, placement::Policy pol
   o.lease = milliseconds(config.mds_lease());
   o.tune_interval = milliseconds(config.mds_tune_interval_ms);
   o.policy = policy;
-  o.tuner.thresholding = config.anu_thresholding;
-  o.tuner.threshold = config.anu_threshold;
-  o.tuner.top_off = config.anu_top_off;
-  o.tuner.divergent = config.anu_divergent;
+  o.tuner = config.anu;
   return o;
 }
 
@@ -63,11 +60,11 @@ MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret&
       filesets_(filesets),
       disk_pool_(disk_pool),
       options_(options),
-      policy_(placement::parse_policy(config.mds_placement).value_or(placement::Policy::anu)),
+      policy_(config.mds_placement),
       membership_(member_ids(config), self, std::chrono::steady_clock::now(),
                   membership_options(config, policy_)),
       started_(std::chrono::steady_clock::now()),
-      interval_start_(std::chrono::steady_clock::now()),
+      meter_(std::chrono::steady_clock::now(), milliseconds(config.mds_tune_interval_ms)),
       heartbeat_timer_(io),
       reconcile_timer_(io),
       fence_timer_(io) {}
@@ -186,25 +183,10 @@ asio::awaitable<void> MdsCluster::emulate(SteadyTime arrival) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-void MdsCluster::record(std::chrono::nanoseconds latency) {
-  ++interval_requests_;
-  interval_latency_ += latency;
-}
+void MdsCluster::record(std::chrono::nanoseconds latency) { meter_.record(latency); }
 
 void MdsCluster::close_interval() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - interval_start_ < milliseconds(config_.mds_tune_interval_ms)) return;
-  last_interval_.seq = ++interval_seq_;
-  last_interval_.requests = interval_requests_;
-  last_interval_.latency_ms =
-      interval_requests_ == 0
-          ? 0
-          : std::chrono::duration<double, std::milli>(interval_latency_).count() /
-                static_cast<double>(interval_requests_);
-  interval_requests_ = 0;
-  interval_latency_ = std::chrono::nanoseconds(0);
-  interval_start_ = now;
-  membership_.own_report(last_interval_);
+  if (auto report = meter_.close(std::chrono::steady_clock::now())) membership_.own_report(*report);
 }
 
 // ---- fencing ---------------------------------------------------------------------
@@ -292,22 +274,21 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
     }
     make_root_if_fresh();
     const auto now = std::chrono::steady_clock::now();
-    if (membership_.is_delegate(map_, now) && membership_.ready(now)) {
-      auto next = membership_.next_map(map_, now);
-      if (next) next->map.set_issuer(self_);
-      if (auto tuning = membership_.take_tuning()) {
-        tunings_.push_back({unix_ms_now(), next ? next->map.version() : map_.version(), std::move(*tuning)});
-        if (tunings_.size() > kKeptTunings) tunings_.pop_front();
-      }
-      if (next) {
-        const char* why = next->why == MapChange::removed ? "removed"
-                          : next->why == MapChange::added ? "added"
-                                                          : "tuned";
-        spdlog::info("delegate: map version {} ({} mds {})", next->map.version(), why,
-                     next->member.value);
-        if (adopt(next->map, "the delegate (this member)"))
-          asio::co_spawn(io_, broadcast(map_.serialize()), asio::detached);
-      }
+    // The delegate's turn (a no-op on the other members).
+    auto next = membership_.step(map_, now);
+    if (next) next->map.set_issuer(self_);
+    if (auto tuning = membership_.take_tuning()) {
+      tunings_.push_back({unix_ms_now(), next ? next->map.version() : map_.version(), std::move(*tuning)});
+      if (tunings_.size() > kKeptTunings) tunings_.pop_front();
+    }
+    if (next) {
+      const char* why = next->why == MapChange::removed ? "removed"
+                        : next->why == MapChange::added ? "added"
+                                                        : "tuned";
+      spdlog::info("delegate: map version {} ({} mds {})", next->map.version(), why,
+                   next->member.value);
+      if (adopt(next->map, "the delegate (this member)"))
+        asio::co_spawn(io_, broadcast(map_.serialize()), asio::detached);
     }
     heartbeat_timer_.expires_after(milliseconds(config_.heartbeat_interval_ms));
     asio::error_code ec;
@@ -383,70 +364,33 @@ bool MdsCluster::adopt(const placement::AnuMap& map, const char* from) {
 
 // ---- the cluster's messages -------------------------------------------------------
 
-bool MdsCluster::is_cluster_request(mp::Request::Reader req) {
-  switch (req.which()) {
-    case mp::Request::GET_MAP:
-    case mp::Request::PEER_PING:
-    case mp::Request::SET_MAP:
-    case mp::Request::SHIP_FILE_SET:
-    case mp::Request::DETACH_FILE_SET:
-    case mp::Request::CLUSTER_STATUS:
-      return true;
-    default:
-      return false;
-  }
+void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::PeerState::Builder state) {
+  membership_.heard(from, std::chrono::steady_clock::now(), {});
+  if (auto theirs = placement::AnuMap::parse(their_map)) adopt(*theirs, "a peer's heartbeat");
+  state.setId(self_.value);
+  state.setMap(map_.serialize());
+  state.setReady(membership_.ready(std::chrono::steady_clock::now()));
+  auto ids = filesets_.ids();
+  auto list = state.initFileSets(static_cast<unsigned>(ids.size()));
+  for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
+  auto l = state.initInterval();
+  l.setServer(self_.value);
+  l.setSeq(meter_.last().seq);
+  l.setLatencyMs(meter_.last().latency_ms);
+  l.setRequests(meter_.last().requests);
 }
 
-asio::awaitable<Status> MdsCluster::handle(mp::Request::Reader req, rpc::InMessage& msg,
-                                           mp::Reply::Builder reply) {
-  switch (req.which()) {
-    case mp::Request::GET_MAP:
-      reply.setMap(map_.serialize());
-      co_return Status{};
-    case mp::Request::PEER_PING: {
-      auto p = req.getPeerPing();
-      membership_.heard(MdsId(p.getFrom()), std::chrono::steady_clock::now(), {});
-      if (auto theirs = placement::AnuMap::parse(text(p.getMap()))) adopt(*theirs, "a peer's heartbeat");
-      auto state = reply.initPeer();
-      state.setId(self_.value);
-      state.setMap(map_.serialize());
-      state.setReady(membership_.ready(std::chrono::steady_clock::now()));
-      auto ids = filesets_.ids();
-      auto list = state.initFileSets(static_cast<unsigned>(ids.size()));
-      for (size_t i = 0; i < ids.size(); ++i) list.set(static_cast<unsigned>(i), ids[i]);
-      auto l = state.initInterval();
-      l.setServer(self_.value);
-      l.setSeq(last_interval_.seq);
-      l.setLatencyMs(last_interval_.latency_ms);
-      l.setRequests(last_interval_.requests);
-      co_return Status{};
-    }
-    case mp::Request::SET_MAP: {
-      auto map = placement::AnuMap::parse(text(req.getSetMap()));
-      if (!map) co_return map.status();
-      adopt(*map, "the delegate");
-      reply.setNone();
-      co_return Status{};
-    }
-    case mp::Request::SHIP_FILE_SET: {
-      Status st = co_await receive_chunk(req.getShipFileSet(), msg.data().span());
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case mp::Request::DETACH_FILE_SET: {
-      const FileSetId set(req.getDetachFileSet());
-      if (Status st = admit(set); !st.ok()) co_return st;
-      if (!detach_local) co_return Status(Errc::not_supported, "no detach handler");
-      Status st = detach_local(set);
-      if (st.ok()) reply.setNone();
-      co_return st;
-    }
-    case mp::Request::CLUSTER_STATUS:
-      fill_status(reply.initCluster());
-      co_return Status{};
-    default:
-      co_return Status(Errc::not_supported, "not a cluster request");
-  }
+Status MdsCluster::take_map(std::string_view map_text) {
+  auto map = placement::AnuMap::parse(map_text);
+  if (!map) return map.status();
+  adopt(*map, "the delegate");
+  return Status{};
+}
+
+Status MdsCluster::detach_request(FileSetId set) {
+  if (Status st = admit(set); !st.ok()) return st;
+  if (!detach_local) return Status(Errc::not_supported, "no detach handler");
+  return detach_local(set);
 }
 
 MdsId MdsCluster::delegate() const {

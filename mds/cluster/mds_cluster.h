@@ -29,9 +29,9 @@
 
 #include <asio.hpp>
 
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/peer.h"
@@ -84,12 +84,22 @@ class MdsCluster {
   // member's current measuring interval.
   void record(std::chrono::nanoseconds latency);
 
-  // ---- the cluster's own messages ----
-  static bool is_cluster_request(proto::mds::Request::Reader req);
-  // Answers getMap, peerPing, setMap, shipFileSet, detachFileSet and
-  // clusterStatus into `reply`; a failure is returned instead.
-  asio::awaitable<Status> handle(proto::mds::Request::Reader req, rpc::InMessage& msg,
-                                 proto::mds::Reply::Builder reply);
+  // ---- the cluster's own messages (mds/handlers/cluster_*.cc) ----
+  // peerPing from member `from` holding `their_map`: notes it alive, adopts
+  // the map if newer, and fills in this member's state.
+  void answer_ping(MdsId from, std::string_view their_map,
+                   proto::mds::Reply::PeerState::Builder out);
+  // setMap from the delegate: adopts `map_text` if newer. Errors: those of
+  // parsing the map.
+  Status take_map(std::string_view map_text);
+  // shipFileSet: one piece of a file set moving here, `data` its bytes.
+  asio::awaitable<Status> receive_chunk(proto::mds::Request::ShipChunk::Reader chunk,
+                                        std::span<const std::byte> data);
+  // detachFileSet: the owner of the root entry of `set` removes it. Errors:
+  // those of admit(), not_empty.
+  Status detach_request(FileSetId set);
+  // clusterStatus (pvfs-ctl mds): the cluster as this member sees it.
+  void fill_status(proto::mds::Reply::ClusterState::Builder out);
 
   // ---- operations that span members, for MdsService ----
   // Attributes of the root `ino` of a file set another member owns.
@@ -139,6 +149,10 @@ class MdsCluster {
   struct Incoming {
     uint64_t ship_id = 0;
     uint64_t received = 0;
+    // Held from the first chunk until the set is open: a member that takes
+    // over this one's file sets after it failed leaves a copy alone while
+    // it is being received, and makes it uninstallable once it is not.
+    FileSetLock lock;
   };
 
   // serving -> fencing -> fenced -> serving (see the file comment).
@@ -155,17 +169,18 @@ class MdsCluster {
   asio::awaitable<void> broadcast(std::string map_text);
   // Ships `set` to `to`; true when it is there.
   asio::awaitable<bool> ship(uint16_t set, MdsId to);
-  asio::awaitable<Status> receive_chunk(proto::mds::Request::ShipChunk::Reader chunk,
-                                        std::span<const std::byte> data);
   // Serves the file sets of `failed` that now hash here, from its data dir.
   asio::awaitable<void> take_over(MdsId failed);
+  // Settles the ships to `failed` whose answer was lost, from its data dir:
+  // a set it installed is taken over from there (our copy goes); one it
+  // never installed is ours again, once no process holds its partial copy.
+  void settle_ships_to(MdsId failed, const std::filesystem::path& dir);
   void close_interval();
   void make_root_if_fresh();
   // Adopts `map` if it is newer (or the same version and smaller text, so
   // two delegates' maps of one version settle on one); true if adopted.
   bool adopt(const placement::AnuMap& map, const char* from);
   Status save_map() const;
-  void fill_status(proto::mds::Reply::ClusterState::Builder out);
   void remember_move(MoveRecord record);
   rpc::Peer& peer(MdsId member);
   MdsId owner(uint16_t set) const;
@@ -201,12 +216,7 @@ class MdsCluster {
   std::deque<MoveRecord> moves_;
   std::deque<TuningRecord> tunings_;
   uint64_t moves_in_ = 0, moves_out_ = 0;
-  // The current measuring interval.
-  uint64_t interval_seq_ = 0;
-  uint64_t interval_requests_ = 0;
-  std::chrono::nanoseconds interval_latency_{0};
-  SteadyTime interval_start_;
-  IntervalReport last_interval_;
+  IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;

@@ -20,7 +20,7 @@
 
 #include <asio.hpp>
 
-#include "shared/config.h"
+#include "shared/endpoint.h"
 #include "shared/rpc/frame_seal.h"
 #include "shared/rpc/handshake.h"
 #include "shared/rpc/message.h"

@@ -84,6 +84,95 @@ void to_wire(const Attr& a, proto::mds::Attr::Builder b) {
   b.setNoSecurityXattrs(a.no_security_xattrs);
 }
 
+SetAttr from_wire(proto::mds::Request::Setattr::Reader r) {
+  SetAttr s;
+  s.mask = r.getMask();
+  s.mode = r.getMode();
+  s.uid = r.getUid();
+  s.gid = r.getGid();
+  s.size = r.getSize();
+  s.atime = from_wire(r.getAtime());
+  s.mtime = from_wire(r.getMtime());
+  return s;
+}
+
+void to_wire(const SetAttr& s, proto::mds::Request::Setattr::Builder b) {
+  b.setMask(s.mask);
+  b.setMode(s.mode);
+  b.setUid(s.uid);
+  b.setGid(s.gid);
+  b.setSize(s.size);
+  to_wire(s.atime, b.initAtime());
+  to_wire(s.mtime, b.initMtime());
+}
+
+DirEntry from_wire(proto::mds::DirEntry::Reader r) {
+  DirEntry e;
+  e.name = r.getName();
+  e.ino = InodeId(r.getIno());
+  e.mode = r.getMode();
+  e.cookie = r.getCookie();
+  if (r.hasAttr()) e.attr = from_wire(r.getAttr());
+  return e;
+}
+
+void to_wire(const DirEntry& e, proto::mds::DirEntry::Builder b) {
+  b.setName(e.name);
+  b.setIno(e.ino.value);
+  b.setMode(e.mode);
+  b.setCookie(e.cookie);
+  if (e.attr) to_wire(*e.attr, b.initAttr());
+}
+
+DirPage from_wire(proto::mds::Reply::ReaddirReply::Reader r) {
+  DirPage p;
+  p.eof = r.getEof();
+  for (auto e : r.getEntries()) p.entries.push_back(from_wire(e));
+  return p;
+}
+
+void to_wire(const DirPage& p, proto::mds::Reply::ReaddirReply::Builder b) {
+  b.setEof(p.eof);
+  auto list = b.initEntries(static_cast<unsigned>(p.entries.size()));
+  for (size_t i = 0; i < p.entries.size(); ++i) to_wire(p.entries[i], list[static_cast<unsigned>(i)]);
+}
+
+FileInfo from_wire(proto::mds::Reply::FileSummary::Reader r) {
+  return FileInfo{InodeId(r.getIno()), r.getSize(), from_wire(r.getLayout()), r.getOrphan()};
+}
+
+void to_wire(const FileInfo& f, proto::mds::Reply::FileSummary::Builder b) {
+  b.setIno(f.ino.value);
+  b.setSize(f.size);
+  to_wire(f.layout, b.initLayout());
+  b.setOrphan(f.orphan);
+}
+
+FileScan from_wire(proto::mds::Reply::FileList::Reader r) {
+  FileScan s;
+  s.eof = r.getEof();
+  for (auto f : r.getFiles()) s.files.push_back(from_wire(f));
+  return s;
+}
+
+void to_wire(const FileScan& s, proto::mds::Reply::FileList::Builder b) {
+  b.setEof(s.eof);
+  auto list = b.initFiles(static_cast<unsigned>(s.files.size()));
+  for (size_t i = 0; i < s.files.size(); ++i) to_wire(s.files[i], list[static_cast<unsigned>(i)]);
+}
+
+ServerInfo from_wire(proto::ServerInfo::Reader r) {
+  return ServerInfo{ServerId(r.getId()), r.getAddress(), r.getCapacityBytes(), r.getFreeBytes(), r.getAlive()};
+}
+
+void to_wire(const ServerInfo& s, proto::ServerInfo::Builder b) {
+  b.setId(s.id.value);
+  b.setAddress(s.address);
+  b.setCapacityBytes(s.capacity_bytes);
+  b.setFreeBytes(s.free_bytes);
+  b.setAlive(s.alive);
+}
+
 ObjectId from_wire(proto::storage::ObjectId::Reader r) {
   return ObjectId{InodeId(r.getIno()), r.getIndex()};
 }

@@ -17,7 +17,7 @@
 
 #include <asio.hpp>
 
-#include "shared/config.h"
+#include "shared/endpoint.h"
 #include "shared/metrics/metrics.h"
 
 namespace pvfs::rpc {

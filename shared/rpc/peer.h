@@ -11,7 +11,7 @@
 
 #include <asio.hpp>
 
-#include "shared/config.h"
+#include "shared/endpoint.h"
 #include "shared/rpc/connection.h"
 
 namespace pvfs::rpc {

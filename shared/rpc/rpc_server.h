@@ -9,7 +9,7 @@
 
 #include <asio.hpp>
 
-#include "shared/config.h"
+#include "shared/endpoint.h"
 #include "shared/log_limiter.h"
 #include "shared/rpc/connection.h"
 

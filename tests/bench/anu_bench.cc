@@ -32,6 +32,7 @@
 #include <fmt/ranges.h>
 
 #include "fs/client.h"
+#include "shared/rpc/run_sync.h"
 #include "shared/secret.h"
 #include "utils/cluster/local_cluster.h"
 #include "utils/common/mds_status.h"
@@ -293,7 +294,7 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
     std::fprintf(stderr, "tests/bench/anu: client: %s\n", client.status().to_string().c_str());
     return std::nullopt;
   }
-  if (auto st = pvfs::run_sync(io, (*client)->start()); !st.ok()) {
+  if (auto st = pvfs::rpc::run_sync(io, (*client)->start()); !st.ok()) {
     std::fprintf(stderr, "tests/bench/anu: client start: %s\n", st.to_string().c_str());
     return std::nullopt;
   }
@@ -304,7 +305,7 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   std::mt19937_64 rng(o.seed);
   std::vector<pvfs::InodeId> roots;
   for (uint32_t i = 0; i < o.filesets; ++i) {
-    auto made = pvfs::run_sync(io, (*client)->mkdir({}, pvfs::kRootInode, fmt::format("set{:03}", i), S_IFDIR | 0755));
+    auto made = pvfs::rpc::run_sync(io, (*client)->mkdir({}, pvfs::kRootInode, fmt::format("set{:03}", i), S_IFDIR | 0755));
     if (!made) {
       std::fprintf(stderr, "tests/bench/anu: mkdir /set%03u: %s\n", i, made.status().to_string().c_str());
       return std::nullopt;
@@ -362,7 +363,7 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   });
   note(fmt::format("{}: {} file sets made; {} s of {} requests/s ({}% creates, Zipf {})", policy, roots.size(),
                    o.duration_s, o.rate, std::lround(o.create_fraction * 100), o.zipf));
-  (void)pvfs::run_sync(io, w.run(start + std::chrono::seconds(o.duration_s)));
+  (void)pvfs::rpc::run_sync(io, w.run(start + std::chrono::seconds(o.duration_s)));
   run.offered_s = std::chrono::duration<double>(Clock::now() - start).count();
   // One more interval, so the last one is reported.
   std::this_thread::sleep_for(milliseconds(o.interval_ms + o.interval_ms / 2));

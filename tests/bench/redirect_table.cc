@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_table.h"
 #include "server/sched_db.h"
 #include "shared/lmdb/lmdb_env.h"
 

@@ -18,12 +18,13 @@
 #include <vector>
 
 #include "fs/client.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
 #include "shared/proto/mds.capnp.h"
 #include "shared/rpc/convert.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/mds_route.h"
 #include "shared/rpc/rpc_server.h"
+#include "shared/rpc/run_sync.h"
 #include "shared/secret.h"
 #include "tests/support/temp_dir.h"
 
@@ -67,7 +68,7 @@ class FakeCluster {
     key_ = must(load_secret(config.secret_file));
     config.rpc_timeout_ms = 3000;
     config.connect_timeout_ms = 1000;
-    config.mds_placement = std::string(placement::policy_name(policy));
+    config.mds_placement = policy;
     std::vector<MdsId> members;
     for (uint32_t id : ids) members.push_back(MdsId(id));
     const AnuMap first = must(AnuMap::uniform(members));
@@ -161,12 +162,12 @@ struct Started {
     cluster = std::make_unique<FakeCluster>(io, ids, policy);
     if (before_start) before_start(*cluster);
     client = must(Client::create(io, cluster->config));
-    Status st = run_sync(io, client->start());
+    Status st = rpc::run_sync(io, client->start());
     REQUIRE_MESSAGE(st.ok(), st.to_string());
   }
   template <typename T>
   T run(asio::awaitable<T> task) {
-    return run_sync(io, std::move(task));
+    return rpc::run_sync(io, std::move(task));
   }
 };
 
@@ -300,7 +301,7 @@ TEST_CASE("when the owner is down the client waits for a map without it and goes
 
 TEST_CASE("a client routing by another placement policy than the members' times out and says why, once") {
   Started t({1, 2, 3}, Policy::round_robin, [](FakeCluster& c) {
-    c.config.mds_placement = "anu";
+    c.config.mds_placement = Policy::anu;
     c.config.rpc_timeout_ms = 300;
   });
   const AnuMap& map = t.cluster->member(1).map;
@@ -349,17 +350,17 @@ TEST_CASE("a client that knows one member of a larger cluster fails at once and 
   one.mds = {cluster.config.mds[0]};
   one.mds[0].id = 0;  // as pvfsmount HOST:PORT makes it
   auto client = must(Client::create(io, one));
-  REQUIRE(run_sync(io, client->start()).ok());
+  REQUIRE(rpc::run_sync(io, client->start()).ok());
   uint16_t set = 0;
   while (cluster.member(1).map.locate(FileSetId(set)) == MdsId(1)) ++set;
   const auto started = Clock::now();
-  auto attr = run_sync(io, client->getattr(kRoot, dir_in(set)));
+  auto attr = rpc::run_sync(io, client->getattr(kRoot, dir_in(set)));
   CHECK(attr.code() == Errc::io);
   CHECK(attr.status().detail().find("configuration file") != std::string::npos);
   CHECK(Clock::now() - started < milliseconds(500));
   // Its own file sets are still served.
   while (cluster.member(1).map.locate(FileSetId(set)) != MdsId(1)) ++set;
-  CHECK(run_sync(io, client->getattr(kRoot, dir_in(set))).ok());
+  CHECK(rpc::run_sync(io, client->getattr(kRoot, dir_in(set))).ok());
 }
 
 TEST_CASE("the client starts when only a later member of the config is up") {
@@ -367,7 +368,7 @@ TEST_CASE("the client starts when only a later member of the config is up") {
   FakeCluster cluster(io, {1, 2});
   cluster.member(1).server->stop();
   auto client = must(Client::create(io, cluster.config));
-  Status st = run_sync(io, client->start());
+  Status st = rpc::run_sync(io, client->start());
   REQUIRE_MESSAGE(st.ok(), st.to_string());
   CHECK(cluster.member(2).maps == 1);
 }

@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "server/elevator/inline_gate.h"
+#include "policy/elevator/inline_gate.h"
 #include "shared/rpc/metrics_wire.h"
 #include "tests/integration/session.h"
 

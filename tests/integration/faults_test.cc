@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
 #include "tests/integration/session.h"
 
 namespace pvfs::test {
@@ -239,7 +240,7 @@ TEST_CASE("a connection with the wrong secret is refused and logged, and others 
        {std::pair{std::string("server0"), cluster.config().servers[0].address},
         std::pair{std::string("mds0"), cluster.config().mds[0].address}}) {
     CAPTURE(name);
-    auto conn = run_sync(io, rpc::Connection::connect(address, *wrong, milliseconds(5000)));
+    auto conn = rpc::run_sync(io, rpc::Connection::connect(address, *wrong, milliseconds(5000)));
     CHECK(conn.code() == Errc::access_denied);
     const auto log = cluster.cluster().dir() / "logs" / (name + ".log");
     CHECK(eventually([&] { return read_text(log).find("rejected") != std::string::npos; }));
@@ -252,7 +253,7 @@ TEST_CASE("a connection with the wrong secret is refused and logged, and others 
   asio::io_context bad_io;
   auto impostor = Client::create(bad_io, bad);
   REQUIRE(impostor.ok());
-  CHECK(run_sync(bad_io, (*impostor)->start()).code() == Errc::access_denied);
+  CHECK(rpc::run_sync(bad_io, (*impostor)->start()).code() == Errc::access_denied);
 
   Session s(cluster.config());
   auto [attr, file] = s.create(kRootInode, "still-served");

@@ -20,7 +20,7 @@
 #include <capnp/serialize.h>
 #include <doctest/doctest.h>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/proto/common.capnp.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/frame_seal.h"

@@ -27,6 +27,7 @@
 #include "fs/client.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
 #include "tests/support/test_cluster.h"
 
 namespace pvfs::test {
@@ -62,7 +63,7 @@ class Session {
 
   template <typename T>
   T run(asio::awaitable<T> task) {
-    return run_sync(io_, std::move(task));
+    return rpc::run_sync(io_, std::move(task));
   }
   Client* operator->() { return client_.get(); }
   Client& client() { return *client_; }

@@ -9,7 +9,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "mds/placement/anu_map.h"
+#include "policy/placement/anu_map.h"
 #include "utils/common/mds_status_wire.h"
 
 namespace pvfs::ctl {

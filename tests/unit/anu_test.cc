@@ -1,12 +1,12 @@
-// Unit tests of mds/placement: the ANU map (hash family, partition counts,
+// Unit tests of policy/placement: the ANU map (hash family, partition counts,
 // half occupancy, one partial partition per server, lookup and its re-hash
 // fallback, load following shares, movement on joins, failures and
 // re-partitioning, serialization) and the tuner (each heuristic on a worked
 // example, and the paper's heterogeneous cluster of servers of power
 // 1, 3, 5, 7, 9 converging, with the over-tuning ablation). Pure; seeded
 // generators only.
-#include "mds/placement/anu_map.h"
-#include "mds/placement/anu_tuner.h"
+#include "policy/placement/anu_map.h"
+#include "policy/placement/anu_tuner.h"
 
 #include <doctest/doctest.h>
 

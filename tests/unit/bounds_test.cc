@@ -7,7 +7,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/log_limiter.h"
 #include "shared/rpc/job_counters.h"
 #include "shared/rpc/origin.h"

@@ -1,7 +1,7 @@
-// Unit tests of shared/config: render/load round trip, path resolution,
+// Unit tests of config/config: render/load round trip, path resolution,
 // defaults, one error per wrong or missing key (each naming the key), and
 // parse_endpoint. Config files go into a mkdtemp directory under /tmp.
-#include "shared/config.h"
+#include "config/config.h"
 
 #include <doctest/doctest.h>
 
@@ -144,33 +144,71 @@ TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their ke
                                                    "quantum_unit = \"bytes\"\nlambda = 2.5\n"
                                                    "[emulated_disk]\nseek_ms = 2.5\nbandwidth_bytes = 450000000\n"));
   REQUIRE_MESSAGE(c.ok(), c.status().to_string());
-  CHECK(c->elevator == "fcfs");
-  CHECK(c->elevator_quantum == 4);
-  CHECK(c->elevator_quantum_unit == "bytes");
-  CHECK(c->elevator_lambda == 2.5);
+  CHECK(c->elevator.policy == elevator::Policy::fcfs);
+  CHECK(c->elevator.quantum == 4);
+  CHECK(c->elevator.quantum_unit == elevator::QuantumUnit::bytes);
+  CHECK(c->elevator.lambda == 2.5);
   CHECK(c->emulated_seek_ms == 2.5);
   CHECK(c->emulated_bandwidth_bytes == 450000000);
-  CHECK(Config::load(dir.write("back.toml", c->render()))->elevator == "fcfs");
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE_MESSAGE(back.ok(), back.status().to_string());
+  CHECK(back->elevator.policy == elevator::Policy::fcfs);
+  CHECK(back->elevator.quantum_unit == elevator::QuantumUnit::bytes);
   expect_error_naming(std::string(kMinimal) + "[elevator]\npolicy = \"cscan\"\n", "elevator.policy");
   expect_error_naming(std::string(kMinimal) + "[elevator]\nlambda = 0.5\n", "elevator.lambda");
   expect_error_naming(std::string(kMinimal) + "[elevator]\nquantum = 0\n", "elevator.quantum");
+}
+
+TEST_CASE("[mds_cluster] placement and tuning are read as the policy's own options and rendered back") {
+  TempDir dir;
+  auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +
+                                                   "[mds_cluster]\nplacement = \"round-robin\"\n"
+                                                   "threshold = 0.25\ndivergent = false\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->mds_placement == placement::Policy::round_robin);
+  CHECK(c->anu.threshold == 0.25);
+  CHECK_FALSE(c->anu.divergent);
+  CHECK(c->anu.top_off);
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE_MESSAGE(back.ok(), back.status().to_string());
+  CHECK(back->mds_placement == placement::Policy::round_robin);
+  CHECK(back->anu.threshold == 0.25);
+  CHECK_FALSE(back->anu.divergent);
+}
+
+TEST_CASE("a policy name no policy has is an error that lists the valid names") {
+  TempDir dir;
+  auto detail = [&](const std::string& extra) {
+    auto cfg = Config::load(dir.write("pvfs.toml", std::string(kMinimal) + extra));
+    REQUIRE_FALSE(cfg.ok());
+    CHECK(cfg.code() == Errc::invalid_argument);
+    return cfg.status().detail();
+  };
+  CHECK(detail("[mds_cluster]\nplacement = \"random\"\n") ==
+        "config key 'mds_cluster.placement': must be anu, hash or round-robin, not 'random'");
+  CHECK(detail("[elevator]\npolicy = \"cscan\"\n") ==
+        "config key 'elevator.policy': must be obrr or fcfs, not 'cscan'");
+  CHECK(detail("[elevator]\nquantum_unit = \"pages\"\n") ==
+        "config key 'elevator.quantum_unit': must be requests or bytes, not 'pages'");
+  CHECK(detail("[mds_cluster]\nplacement = 2\n") ==
+        "config key 'mds_cluster.placement': must be a string (anu, hash or round-robin)");
 }
 
 TEST_CASE("[storage] inline limits are read, rendered back, and a bad value names its key") {
   TempDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
   REQUIRE(defaults.ok());
-  CHECK(defaults->storage_inline_max_bytes == 65536);
-  CHECK(defaults->storage_inline_max_latency_us == 200);
+  CHECK(defaults->storage_inline.max_bytes == 65536);
+  CHECK(defaults->storage_inline.max_latency == std::chrono::microseconds(200));
   auto c = Config::load(dir.write("b.toml", std::string(kMinimal) +
                                                 "[storage]\ninline_max_bytes = 0\ninline_max_latency_us = 50\n"));
   REQUIRE_MESSAGE(c.ok(), c.status().to_string());
-  CHECK(c->storage_inline_max_bytes == 0);
-  CHECK(c->storage_inline_max_latency_us == 50);
+  CHECK(c->storage_inline.max_bytes == 0);
+  CHECK(c->storage_inline.max_latency == std::chrono::microseconds(50));
   auto back = Config::load(dir.write("back.toml", c->render()));
   REQUIRE(back.ok());
-  CHECK(back->storage_inline_max_bytes == 0);
-  CHECK(back->storage_inline_max_latency_us == 50);
+  CHECK(back->storage_inline.max_bytes == 0);
+  CHECK(back->storage_inline.max_latency == std::chrono::microseconds(50));
   expect_error_naming(std::string(kMinimal) + "[storage]\ninline_max_bytes = -1\n", "storage.inline_max_bytes");
 }
 

@@ -1,8 +1,8 @@
-// Unit tests of fs/sched/dispatcher: policy names, probe plans per policy,
+// Unit tests of policy/dispatch/dispatcher: policy names, probe plans per policy,
 // and assignment per policy, ending with the paper's setting at cluster
 // scale: 100 servers in memory, one straggler, collaborative probe.
 // Pure; seeded generators, no I/O.
-#include "fs/sched/dispatcher.h"
+#include "policy/dispatch/dispatcher.h"
 
 #include <doctest/doctest.h>
 

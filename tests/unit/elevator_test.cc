@@ -1,10 +1,10 @@
-// Unit tests of server/elevator: OBRR order, quantum, offset sorting and
+// Unit tests of policy/elevator: OBRR order, quantum, offset sorting and
 // merging; fcfs; policy switching; dynamic and mandatory deadlines;
 // background traffic; conflict ordering; the deadline estimator and its
 // stored table; the emulated disk; and, on that disk with a virtual clock,
 // the paper's claims (fewer seeks than fcfs, urgent requests in time).
 // Pure: manual clock, seeded generator, no I/O.
-#include "server/elevator/elevator.h"
+#include "policy/elevator/elevator.h"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 #include <random>
 #include <set>
 
-#include "server/elevator/emulated_disk.h"
+#include "policy/elevator/emulated_disk.h"
 
 namespace pvfs::elevator {
 namespace {

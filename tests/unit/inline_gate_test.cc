@@ -1,6 +1,6 @@
-// Unit tests of server/elevator/inline_gate: which disk operations a storage
+// Unit tests of policy/elevator/inline_gate: which disk operations a storage
 // server may run on its network thread. Pure: service times are given.
-#include "server/elevator/inline_gate.h"
+#include "policy/elevator/inline_gate.h"
 
 #include <doctest/doctest.h>
 

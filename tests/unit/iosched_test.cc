@@ -1,4 +1,4 @@
-// The I/O-step scheduler's policy (mds/iosched): queue orders, Algorithm 1's
+// The I/O-step scheduler's policy (policy/iosched): queue orders, Algorithm 1's
 // conflict test, the starvation guard, leases and size prediction, with a
 // manual clock.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "mds/iosched/scheduler.h"
+#include "policy/iosched/scheduler.h"
 
 using namespace pvfs;
 using namespace pvfs::iosched;

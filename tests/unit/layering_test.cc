@@ -1,15 +1,22 @@
 // The floors of the source tree, checked on every build: which folder may
 // include which. A lower floor never includes a higher one:
 //
-//   shared/                      the vocabulary, config, RPC: includes only shared/
-//   policies                     fs/sched, server/{load,redirect,elevator},
-//                                mds/placement, mds/iosched, mds/cluster/membership: pure code
-//                                that takes time and randomness as arguments, so
-//                                shared/ and their own folder only, and no I/O
-//                                library (asio, LMDB, Cap'n Proto, threads)
-//   fs/, mds/, server/           one daemon each: shared/ and their own folder
-//                                (fs/ also routes by mds/placement's ANU map)
-//   utils/                       tools: anything but tests/
+//   shared/                      the vocabulary, RPC, LMDB: includes only shared/
+//   policy/                      dispatch, load, redirect, elevator, placement,
+//                                membership, iosched: pure code that takes time and
+//                                randomness as arguments, so policy/ and the
+//                                vocabulary of shared/ (ids, status) only: never
+//                                config, RPC or a daemon, and no I/O library
+//                                (asio, LMDB, Cap'n Proto, threads, logging)
+//   config/                      the cluster's TOML file: holds the policies'
+//                                own options, so shared/, policy/ and itself
+//   daemon/                      the boot sequence and event loop pvfs-server
+//                                and pvfs-mds share: shared/, policy/, config/
+//                                and itself
+//   fs/, mds/, server/           one daemon each: shared/, policy/, config/,
+//                                daemon/ and their own folder
+//   utils/                       tools: anything but tests/ (the simulator,
+//                                utils/sim, only shared/ and policy/)
 //
 // A failure names the file, the line and the rule it breaks.
 #include <doctest/doctest.h>
@@ -95,8 +102,13 @@ fs::path source_root() {
   return root;
 }
 
-const std::vector<std::string> kPolicies = {"fs/sched", "server/load", "server/redirect",
-                                            "server/elevator", "mds/placement", "mds/iosched"};
+// What a policy may see of shared/: the plain types every floor speaks.
+const std::vector<std::string> kVocabulary = {"shared/ids.h", "shared/status.h"};
+
+std::vector<std::string> with_vocabulary(std::vector<std::string> allowed) {
+  allowed.insert(allowed.end(), kVocabulary.begin(), kVocabulary.end());
+  return allowed;
+}
 
 // One offence per line, for the failure message.
 std::string lines(const std::vector<std::string>& offences) {
@@ -117,10 +129,13 @@ TEST_CASE("the checker finds an upward include and an I/O library in a policy") 
   const fs::path root = dir.path();
   write(root / "shared/a.h", "#include \"shared/b.h\"\n#include <vector>\n");
   write(root / "shared/b.h", "  #include \"fs/client.h\"  // a client in the vocabulary\n");
-  write(root / "server/load/p.cc", "#include \"server/load/p.h\"\n#include <asio.hpp>\n");
+  write(root / "policy/load/p.cc",
+        "#include \"policy/load/p.h\"\n#include <asio.hpp>\n#include \"config/config.h\"\n");
   CHECK(upward(root, "shared", {"shared/"}) == std::vector<std::string>{"shared/b.h:1 includes fs/client.h"});
-  CHECK(io_in(root, "server/load") == std::vector<std::string>{"server/load/p.cc:2 includes <asio.hpp>"});
+  CHECK(io_in(root, "policy") == std::vector<std::string>{"policy/load/p.cc:2 includes <asio.hpp>"});
   CHECK(io_in(root, "shared").empty());
+  CHECK(upward(root, "policy", with_vocabulary({"policy/"})) ==
+        std::vector<std::string>{"policy/load/p.cc:3 includes config/config.h"});
 }
 
 TEST_CASE("shared/ includes nothing above it") {
@@ -128,30 +143,35 @@ TEST_CASE("shared/ includes nothing above it") {
   CHECK_MESSAGE(bad.empty(), lines(bad));
 }
 
-TEST_CASE("policies include only shared/ and their own folder, and no I/O library") {
+TEST_CASE("policies include only policy/ and the vocabulary of shared/, and no I/O library") {
   const fs::path root = source_root();
-  for (const auto& folder : kPolicies) {
-    const auto bad = upward(root, folder, {"shared/", folder + "/"});
-    CHECK_MESSAGE(bad.empty(), lines(bad));
-    const auto io = io_in(root, folder);
-    CHECK_MESSAGE(io.empty(), lines(io));
-  }
-  // The membership rules of the MDS cluster live beside their driver.
-  for (const auto& inc : includes_under(root, "mds/cluster")) {
-    if (inc.file.find("membership") == std::string::npos) continue;
-    CAPTURE(inc.file);
-    CAPTURE(inc.target);
-    if (inc.quoted) CHECK(starts_with_any(inc.target, {"shared/", "mds/cluster/membership", "mds/placement/"}));
-    else CHECK_FALSE(starts_with_any(inc.target, {"asio", "lmdb", "capnp", "thread"}));
-  }
+  const auto bad = upward(root, "policy", with_vocabulary({"policy/"}));
+  CHECK_MESSAGE(bad.empty(), lines(bad));
+  const auto io = io_in(root, "policy");
+  CHECK_MESSAGE(io.empty(), lines(io));
 }
 
-TEST_CASE("each daemon includes shared/ and its own folder only") {
+TEST_CASE("config/ includes shared/, policy/ and itself only") {
+  const auto bad = upward(source_root(), "config", {"shared/", "policy/", "config/"});
+  CHECK_MESSAGE(bad.empty(), lines(bad));
+}
+
+TEST_CASE("daemon/ includes shared/, policy/, config/ and itself only") {
+  const auto bad = upward(source_root(), "daemon", {"shared/", "policy/", "config/", "daemon/"});
+  CHECK_MESSAGE(bad.empty(), lines(bad));
+}
+
+TEST_CASE("the simulator sees the policies, not the daemons") {
+  const auto bad = upward(source_root(), "utils/sim", {"shared/", "policy/", "utils/sim/"});
+  CHECK_MESSAGE(bad.empty(), lines(bad));
+}
+
+TEST_CASE("each daemon includes shared/, policy/, config/, daemon/ and its own folder only") {
   const fs::path root = source_root();
   for (const auto& [folder, allowed] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"fs", {"shared/", "fs/", "mds/placement/"}},
-           {"mds", {"shared/", "mds/"}},
-           {"server", {"shared/", "server/"}},
+           {"fs", {"shared/", "policy/", "config/", "daemon/", "fs/"}},
+           {"mds", {"shared/", "policy/", "config/", "daemon/", "mds/"}},
+           {"server", {"shared/", "policy/", "config/", "daemon/", "server/"}},
        }) {
     const auto bad = upward(root, folder, allowed);
     CHECK_MESSAGE(bad.empty(), lines(bad));
@@ -160,7 +180,7 @@ TEST_CASE("each daemon includes shared/ and its own folder only") {
 
 TEST_CASE("no program includes the tests") {
   const fs::path root = source_root();
-  for (const std::string folder : {"shared", "fs", "mds", "server", "utils"}) {
+  for (const std::string folder : {"shared", "policy", "config", "daemon", "fs", "mds", "server", "utils"}) {
     std::vector<std::string> bad;
     for (const auto& inc : includes_under(root, folder))
       if (inc.quoted && inc.target.rfind("tests/", 0) == 0) bad.push_back(inc.file + " includes " + inc.target);

@@ -1,9 +1,9 @@
-// Unit tests of fs/sched/load_memory: what the client remembers of server
+// Unit tests of policy/dispatch/load_memory: what the client remembers of server
 // loads, and when a dispatch round probes instead of deciding from memory
 // (stale, skewed, flat, lone), ending with a symmetric and a straggling
 // cluster of 8 servers and 16 writers driven round after round in memory.
 // Pure; a manual clock and seeded generators, no I/O.
-#include "fs/sched/load_memory.h"
+#include "policy/dispatch/load_memory.h"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // set under each placement policy (placement::owner_of), and the client's
 // router and retry rules (fs/mds_router.h). Pure; no sockets, no sleeps.
 #include "fs/mds_router.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
 #include "shared/rpc/mds_route.h"
 
 #include <doctest/doctest.h>

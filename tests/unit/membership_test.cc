@@ -1,10 +1,11 @@
-// Unit tests of mds/cluster/membership: liveness by heartbeats and the
+// Unit tests of policy/membership: liveness by heartbeats and the
 // start-up grace, the delegate (lowest live id), readiness, and the
 // delegate's next map: a dead member leaves, a steady new one joins, the
-// tuner runs once per interval on fresh reports only, never under the
+// tuner runs once per interval on fresh reports only, once every member's
+// is in (or dead_after later), never under the
 // static policies, and a new delegate carries on without the old one's
 // memory. Pure: time is passed in.
-#include "mds/cluster/membership.h"
+#include "policy/membership/membership.h"
 
 #include <doctest/doctest.h>
 
@@ -217,6 +218,40 @@ TEST_CASE("the delegate tunes once per interval, with fresh reports, and shrinks
   // Fresh reports, still diverging: tuned again.
   beat(30000, 2, 1.0, 9.5);
   next = m.next_map(map, at(30000));
+  REQUIRE(next.has_value());
+  CHECK(next->map.share(MdsId(2)) < map.share(MdsId(2)));
+}
+
+TEST_CASE("the delegate tunes only once every member's report of the interval is in, or dead_after later") {
+  // The delegate's own interval closes at its heartbeat; the others'
+  // reports of the same interval come with the answers to it, after its
+  // turn. Tuning at once would weigh its new latency against their old.
+  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(ids({1, 2, 3}));
+  m.heard(MdsId(2), at(9000), {});
+  m.heard(MdsId(3), at(9000), {});
+  m.own_report({1, 1.0, 1000});
+  CHECK_FALSE(m.next_map(map, at(10000)).has_value());  // 2 and 3 have not reported yet
+  m.heard(MdsId(2), at(10000), {1, 9.0, 1000});
+  CHECK_FALSE(m.next_map(map, at(11000)).has_value());  // 3 still missing
+  m.heard(MdsId(3), at(11000), {1, 1.0, 1000});
+  auto next = m.next_map(map, at(12000));
+  REQUIRE(next.has_value());
+  CHECK(next->why == MapChange::tuned);
+  CHECK(next->map.share(MdsId(2)) < map.share(MdsId(2)));
+  map = next->map;
+
+  // Next interval: 3 stops reporting (but stays alive); the delegate waits
+  // dead_after (3 s) past the interval, then tunes without it.
+  m.own_report({2, 1.0, 1000});
+  m.heard(MdsId(2), at(22000), {2, 9.0, 1000});
+  m.heard(MdsId(3), at(22000), {1, 1.0, 1000});
+  CHECK_FALSE(m.next_map(map, at(22000)).has_value());
+  m.heard(MdsId(2), at(24500), {2, 9.0, 1000});
+  m.heard(MdsId(3), at(24500), {1, 1.0, 1000});
+  CHECK_FALSE(m.next_map(map, at(24500)).has_value());
+  m.heard(MdsId(3), at(25000), {1, 1.0, 1000});
+  next = m.next_map(map, at(25000));
   REQUIRE(next.has_value());
   CHECK(next->map.share(MdsId(2)) < map.share(MdsId(2)));
 }

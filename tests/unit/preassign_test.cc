@@ -1,7 +1,7 @@
-// Unit tests of server/load/preassign: load levels, the Laplace-smoothed
+// Unit tests of policy/load/preassign: load levels, the Laplace-smoothed
 // probability, probe bookkeeping, outcomes, expiry after the time-to-live,
 // history halving, and learning per level. Pure; time is passed by hand.
-#include "server/load/preassign.h"
+#include "policy/load/preassign.h"
 
 #include <doctest/doctest.h>
 

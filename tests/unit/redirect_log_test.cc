@@ -1,9 +1,9 @@
-// Unit tests of server/redirect/redirect_log: appending and removal, query
+// Unit tests of policy/redirect/redirect_log: appending and removal, query
 // splitting and merging, as-of queries, the paper's Fig. 9 and Fig. 10
 // scenarios, the Min/Max bounds, and a randomized comparison against a
 // brute-force "newest covering entry wins" model. Pure; a seeded generator.
-#include "server/redirect/redirect_log.h"
-#include "server/redirect/redirect_table.h"
+#include "policy/redirect/redirect_log.h"
+#include "policy/redirect/redirect_table.h"
 
 #include <doctest/doctest.h>
 

@@ -16,7 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "policy/placement/policy.h"
 #include "shared/secret.h"
+#include "shared/text_format.h"
 #include "utils/common/daemon_probe.h"
 
 namespace pvfs {
@@ -130,9 +132,10 @@ Status validate(const ClusterOptions& options) {
   for (double f : options.mds_slowdown)
     if (!(f >= 1.0 && f <= 1000.0))
       return Status(Errc::invalid_argument, fmt::format("--mds-slowdown factor {} is not in [1, 1000]", f));
-  if (options.mds_placement != "anu" && options.mds_placement != "hash" && options.mds_placement != "round-robin")
+  if (!placement::parse_policy(options.mds_placement))
     return Status(Errc::invalid_argument,
-                  fmt::format("unknown MDS placement '{}': use anu, hash or round-robin", options.mds_placement));
+                  fmt::format("unknown MDS placement '{}': use {}", options.mds_placement,
+                              choices(placement::kPolicies, placement::policy_name)));
   if (options.mds_tune_interval_ms == 0)
     return Status(Errc::invalid_argument, "the MDS tune interval must be at least 1 ms");
   return {};
@@ -187,7 +190,7 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.maintainer_threads = options.maintainer_threads;
     c.fileset_per_top_directory = options.fileset_per_top_directory;
     c.maintainer_interval_ms = options.maintainer_interval_ms;
-    c.mds_placement = options.mds_placement;
+    c.mds_placement = *placement::parse_policy(options.mds_placement);  // validate()d
     c.mds_tune_interval_ms = options.mds_tune_interval_ms;
     c.mds_dead_after_ms = options.mds_dead_after_ms;
     c.iosched_policy = options.iosched_policy;

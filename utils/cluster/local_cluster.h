@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/status.h"
 
 namespace pvfs {

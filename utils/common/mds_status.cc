@@ -1,9 +1,6 @@
 #include "utils/common/mds_status.h"
 
-#include <asio.hpp>
-
-#include "shared/rpc/connection.h"
-#include "shared/rpc/run_sync.h"
+#include "utils/common/call_once.h"
 #include "utils/common/mds_status_wire.h"
 
 namespace pvfs {
@@ -43,23 +40,13 @@ MdsClusterView cluster_view_from_wire(proto::mds::Reply::ClusterState::Reader st
 
 Result<MdsClusterView> mds_cluster_status(const Endpoint& at, const Secret& key,
                                           std::chrono::milliseconds timeout) {
-  return rpc::run_sync([&]() -> asio::awaitable<Result<MdsClusterView>> {
-    rpc::OutMessage out;
-    out.init_body<proto::mds::Request>().setClusterStatus();
-    auto conn = co_await rpc::Connection::connect(at, key, timeout);
-    if (!conn) co_return conn.status();
-    (*conn)->start({});
-    auto reply = co_await (*conn)->call(out, {}, timeout);
-    (*conn)->close();
-    if (!reply) co_return reply.status();
-    try {
-      auto body = (*reply)->body<proto::mds::Reply>();
-      if (!body.isCluster()) co_return Status(Errc::io, "unexpected reply to clusterStatus");
-      co_return cluster_view_from_wire(body.getCluster());
-    } catch (const kj::Exception& e) {
-      co_return Status(Errc::io, std::string("malformed reply: ") + e.getDescription().cStr());
-    }
-  }());
+  return call_once<MdsClusterView>(
+      at, key, timeout, [](rpc::OutMessage& out) { out.init_body<proto::mds::Request>().setClusterStatus(); },
+      [](rpc::InMessage& reply) -> Result<MdsClusterView> {
+        auto body = reply.body<proto::mds::Reply>();
+        if (!body.isCluster()) return Status(Errc::io, "unexpected reply to clusterStatus");
+        return cluster_view_from_wire(body.getCluster());
+      });
 }
 
 }  // namespace pvfs

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
 

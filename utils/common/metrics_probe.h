@@ -8,7 +8,7 @@
 #include <chrono>
 #include <string>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/metrics/metrics.h"
 #include "shared/secret.h"
 #include "shared/status.h"

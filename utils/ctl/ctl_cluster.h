@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
 #include "utils/ctl/ctl_commands.h"

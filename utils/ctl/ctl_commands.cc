@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <chrono>
 #include <thread>
@@ -20,11 +21,13 @@
 #include <fmt/ranges.h>
 
 #include "fs/layout_xattr.h"
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
+#include "utils/common/daemon_probe.h"
+#include "utils/ctl/command.h"
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/ctl/ctl_format.h"
-#include "utils/common/daemon_probe.h"
+#include "utils/ctl/genconfig.h"
 
 namespace pvfs::ctl {
 
@@ -448,6 +451,165 @@ int fileset_show(const std::vector<std::string>& paths) {
     std::printf("%s: file set %s\n", path.c_str(), id->c_str());
   }
   return status;
+}
+
+void add_getstripe(Commands& commands) {
+  auto paths = std::make_shared<std::vector<std::string>>();
+  auto* get = commands.add("getstripe", "show the layout of files and directories on a mounted pvfs",
+                           [paths](const DaemonOptions&) { return getstripe(*paths); });
+  get->add_option("path", *paths, "files or directories")->required();
+}
+
+void add_setstripe(Commands& commands) {
+  struct Options {
+    SetstripeOptions set;
+    uint64_t stripe_size = 0;
+    uint32_t stripe_count = 0;
+    CLI::Option* size = nullptr;
+    CLI::Option* count = nullptr;
+  };
+  auto o = std::make_shared<Options>();
+  auto* setc = commands.add(
+      "setstripe", "set the layout policy of a directory, or the layout of an empty (or new) file",
+      [o](const DaemonOptions&) {
+        if (o->size->count()) o->set.stripe_size = o->stripe_size;
+        if (o->count->count()) o->set.stripe_count = o->stripe_count;
+        return setstripe(o->set);
+      });
+  o->size = setc->add_option("-S,--stripe-size", o->stripe_size,
+                             "bytes per stripe, a multiple of 4K; K, M, G suffixes; 0 = cluster default")
+                ->transform(size_transform());
+  o->count = setc->add_option("-c,--stripe-count", o->stripe_count, "objects (servers) per file; 0 = cluster default");
+  auto* servers = setc->add_option("-s,--servers", o->set.servers,
+                                   "storage server ids to stripe over, in order (1,3,5)")
+                      ->check(server_list_check());
+  setc->add_flag("-d,--delete", o->set.reset, "return to the cluster default layout")
+      ->excludes(o->size)
+      ->excludes(o->count)
+      ->excludes(servers);
+  setc->add_option("path", o->set.path, "directory or file")->required();
+}
+
+void add_fileset(Commands& commands) {
+  struct Options {
+    std::vector<std::string> paths, new_roots;
+    CLI::App* create = nullptr;
+  };
+  auto o = std::make_shared<Options>();
+  auto* fileset = commands.add(
+      "fileset", "the file sets of a mounted pvfs: show which one paths are in, or make new ones",
+      [o](const DaemonOptions&) {
+        if (*o->create) return fileset_create(o->new_roots);
+        if (o->paths.empty()) {
+          std::fprintf(stderr, "pvfs-ctl: fileset needs paths, or the command create (see pvfs-ctl --help)\n");
+          return 2;
+        }
+        return fileset_show(o->paths);
+      });
+  fileset->add_option("path", o->paths, "files or directories to show");
+  o->create = fileset->add_subcommand(
+      "create", "make empty (or new) directories the roots of new file sets (root only)");
+  o->create->add_option("dir", o->new_roots, "directories")->required();
+}
+
+void add_jobs(Commands& commands) {
+  auto per_daemon = std::make_shared<bool>(false);
+  auto* jobs_command = commands.add("jobs", "per-job operations and bytes, summed over all daemons",
+                                    [per_daemon](const DaemonOptions& d) { return jobs(d, *per_daemon); });
+  commands.add_daemon_options(jobs_command);
+  jobs_command->add_flag("--per-daemon", *per_daemon, "one table per daemon instead of the sum");
+}
+
+void add_ping(Commands& commands) {
+  commands.add_daemon_options(commands.add(
+      "ping", "check that every daemon answers and authenticates (exit 1 naming those that do not)",
+      [](const DaemonOptions& d) { return ping(d); }));
+}
+
+void add_servers(Commands& commands) {
+  commands.add_daemon_options(commands.add("servers", "the storage servers the metadata server knows",
+                                           [](const DaemonOptions& d) { return servers(d); }));
+}
+
+void add_sched(Commands& commands) {
+  struct Options {
+    std::vector<uint32_t> ids;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "sched",
+      "the storage servers' write scheduling: load, redirects, fragments, pull-backs, "
+      "delays (exit 1 naming those that do not answer)",
+      [o](const DaemonOptions& d) { return sched(d, o->ids, o->json); });
+  commands.add_daemon_options(command);
+  command->add_option("server", o->ids, "storage server ids [all in the config]");
+  command->add_flag("--json", o->json, "a JSON array of objects with the raw numbers instead of the table");
+}
+
+void add_inject(Commands& commands) {
+  struct Options {
+    uint32_t id = 0;
+    double delay_factor = 1;
+    uint32_t seconds = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "inject", "make a storage server serve data requests slower, to test straggler handling",
+      [o](const DaemonOptions& d) { return inject(d, o->id, o->delay_factor, o->seconds); });
+  commands.add_daemon_options(command);
+  command->add_option("server", o->id, "storage server id")->required();
+  command->add_option("-f,--delay-factor", o->delay_factor, "this many times slower, 1 to 1000 (1 ends a delay)")
+      ->required();
+  command->add_option("--for", o->seconds, "seconds the delay lasts; 0 = until changed")->capture_default_str();
+}
+
+void add_elevator(Commands& commands) {
+  struct Options {
+    uint32_t id = 0;
+    std::string policy;
+    bool json = false;
+    CLI::Option* id_option = nullptr;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "elevator",
+      "the storage servers' disk elevators: queues, seeks, deadlines, service times, "
+      "dispatched sizes; or switch one between fcfs and obrr",
+      [o](const DaemonOptions& d) {
+        std::vector<uint32_t> ids;
+        if (o->id_option->count()) ids.push_back(o->id);
+        return elevator(d, ids, o->policy, o->json);
+      });
+  commands.add_daemon_options(command);
+  o->id_option = command->add_option("server", o->id, "storage server id [all in the config]");
+  // Not checked here: the server names the policies it knows when refusing one.
+  command->add_option("policy", o->policy, "switch the server to this elevator: fcfs or obrr");
+  command->add_flag("--json", o->json, "a JSON array of objects with the raw numbers instead of the table");
+}
+
+void add_genconfig(Commands& commands) {
+  auto gen = std::make_shared<GenconfigOptions>();
+  auto* command = commands.add(
+      "genconfig", "write the config of a cluster on several hosts (pvfs.toml) and a fresh secret key",
+      [gen](const DaemonOptions&) { return genconfig(*gen); });
+  command->add_option("--mds", gen->mds, "metadata servers: host:port[,host:port...] or ID=host:port")->required();
+  command
+      ->add_option("--servers", gen->servers,
+                   "storage servers: host:port[,host:port...] or ID=host:port; ids from 0 in order unless given")
+      ->required();
+  command
+      ->add_option("--data-dir", gen->data_dir, "absolute folder on each host; daemons use DIR/mdsN and DIR/serverN")
+      ->required();
+  command->add_option("-o,--out", gen->out, "config file to write")->capture_default_str();
+  command->add_option("--key", gen->key, "secret key file to write [secret.key beside --out]");
+  command
+      ->add_option("-S,--stripe-size", gen->stripe_size,
+                   "default bytes per stripe, a multiple of 4K; K, M, G suffixes [1M]")
+      ->transform(size_transform());
+  command->add_option("-C,--stripe-count", gen->stripe_count, "default servers per file; 0 = all")
+      ->capture_default_str();
+  command->add_flag("-f,--force", gen->force, "overwrite the config and key files if they exist");
 }
 
 }  // namespace pvfs::ctl

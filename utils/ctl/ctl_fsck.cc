@@ -6,16 +6,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "shared/config.h"
+#include "config/config.h"
 #include "shared/secret.h"
-#include "mds/placement/policy.h"
+#include "policy/placement/policy.h"
+#include "utils/ctl/command.h"
 #include "utils/ctl/fsck.h"
 #include "utils/common/mds_status.h"
 #include "utils/common/progress.h"
@@ -217,6 +220,28 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
                   input.files.size(), objects, answered, findings.size(), repaired));
   if (repaired < findings.size()) status = 1;
   return status;
+}
+
+void add_fsck(Commands& commands) {
+  struct Options {
+    FsckOptions fsck;
+    uint32_t grace_s = 60;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "fsck",
+      "check that the namespace and the storage servers agree: objects without a file, missing "
+      "objects, stale redirects, orphan fragments, sizes below the data (exit 1 while problems "
+      "remain); run it on a quiet cluster",
+      [o](const DaemonOptions& d) {
+        o->fsck.grace = std::chrono::seconds(o->grace_s);
+        return fsck(d, o->fsck);
+      });
+  commands.add_daemon_options(command);
+  command->add_flag("--repair", o->fsck.repair, "fix what is safe to fix, saying what was done");
+  command->add_option("--grace", o->grace_s, "seconds a fragment without a redirect entry may be a write in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 86400u));
 }
 
 }  // namespace pvfs::ctl

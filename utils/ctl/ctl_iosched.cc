@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fs/client.h"
+#include "utils/ctl/command.h"
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/ctl/iosched_view.h"
 
@@ -94,6 +95,58 @@ int iostep(const IostepOptions& o) {
     return 1;
   }
   return 0;
+}
+
+void add_iosched(Commands& commands) {
+  struct Options {
+    std::vector<std::string> words;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "iosched",
+      "the metadata delegate's scheduler of jobs' I/O steps: who holds tokens, the queue in the "
+      "order it will be served, per-job token wait and I/O time; or 'policy NAME' to switch it",
+      [o](const DaemonOptions& d) {
+        if (!o->words.empty() && (o->words.size() != 2 || o->words[0] != "policy")) {
+          std::fprintf(stderr, "pvfs-ctl: iosched takes no argument, or 'policy NAME' (see pvfs-ctl --help)\n");
+          return 2;
+        }
+        return iosched(d, o->json, o->words.empty() ? std::string() : o->words[1]);
+      });
+  commands.add_daemon_options(command);
+  command->add_option("policy", o->words, "policy NAME: switch to none, fcfs, sjf, sa-fcfs or sa-sjf")
+      ->expected(0, 2);
+  command->add_flag("--json", o->json, "one JSON object with the raw numbers instead of the tables");
+}
+
+void add_iostep(Commands& commands) {
+  struct Options {
+    IostepOptions step;
+    uint64_t bytes = 0;
+    CLI::Option* bytes_option = nullptr;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "iostep",
+      "open, end or show a job's I/O step on a mounted pvfs: the mount's client holds the job's "
+      "writes until the scheduler grants it a token",
+      [o](const DaemonOptions&) {
+        if (o->bytes_option->count()) o->step.bytes = o->bytes;
+        return iostep(o->step);
+      });
+  command->add_option("action", o->step.verb, "begin, end or status")
+      ->required()
+      ->check(CLI::IsMember({"begin", "end", "status"}));
+  command->add_option("paths", o->step.paths,
+                      "files or directories on the mount the step writes (their layouts give its servers)")
+      ->required();
+  command->add_option("-j,--job", o->step.job, "the job id [the caller's: PVFS_JOBID, SLURM_JOB_ID, ...]");
+  o->bytes_option = command->add_option("-b,--bytes", o->bytes, "begin: the bytes the step will write (for SJF), e.g. 64G")
+                        ->transform(size_transform());
+  command->add_option("-s,--servers", o->step.servers,
+                      "begin: the storage servers it writes to, e.g. 1,3 [from the paths' layouts]")
+      ->check(server_list_check());
 }
 
 }  // namespace pvfs::ctl

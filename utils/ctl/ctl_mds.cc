@@ -1,7 +1,9 @@
 #include "utils/ctl/ctl_mds.h"
 
 #include <cstdio>
+#include <memory>
 
+#include "utils/ctl/command.h"
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/common/mds_status.h"
 #include "utils/ctl/mds_view.h"
@@ -30,6 +32,22 @@ int mds(const DaemonOptions& options, bool json, bool verbose) {
   if (!report.view_of && !json) error("mds: no metadata server answered");
   std::fputs((json ? render_mds_json(report) : render_mds(report, verbose)).c_str(), stdout);
   return status;
+}
+
+void add_mds(Commands& commands) {
+  struct Options {
+    bool json = false, verbose = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "mds",
+      "the metadata server cluster: the ANU map (share and regions per member), each "
+      "member's file sets, slowdown and last interval's latency, the delegate's tuning "
+      "steps, file set moves (exit 1 naming members that do not answer)",
+      [o](const DaemonOptions& d) { return mds(d, o->json, o->verbose); });
+  commands.add_daemon_options(command);
+  auto* json = command->add_flag("--json", o->json, "one JSON object with the raw numbers, all tuning steps and moves");
+  command->add_flag("-v,--verbose", o->verbose, "list each member's file set ids")->excludes(json);
 }
 
 }  // namespace pvfs::ctl

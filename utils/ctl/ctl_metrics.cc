@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "shared/log_level.h"
 #include "shared/metrics/prometheus.h"
 #include "shared/secret.h"
+#include "utils/ctl/command.h"
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/common/metrics_probe.h"
 #include "utils/ctl/metrics_view.h"
@@ -164,6 +166,61 @@ int loglevel(const DaemonOptions& options, const std::string& name, const std::s
     }
   }
   return status;
+}
+
+void add_stats(Commands& commands) {
+  struct Options {
+    std::vector<std::string> names;
+    bool json = false, prometheus = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "stats",
+      "per-daemon counters: requests and bytes by type with p50/p99 latency, queue depths, "
+      "scheduling counters, jobs (exit 1 naming daemons that do not answer)",
+      [o](const DaemonOptions& d) {
+        return stats(d, o->names,
+                     o->json         ? StatsFormat::json
+                     : o->prometheus ? StatsFormat::prometheus
+                                     : StatsFormat::text);
+      });
+  commands.add_daemon_options(command);
+  command->add_option("daemon", o->names, "mds0, server2, a storage server number, or all [all]");
+  auto* json = command->add_flag("--json", o->json, "a JSON array: one object of raw samples per daemon");
+  command->add_flag("--prometheus", o->prometheus, "the Prometheus text format, each sample labelled daemon=\"...\"")
+      ->excludes(json);
+}
+
+void add_top(Commands& commands) {
+  struct Options {
+    double interval = 1.0;
+    uint32_t iterations = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "top",
+      "live view, redrawn every interval: servers (load, queue, MiB/s in/out, redirects "
+      "held), metadata servers (ops/s, latency, file sets, inodes), busiest jobs",
+      [o](const DaemonOptions& d) { return top(d, o->interval, o->iterations); });
+  commands.add_daemon_options(command);
+  command->add_option("-n,--interval", o->interval, "seconds between frames")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  command->add_option("-i,--iterations", o->iterations, "stop after this many frames (0: until Ctrl-C)")
+      ->capture_default_str();
+}
+
+void add_loglevel(Commands& commands) {
+  struct Options {
+    std::string daemon, level;
+  };
+  auto o = std::make_shared<Options>();
+  auto* command = commands.add(
+      "loglevel", "change a daemon's log level while it runs (trace, debug, info, warn, error, off)",
+      [o](const DaemonOptions& d) { return loglevel(d, o->daemon, o->level); });
+  commands.add_daemon_options(command);
+  command->add_option("daemon", o->daemon, "mds0, server2, a storage server number, or all")->required();
+  command->add_option("level", o->level, "trace, debug, info, warn, error or off")->required();
 }
 
 }  // namespace pvfs::ctl

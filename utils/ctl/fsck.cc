@@ -11,8 +11,9 @@
 #include "shared/proto/mds.capnp.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
-#include "shared/rpc/run_sync.h"
 #include "shared/rpc/convert.h"
+#include "shared/rpc/run_sync.h"
+#include "utils/common/call_once.h"
 
 namespace pvfs::fsck {
 
@@ -66,15 +67,6 @@ asio::awaitable<Status> pages(rpc::Connection& conn, std::chrono::milliseconds t
   }
 }
 
-asio::awaitable<Status> call_once(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
-                                  rpc::OutMessage& out) {
-  auto conn = co_await open(at, key, timeout);
-  if (!conn) co_return conn.status();
-  Closer closer{*conn};
-  auto reply = co_await (*conn)->call(out, {}, timeout);
-  co_return reply.status();
-}
-
 const DaemonEntry* storage_entry(const Config& config, ServerId id) { return config.find_server(id.value); }
 
 }  // namespace
@@ -96,11 +88,10 @@ Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std
       if (!reply) co_return reply.status();
       auto body = (*reply)->body<mp::Reply>();
       if (!body.isFiles()) co_return Status(Errc::io, "unexpected reply to scanFiles");
-      auto page = body.getFiles();
-      for (auto f : page.getFiles())
-        files.push_back(File{InodeId(f.getIno()), f.getSize(), rpc::from_wire(f.getLayout()), f.getOrphan()});
+      FileScan page = rpc::from_wire(body.getFiles());
+      files.insert(files.end(), page.files.begin(), page.files.end());
       if (on_page) on_page(files.size());
-      if (page.getEof()) break;
+      if (page.eof) break;
       if (files.empty() || files.back().ino.value <= after)
         co_return Status(Errc::io, "a scanFiles page did not move forward");
       after = files.back().ino.value;
@@ -177,6 +168,35 @@ Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& ke
   }());
 }
 
+namespace {
+
+// Creates a missing object as an empty one of the finding's size. Stat
+// first: it also drops a descriptor the server cached for a file deleted
+// behind its back, so the truncate creates a new file.
+Status create_object(const Finding& finding, const Endpoint& at, const Secret& key,
+                     std::chrono::milliseconds timeout) {
+  return rpc::run_sync([&]() -> asio::awaitable<Status> {
+    auto conn = co_await open(at, key, timeout);
+    if (!conn) co_return conn.status();
+    Closer closer{*conn};
+    rpc::OutMessage stat;
+    rpc::to_wire(finding.object, stat.init_body<sp::Request>().initStat());
+    auto reply = co_await (*conn)->call(stat, {}, timeout);
+    if (!reply) co_return reply.status();
+    auto body = (*reply)->body<sp::Reply>();
+    if (!body.isStat()) co_return Status(Errc::io, "unexpected reply to stat");
+    if (body.getStat().getExists()) co_return Status(Errc::exists, "the object exists now; left as it is");
+    rpc::OutMessage out;
+    auto t = out.init_body<sp::Request>().initTruncate();
+    rpc::to_wire(finding.object, t.initObject());
+    t.setSize(finding.size);
+    auto done = co_await (*conn)->call(out, {}, timeout);
+    co_return done.status();
+  }());
+}
+
+}  // namespace
+
 Status repair(const Finding& finding, const Config& config, const Secret& key, std::chrono::milliseconds timeout) {
   if (finding.repair == Repair::none) return Status(Errc::invalid_argument, "nothing to repair");
   if (finding.repair == Repair::update_size) {
@@ -184,14 +204,12 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
     // it, the others answer staleMap (or again, while the set moves to them).
     Status last(Errc::unavailable, "no metadata server in the config");
     for (const auto& mds : config.mds) {
-      last = rpc::run_sync([&]() -> asio::awaitable<Status> {
-        rpc::OutMessage out;
+      last = call_once(mds.address, key, timeout, [&](rpc::OutMessage& out) {
         auto u = out.init_body<mp::Request>().initUpdateSize();
         u.setIno(finding.object.ino.value);
         u.setSize(finding.size);
         u.setTouchMtime(false);
-        co_return co_await call_once(mds.address, key, timeout, out);
-      }());
+      });
       if (last.code() != Errc::unavailable && last.code() != Errc::timeout &&
           last.code() != Errc::stale_map && last.code() != Errc::again)
         return last;
@@ -200,31 +218,11 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
   }
   const DaemonEntry* server = storage_entry(config, finding.server);
   if (!server) return Status(Errc::not_found, fmt::format("server {} is not in the config", finding.server.value));
-  return rpc::run_sync([&]() -> asio::awaitable<Status> {
-    rpc::OutMessage out;
+  if (finding.repair == Repair::create_object) return create_object(finding, server->address, key, timeout);
+  return call_once(server->address, key, timeout, [&](rpc::OutMessage& out) {
     auto req = out.init_body<sp::Request>();
     switch (finding.repair) {
       case Repair::remove_object: rpc::to_wire(finding.object, req.initRemove().initObjects(1)[0]); break;
-      case Repair::create_object: {
-        // Stat first: it also drops a descriptor the server cached for a
-        // file deleted behind its back, so the truncate creates a new file.
-        auto conn = co_await open(server->address, key, timeout);
-        if (!conn) co_return conn.status();
-        Closer closer{*conn};
-        rpc::OutMessage stat;
-        rpc::to_wire(finding.object, stat.init_body<sp::Request>().initStat());
-        auto reply = co_await (*conn)->call(stat, {}, timeout);
-        if (!reply) co_return reply.status();
-        auto body = (*reply)->body<sp::Reply>();
-        if (!body.isStat()) co_return Status(Errc::io, "unexpected reply to stat");
-        if (body.getStat().getExists())
-          co_return Status(Errc::exists, "the object exists now; left as it is");
-        auto t = req.initTruncate();
-        rpc::to_wire(finding.object, t.initObject());
-        t.setSize(finding.size);
-        auto done = co_await (*conn)->call(out, {}, timeout);
-        co_return done.status();
-      }
       case Repair::drop_redirect: {
         auto f = req.initDropRedirect();
         rpc::to_wire(finding.object, f.initObject());
@@ -238,10 +236,10 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
         break;
       }
       case Repair::none:
-      case Repair::update_size: co_return Status(Errc::invalid_argument, "not a storage repair");
+      case Repair::update_size:
+      case Repair::create_object: PVFS_CHECK(false);  // handled above
     }
-    co_return co_await call_once(server->address, key, timeout, out);
-  }());
+  });
 }
 
 }  // namespace pvfs::fsck

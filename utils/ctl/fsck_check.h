@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "shared/attr.h"
 #include "shared/ids.h"
 #include "shared/layout.h"
 
@@ -17,12 +18,7 @@ namespace pvfs::fsck {
 
 // A regular file at the MDS: linked, or unlinked but kept (orphan) while a
 // client has it open or its objects are not deleted yet.
-struct File {
-  InodeId ino;
-  uint64_t size = 0;
-  Layout layout;
-  bool orphan = false;
-};
+using File = FileInfo;  // shared/attr.h
 
 // An object file on a storage server.
 struct StoredObject {

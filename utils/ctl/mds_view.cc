@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "mds/placement/anu_map.h"
+#include "policy/placement/anu_map.h"
 #include "shared/text_format.h"
 
 namespace pvfs::ctl {

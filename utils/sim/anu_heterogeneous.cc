@@ -1,11 +1,13 @@
 // Scenario anu-heterogeneous: the ANU paper's synthetic experiment (Wu and
 // Burns, §7, Fig. 8-11). Five metadata servers of processing power 1, 3,
 // 5, 7 and 9 serve 500 file sets whose request rates differ tenfold, with
-// Poisson arrivals. ANU placement uses the daemons' own map and tuner
-// (mds/placement); the baselines are simple randomization, round-robin and
-// a prescient bin-packer, and the over-tuning ablation switches the three
-// heuristics off and on. What this file models is the servers: a FIFO
-// queue each, with a fixed service time divided by its power.
+// Poisson arrivals. ANU placement runs as pvfs-mds runs it: the daemons'
+// map, tuner, measuring intervals and delegate (utils/sim/anu_cluster.h,
+// policy/placement, policy/membership), heartbeats once a second; the
+// baselines are simple randomization, round-robin and a prescient
+// bin-packer, and the over-tuning ablation switches the three heuristics
+// off and on. What this file models is the servers: a FIFO queue each,
+// with a fixed service time divided by its power.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,8 +15,9 @@
 #include <functional>
 #include <limits>
 
-#include "mds/placement/anu_map.h"
-#include "mds/placement/anu_tuner.h"
+#include "policy/placement/anu_map.h"
+#include "policy/placement/anu_tuner.h"
+#include "utils/sim/anu_cluster.h"
 #include "utils/sim/event_queue.h"
 #include "utils/sim/random.h"
 #include "utils/sim/scenario.h"
@@ -26,7 +29,8 @@ struct Setup {
   std::vector<double> power;  // per server
   uint32_t file_sets = 0;
   Nanos duration{0};
-  Nanos interval{0};         // between ANU tunings
+  Nanos interval{0};         // between ANU tunings, and each server's measuring interval
+  Nanos heartbeat{0};        // between the delegate's turns
   Nanos settle{0};           // results count from here on
   std::vector<double> rate;  // requests per second, per file set
   Nanos base_service{0};     // a request on a server of power 1
@@ -83,23 +87,26 @@ struct Trace {
 };
 
 // Runs `arrivals` against FIFO servers. Static placement when `tuner` is
-// null (`owners` fixed), otherwise ANU from a uniform map.
+// null (`owners` fixed), otherwise ANU from a uniform map. Either way the
+// servers measure their intervals as the daemons do; only ANU's delegate
+// acts on them.
 Trace simulate(const Setup& setup, const std::vector<Arrival>& arrivals, std::vector<uint32_t> owners,
                const placement::TunerOptions* tuner) {
   const size_t n = setup.power.size();
   EventQueue queue;
   Trace trace;
   std::vector<Nanos> busy_until(n, Nanos(0));
-  std::vector<double> sum(n, 0);
-  std::vector<uint64_t> count(n, 0);
-  std::vector<placement::LatencyReport> previous;
-  placement::AnuMap map;
-  if (tuner) {
-    std::vector<MdsId> ids;
-    for (size_t s = 0; s < n; ++s) ids.push_back(mds(s));
-    map = std::move(placement::AnuMap::uniform(ids)).value();
-    owners = owners_of(map, setup.file_sets);
-  }
+  std::vector<MdsId> ids;
+  for (size_t s = 0; s < n; ++s) ids.push_back(mds(s));
+  mds::MembershipOptions options;
+  options.tune_interval = std::chrono::duration_cast<std::chrono::milliseconds>(setup.interval);
+  // The config's defaults relative to its 1 s heartbeat; nobody fails here.
+  options.dead_after = std::chrono::duration_cast<std::chrono::milliseconds>(3 * setup.heartbeat);
+  options.lease = std::chrono::duration_cast<std::chrono::milliseconds>(2 * setup.heartbeat);
+  options.policy = tuner ? placement::Policy::anu : placement::Policy::hash;
+  if (tuner) options.tuner = *tuner;
+  AnuCluster cluster(ids, options);
+  if (tuner) owners = owners_of(cluster.map(), setup.file_sets);
 
   size_t next = 0;
   std::function<void()> arrive = [&] {
@@ -109,11 +116,9 @@ Trace simulate(const Setup& setup, const std::vector<Arrival>& arrivals, std::ve
     busy_until[s] = std::max(busy_until[s], a.at) + service;
     const Nanos arrived = a.at;
     queue.at(busy_until[s], [&, s, arrived] {
-      const double latency = std::chrono::duration<double>(queue.now() - arrived).count();
-      sum[s] += latency;
-      ++count[s];
+      cluster.record(mds(s), queue.now() - arrived);
       if (queue.now() >= setup.settle) {
-        trace.settled_latency_sum += latency;
+        trace.settled_latency_sum += std::chrono::duration<double>(queue.now() - arrived).count();
         ++trace.settled_requests;
       }
     });
@@ -121,36 +126,29 @@ Trace simulate(const Setup& setup, const std::vector<Arrival>& arrivals, std::ve
   };
   if (!arrivals.empty()) queue.at(arrivals.front().at, arrive);
 
-  std::function<void()> tick = [&] {
-    std::vector<double> latency(n, 0);
-    std::vector<placement::LatencyReport> reports;
-    for (size_t s = 0; s < n; ++s) {
-      latency[s] = count[s] ? sum[s] / static_cast<double>(count[s]) : 0;
-      reports.push_back(placement::LatencyReport{mds(s), latency[s] * 1e3, count[s]});
-      sum[s] = 0;
-      count[s] = 0;
+  std::function<void()> beat = [&] {
+    const AnuCluster::Round round = cluster.heartbeat(queue.now());
+    if (round.next) {
+      ++trace.maps;
+      std::vector<uint32_t> moved = owners_of(cluster.map(), setup.file_sets);
+      if (queue.now() >= setup.settle)
+        for (uint32_t f = 0; f < setup.file_sets; ++f) trace.moves_after_settle += moved[f] != owners[f];
+      owners = std::move(moved);
     }
-    trace.times.push_back(queue.now());
-    trace.latency.push_back(latency);
-    if (tuner) {
-      const auto tuned = placement::tune(map, reports, previous, *tuner);
-      PVFS_CHECK(tuned.ok());  // reports are well-formed by construction
-      previous = reports;
-      if (tuned->map) {
-        ++trace.maps;
-        map = *tuned->map;
-        std::vector<uint32_t> moved = owners_of(map, setup.file_sets);
-        if (queue.now() >= setup.settle)
-          for (uint32_t f = 0; f < setup.file_sets; ++f) trace.moves_after_settle += moved[f] != owners[f];
-        owners = std::move(moved);
+    if (round.closed) {
+      std::vector<double> latency(n, 0);
+      for (size_t s = 0; s < n; ++s) latency[s] = cluster.last(mds(s)).latency_ms / 1e3;
+      trace.times.push_back(queue.now());
+      trace.latency.push_back(latency);
+      if (tuner) {
+        std::vector<double> shares(n);
+        for (size_t s = 0; s < n; ++s) shares[s] = cluster.map().share(mds(s));
+        trace.share.push_back(shares);
       }
-      std::vector<double> shares(n);
-      for (size_t s = 0; s < n; ++s) shares[s] = map.share(mds(s));
-      trace.share.push_back(shares);
     }
-    if (queue.now() + setup.interval <= setup.duration) queue.after(setup.interval, tick);
+    if (queue.now() + setup.heartbeat <= setup.duration) queue.after(setup.heartbeat, beat);
   };
-  queue.at(setup.interval, tick);
+  queue.at(setup.heartbeat, beat);
   queue.run();
   return trace;
 }
@@ -243,6 +241,8 @@ Result<Setup> make_setup(const Params& p, Random& rng) {
   if (p.number("duration_s") <= 0 || p.number("interval_s") <= 0 || p.number("settle_s") < 0 ||
       p.number("settle_s") >= p.number("duration_s"))
     return Status(Errc::invalid_argument, "need duration_s > 0, interval_s > 0, 0 <= settle_s < duration_s");
+  if (!(p.number("heartbeat_s") >= 0.001) || p.number("heartbeat_s") > p.number("interval_s"))
+    return Status(Errc::invalid_argument, "need 0.001 <= heartbeat_s <= interval_s");
   if (p.integer("requests") < 1 || p.integer("requests") > 100'000'000)
     return Status(Errc::invalid_argument, "requests must be in [1, 100000000]");
   if (!(p.number("utilization") > 0) || p.number("utilization") >= 1)
@@ -252,6 +252,7 @@ Result<Setup> make_setup(const Params& p, Random& rng) {
   s.file_sets = static_cast<uint32_t>(p.integer("file_sets"));
   s.duration = Nanos(std::llround(p.number("duration_s") * 1e9));
   s.interval = Nanos(std::llround(p.number("interval_s") * 1e9));
+  s.heartbeat = Nanos(std::llround(p.number("heartbeat_s") * 1e9));
   s.settle = Nanos(std::llround(p.number("settle_s") * 1e9));
   // Workload X*c, X uniform in [x_min, x_max]; c gives `requests` in all.
   const double total_rate = static_cast<double>(p.integer("requests")) / p.number("duration_s");
@@ -404,6 +405,7 @@ Scenario anu_heterogeneous() {
       {"x_max", ParamType::number, "10", "", "see x_min"},
       {"utilization", ParamType::number, "0.6", "", "offered load as a fraction of the cluster's capacity"},
       {"interval_s", ParamType::number, "120", "", "ANU tuning interval (s)"},
+      {"heartbeat_s", ParamType::number, "1", "", "between the delegate's turns, as heartbeat_interval_ms"},
       {"average", ParamType::words, "request-weighted", "",
        "tuner's average latency: request-weighted, mean or median"},
       {"threshold", ParamType::number, "0.5", "", "thresholding band k: tune outside [(1-k)L, (1+k)L]"},

@@ -4,7 +4,7 @@
 // among the I/O processes of the jobs writing to it (linear model, §III-B4);
 // a job's I/O step ends when its data is on every one of its nodes. The
 // order in which steps get tokens is the daemons' own scheduler
-// (mds/iosched), under none (the paper's NS), fcfs, sjf and the
+// (policy/iosched), under none (the paper's NS), fcfs, sjf and the
 // sharing-aware variants of Algorithm 1. What this file models is the
 // nodes, the jobs of Table II, the mixes of Table III and the round-robin
 // allocation of nodes to jobs.
@@ -16,7 +16,7 @@
 #include <limits>
 #include <map>
 
-#include "mds/iosched/scheduler.h"
+#include "policy/iosched/scheduler.h"
 #include "utils/sim/random.h"
 #include "utils/sim/scenario.h"
 

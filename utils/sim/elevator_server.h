@@ -1,5 +1,5 @@
 // One storage server as the OBRR scenarios model it: the daemon's own
-// elevator (server/elevator) ordering requests for an emulated disk that
+// elevator (policy/elevator) ordering requests for an emulated disk that
 // does one operation at a time, as server/io_queue does with an emulated
 // disk (depth 1).
 // Models nothing of the network: the scenario delivers requests and
@@ -10,8 +10,8 @@
 #include <functional>
 #include <vector>
 
-#include "server/elevator/elevator.h"
-#include "server/elevator/emulated_disk.h"
+#include "policy/elevator/elevator.h"
+#include "policy/elevator/emulated_disk.h"
 #include "utils/sim/event_queue.h"
 
 namespace pvfs::sim {

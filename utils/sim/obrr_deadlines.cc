@@ -3,7 +3,7 @@
 // few requests in flight and starts spread over 20 s, plus clients issuing
 // urgent writes with a 5 s maximum service time. The server's queue is the
 // daemon's elevator with its dynamic and mandatory deadlines
-// (server/elevator) over an emulated disk; this file models the clients.
+// (policy/elevator) over an emulated disk; this file models the clients.
 #include <fmt/format.h>
 
 #include <algorithm>

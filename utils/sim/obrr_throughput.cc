@@ -2,7 +2,7 @@
 // al., §4, Fig. 5 and Table 1). Thousands of IOR clients, file per
 // process, each writing its own object on one storage server with a few
 // requests in flight; every server orders them with the daemon's elevator
-// (server/elevator, FCFS or OBRR) for an emulated disk with seeks. The
+// (policy/elevator, FCFS or OBRR) for an emulated disk with seeks. The
 // servers share nothing, so each is simulated on its own and the results
 // added up; what this file models is the clients and their network links.
 #include <fmt/format.h>

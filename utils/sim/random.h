@@ -28,7 +28,7 @@ class Random {
     return Random(mix_seed(seed) ^ mix_seed(stream * 0x2545f4914f6cdd1dULL + 1));
   }
 
-  // The engine itself, for the policies that take one (fs/sched).
+  // The engine itself, for the policies that take one (policy/dispatch).
   std::mt19937_64& engine() { return engine_; }
 
   // Uniform in [0, n) for n > 0, without modulo bias.

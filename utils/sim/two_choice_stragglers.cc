@@ -2,8 +2,8 @@
 // (Dai et al., §III-A, Fig. 3 and 4). Many compute nodes write one
 // synchronized burst to storage servers that already have a normally
 // distributed queue, some of them (the stragglers) five times longer. The
-// write dispatcher (fs/sched), the preassign estimator and load detector
-// (server/load) and the redirect table (server/redirect) are the daemons'
+// write dispatcher (policy/dispatch), the preassign estimator and load detector
+// (policy/load) and the redirect table (policy/redirect) are the daemons'
 // own; this file models only the network (a fixed round trip) and each
 // server's disk (one FIFO queue at a fixed bandwidth), the way
 // fs/client_dispatch.cc and server/storage_sched.cc drive those objects.
@@ -13,10 +13,10 @@
 #include <map>
 #include <set>
 
-#include "fs/sched/dispatcher.h"
-#include "server/load/load_detector.h"
-#include "server/load/preassign.h"
-#include "server/redirect/redirect_table.h"
+#include "policy/dispatch/dispatcher.h"
+#include "policy/load/load_detector.h"
+#include "policy/load/preassign.h"
+#include "policy/redirect/redirect_table.h"
 #include "utils/sim/event_queue.h"
 #include "utils/sim/random.h"
 #include "utils/sim/scenario.h"

@@ -1,0 +1,125 @@
+// The cluster configuration: one TOML file read by every daemon and client.
+// Owns parsing and validation (a wrong or missing key is a one-line error
+// naming the key) and rendering a config back to TOML for pvfs-cluster and
+// pvfs-ctl genconfig. Every key is documented in man/pvfs.toml.5.
+// Sits above policy/: a policy's settings are held as that policy's own
+// options (enums and all), so names are parsed by the policy's parse_*()
+// and the daemons pass the struct on as it is.
+// Plain values; thread-safe to copy.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/elevator/elevator.h"
+#include "policy/elevator/inline_gate.h"
+#include "policy/placement/anu_tuner.h"
+#include "policy/placement/policy.h"
+#include "shared/endpoint.h"
+#include "shared/status.h"
+
+namespace pvfs {
+
+struct Config {
+  std::filesystem::path path;          // the file it was read from (empty if built in memory)
+  std::filesystem::path secret_file;   // absolute after load()
+  std::vector<DaemonEntry> mds;
+  std::vector<DaemonEntry> servers;
+
+  // [layout]: defaults for files whose directories set nothing.
+  uint64_t stripe_size = uint64_t{1} << 20;
+  uint32_t stripe_count = 0;  // 0 = all servers
+  // A storage server whose file system is at least this full (percent, from
+  // its heartbeat) gets no objects of new files the MDS places.
+  uint32_t full_percent = 95;
+
+  // [timeouts]
+  uint32_t rpc_timeout_ms = 10000;       // a call to a daemon fails with ETIMEDOUT after this
+  uint32_t connect_timeout_ms = 3000;
+  uint32_t heartbeat_interval_ms = 1000;
+  uint32_t heartbeat_timeout_ms = 5000;  // a server silent this long is not given to new files
+
+  // [mds]
+  uint32_t mds_sync_interval_ms = 1000;  // LMDB fsync period (process crashes lose nothing)
+  bool fileset_per_top_directory = false;  // mkdir in the root directory makes a new file set
+
+  // [mds_cluster]: several metadata servers sharing the namespace by file
+  // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].
+  placement::Policy mds_placement = placement::Policy::anu;  // hash: the ANU map never tuned
+  uint32_t mds_tune_interval_ms = 10000;  // the delegate tunes the map this often
+  uint32_t mds_dead_after_ms = 3000;     // a member silent this long is failed and its file sets re-hashed
+  // A member serves only this long after its last heartbeat the delegate
+  // answered (counted from sending it); 0: two thirds of the way from
+  // heartbeat_interval_ms to dead_after_ms. Longer than the first, shorter
+  // than the second.
+  uint32_t mds_lease_ms = 0;
+  uint32_t mds_lease() const {
+    if (mds_lease_ms || mds_dead_after_ms <= heartbeat_interval_ms) return mds_lease_ms;
+    return heartbeat_interval_ms + (mds_dead_after_ms - heartbeat_interval_ms) * 2 / 3;
+  }
+  // The delegate's tuning step: threshold (k), thresholding, top_off and
+  // divergent are keys of [mds_cluster]; average and max_factor are not.
+  placement::TunerOptions anu;
+
+  // [scheduling]: two-choice write dispatch, redirects and pull-back.
+  uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed
+  uint64_t redirect_margin_bytes = uint64_t{1} << 20;  // stay home unless another server is this much lighter
+  uint32_t probe_timeout_ms = 100;      // a server slower than this to answer a probe is not chosen
+  uint32_t load_ttl_ms = 300;           // how long a server trusts a peer's load it learned
+  uint32_t maintainer_threads = 2;      // concurrent pull-backs per storage server
+  uint32_t maintainer_interval_ms = 100;  // how often idle maintainers look for work
+  uint32_t fragment_gc_grace_ms = 2000;  // superseded fragments live this long for readers in flight
+
+  // [elevator]: how each storage server orders its disk work (OBRR paper).
+  // policy, quantum, quantum_unit, max_merge_bytes and lambda (dynamic
+  // deadline = lambda x estimated drain time); urgent_margin is not a key.
+  elevator::ElevatorOptions elevator;
+  uint32_t elevator_queue_depth = 0;    // operations on the disk at once; 0 = disk threads
+  uint32_t urgent_max_service_ms = 1000;  // what clients ask of urgent requests
+
+  // [storage]: where each storage server runs its disk operations.
+  // inline_max_bytes (larger ones always go to the disk pool; 0: all do)
+  // and inline_max_latency_us (small ones run inline while they average
+  // below it; whole microseconds).
+  elevator::InlineOptions storage_inline;
+
+  // [emulated_disk]: a modelled spinning disk for experiments (bandwidth 0: off).
+  double emulated_seek_ms = 10.0;
+  uint64_t emulated_bandwidth_bytes = 0;  // bytes per second; 450000000 in the paper
+
+  // [iosched]: jobs' I/O steps under the MDS delegate's global scheduler
+  // (policy/iosched, burst-buffer interference paper).
+  std::string iosched_policy = "none";  // none, fcfs, sjf, sa-fcfs or sa-sjf (pvfs-ctl iosched policy changes it)
+  uint32_t iosched_lease_ms = 5000;     // a client that neither renews nor ends loses its token after this
+  double iosched_max_wait_s = 0;        // starvation guard (ours, not the paper's); 0: off
+  // Transparent steps: a job's first write after this much silence opens
+  // a step, which ends when its writes have been idle as long. 0: only
+  // explicit steps (pvfs-ctl iostep, libpvfs-iostep).
+  uint32_t iosched_idle_ms = 0;
+  bool iosched_reads = false;           // reads also wait for the token
+  // Gathering (ours): after an idle spell the first token waits this long
+  // after the first step arrived, so steps starting together are ordered by
+  // the policy rather than by who came first. 0: off.
+  uint32_t iosched_gather_ms = 0;
+  // [client]
+  double attr_timeout_s = 1.0;
+  double entry_timeout_s = 1.0;
+
+  // [security]
+  bool encrypt = false;      // encrypt every frame (every frame is authenticated regardless)
+  bool root_squash = false;  // the MDS treats uid 0 of clients as nobody (65534)...
+  std::vector<std::string> root_squash_except;  // ...except from these client IP addresses
+
+  // Reads and validates `file`; relative paths in it are relative to its folder.
+  static Result<Config> load(const std::filesystem::path& file);
+  // The entries, or nullptr when `id` is not in the config.
+  const DaemonEntry* find_mds(uint32_t id) const;
+  const DaemonEntry* find_server(uint32_t id) const;
+  // Commented TOML that load() reads back to an equal Config.
+  std::string render() const;
+};
+
+}  // namespace pvfs

@@ -1,0 +1,12 @@
+// peerPing: a member's heartbeat; the answer is this member's state.
+#include "mds/handlers/call.h"
+
+namespace pvfs::mds::handlers {
+
+asio::awaitable<Status> peer_ping(Call& c) {
+  auto p = c.req.getPeerPing();
+  c.mds.cluster().answer_ping(MdsId(p.getFrom()), text(p.getMap()), c.reply.initPeer());
+  co_return Status{};
+}
+
+}  // namespace pvfs::mds::handlers

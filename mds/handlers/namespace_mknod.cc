@@ -1,0 +1,23 @@
+// mknod: a regular file (create, with the layout its directory's policy
+// chooses), FIFO, socket or device.
+#include "mds/handlers/call.h"
+
+#include <sys/stat.h>
+
+namespace pvfs::mds::handlers {
+
+asio::awaitable<Status> mknod(Call& c) {
+  auto r = c.req.getMknod();
+  auto s = c.at(r.getParent());
+  if (!s) co_return s.status();
+  Layout layout;
+  if (S_ISREG(r.getMode())) {
+    auto chosen = c.mds.layout_for_new_file(**s, InodeId(r.getParent()));
+    if (!chosen) co_return chosen.status();
+    layout = std::move(*chosen);
+  }
+  co_return c.attr_or((*s)->mknod(c.caller, InodeId(r.getParent()), text(r.getName()), r.getMode(),
+                                  r.getRdev(), layout, c.now));
+}
+
+}  // namespace pvfs::mds::handlers

@@ -1,0 +1,23 @@
+// The MDS's table from request kind to handler (mds/handlers/table.cc).
+// Read by MdsService::handle on the network thread; immutable.
+#pragma once
+
+#include <span>
+
+#include "mds/handlers/call.h"
+
+namespace pvfs::mds::handlers {
+
+struct Entry {
+  mp::Request::Which kind;
+  Handler* handler;
+  // Whether a routed request's latency is a sample of this member's load
+  // for placement (ANU tuning, mds/cluster/).
+  bool load_sample = true;
+};
+
+// Every request kind this MDS serves, each once. A kind not in it (a newer
+// peer's) is answered not_supported.
+std::span<const Entry> table();
+
+}  // namespace pvfs::mds::handlers

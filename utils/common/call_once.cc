@@ -1,0 +1,22 @@
+#include "utils/common/call_once.h"
+
+#include <asio.hpp>
+
+#include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
+
+namespace pvfs {
+
+Result<std::unique_ptr<rpc::InMessage>> call_once(const Endpoint& at, const Secret& key,
+                                                  std::chrono::milliseconds timeout, rpc::OutMessage& request) {
+  return rpc::run_sync([&]() -> asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> {
+    auto conn = co_await rpc::Connection::connect(at, key, timeout);
+    if (!conn) co_return conn.status();
+    (*conn)->start({});
+    auto reply = co_await (*conn)->call(request, {}, timeout);
+    (*conn)->close();
+    co_return reply;
+  }());
+}
+
+}  // namespace pvfs

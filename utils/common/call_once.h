@@ -1,0 +1,51 @@
+// One request to one daemon on a connection of its own: connect (and
+// authenticate), call, close. The one way the tools ask a daemon a single
+// question (pvfs-ctl's probes and repairs, pvfs-cluster's readiness checks).
+// Blocking: each call runs its own io_context (rpc::run_sync), so not for
+// use inside another io_context's thread. Thread-safe: calls share nothing.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <kj/exception.h>
+
+#include "config/config.h"
+#include "shared/rpc/message.h"
+#include "shared/secret.h"
+#include "shared/status.h"
+
+namespace pvfs {
+
+// The daemon's reply to `request`. Errors: those of the connection
+// (unavailable, timeout, access_denied) or the daemon's own.
+Result<std::unique_ptr<rpc::InMessage>> call_once(const Endpoint& at, const Secret& key,
+                                                  std::chrono::milliseconds timeout, rpc::OutMessage& request);
+
+// `fill(rpc::OutMessage&)` builds the request; `read(rpc::InMessage&)`
+// turns the reply into the answer, a Result<T>. A reply that Cap'n Proto
+// cannot read (a broken or hostile daemon) is Errc::io "malformed reply: ...".
+template <typename T, typename Fill, typename Read>
+Result<T> call_once(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout, Fill fill,
+                    Read read) {
+  rpc::OutMessage request;
+  fill(request);
+  auto reply = call_once(at, key, timeout, request);
+  if (!reply) return reply.status();
+  try {
+    return read(**reply);
+  } catch (const kj::Exception& e) {
+    return Status(Errc::io, std::string("malformed reply: ") + e.getDescription().cStr());
+  }
+}
+
+// For a request whose reply says only whether the daemon did it.
+template <typename Fill>
+Status call_once(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout, Fill fill) {
+  rpc::OutMessage request;
+  fill(request);
+  return call_once(at, key, timeout, request).status();
+}
+
+}  // namespace pvfs
