@@ -280,6 +280,23 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_double(*t, "emulated_disk", "seek_ms", c.emulated_seek_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, "emulated_disk", "bandwidth_bytes", c.emulated_bandwidth_bytes); !s.ok()) return s;
   }
+  if (auto* t = root.get_as<toml::table>("iosched")) {
+    const char* sec = "iosched";
+    auto policy = read_string(*t, "policy", "iosched.policy");
+    if (!policy) return policy.status();
+    if (*policy) c.iosched_policy = **policy;
+    if (c.iosched_policy != "none" && c.iosched_policy != "fcfs" && c.iosched_policy != "sjf" &&
+        c.iosched_policy != "sa-fcfs" && c.iosched_policy != "sa-sjf")
+      return key_error("iosched.policy", "must be none, fcfs, sjf, sa-fcfs or sa-sjf");
+    if (Status s = read_uint(*t, sec, "lease_ms", c.iosched_lease_ms); !s.ok()) return s;
+    if (c.iosched_lease_ms < 100) return key_error("iosched.lease_ms", "must be at least 100");
+    if (Status s = read_double(*t, sec, "max_wait_s", c.iosched_max_wait_s); !s.ok()) return s;
+    if (c.iosched_max_wait_s > 1e6) return key_error("iosched.max_wait_s", "must be at most 1000000");
+    if (Status s = read_uint(*t, sec, "idle_ms", c.iosched_idle_ms); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "reads", c.iosched_reads); !s.ok()) return s;
+    if (Status s = read_uint(*t, sec, "gather_ms", c.iosched_gather_ms); !s.ok()) return s;
+    if (c.iosched_gather_ms > 600000) return key_error("iosched.gather_ms", "must be at most 600000");
+  }
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
@@ -398,6 +415,14 @@ std::string Config::render() const {
       << "[emulated_disk]\n"
       << "seek_ms = " << toml_float(emulated_seek_ms) << "\n"
       << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"
+      << "# Jobs' I/O steps under the delegate's scheduler; see pvfs.toml(5).\n"
+      << "[iosched]\n"
+      << "policy = " << toml::value<std::string>(iosched_policy) << "    # none, fcfs, sjf, sa-fcfs or sa-sjf\n"
+      << "lease_ms = " << iosched_lease_ms << "    # a silent client loses its token after this\n"
+      << "max_wait_s = " << toml_float(iosched_max_wait_s) << "    # starvation guard; 0 = off\n"
+      << "idle_ms = " << iosched_idle_ms << "    # transparent steps end after this much write silence; 0 = off\n"
+      << "reads = " << (iosched_reads ? "true" : "false") << "    # reads also wait for the token\n"
+      << "gather_ms = " << iosched_gather_ms << "    # after an idle spell, the first token waits this long; 0 = off\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"

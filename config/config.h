@@ -96,6 +96,20 @@ struct Config {
   double emulated_seek_ms = 10.0;
   uint64_t emulated_bandwidth_bytes = 0;  // bytes per second; 450000000 in the paper
 
+  // [iosched]: jobs' I/O steps under the MDS delegate's global scheduler
+  // (policy/iosched, burst-buffer interference paper).
+  std::string iosched_policy = "none";  // none, fcfs, sjf, sa-fcfs or sa-sjf (pvfs-ctl iosched policy changes it)
+  uint32_t iosched_lease_ms = 5000;     // a client that neither renews nor ends loses its token after this
+  double iosched_max_wait_s = 0;        // starvation guard (ours, not the paper's); 0: off
+  // Transparent steps: a job's first write after this much silence opens
+  // a step, which ends when its writes have been idle as long. 0: only
+  // explicit steps (pvfs-ctl iostep, libpvfs-iostep).
+  uint32_t iosched_idle_ms = 0;
+  bool iosched_reads = false;           // reads also wait for the token
+  // Gathering (ours): after an idle spell the first token waits this long
+  // after the first step arrived, so steps starting together are ordered by
+  // the policy rather than by who came first. 0: off.
+  uint32_t iosched_gather_ms = 0;
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;

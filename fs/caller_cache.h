@@ -18,6 +18,7 @@ namespace pvfs {
 struct CallerInfo {
   std::vector<uint32_t> groups;
   std::string job_id;
+  uint64_t iostep_bytes = 0;  // PVFS_IOSTEP_BYTES (fs/job_id.h)
 };
 
 class CallerCache {

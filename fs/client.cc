@@ -442,6 +442,7 @@ asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, st
   if (name == kDispatchStatsXattr && ino == kRootInode)
     co_return Status(Errc::not_permitted, "user.pvfs.dispatch_stats is read-only");
   if (name == kFileSetXattr) co_return co_await make_fileset(who, ino, value);
+  if (name == kIoStepXattr) co_return impl_->io_command(who.job_id, value);
   rpc::OutMessage out;
   auto req = impl_->begin_mds(out, who);
   if (name == kLayoutXattr) {
@@ -472,6 +473,8 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
         d.rounds ? static_cast<double>(d.probe_ns) / d.rounds / 1000.0 : 0.0, d.pieces_home,
         d.pieces_redirected, d.fallbacks);
   }
+  if (name == kIoStepXattr) co_return impl_->io_state(who.job_id);
+  if (name.starts_with(std::string(kIoStepXattr) + ".")) co_return impl_->io_state(name.substr(17));
   if (name == kFileSetXattr) {
     // Asked of the MDS, so a stale handle to a directory that became a file
     // set fails (ESTALE, and the kernel looks it up again) instead of naming

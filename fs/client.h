@@ -40,6 +40,7 @@ struct Credentials {
   Caller caller;
   uint32_t pid = 0;
   std::string job_id;  // sent with every request; daemons count per job
+  uint64_t iostep_bytes = 0;  // the caller's PVFS_IOSTEP_BYTES: its transparent I/O steps' size (0: none)
   uint64_t request_id = 0;  // names this operation in every daemon's log (0: none)
 };
 
@@ -117,6 +118,13 @@ inline constexpr const char* kDispatchStatsXattr = "user.pvfs.dispatch_stats";
 // (root only) makes that directory the root of a new file set, with a new
 // inode number (pvfs-ctl fileset create). Not listed by listxattr.
 inline constexpr const char* kFileSetXattr = "user.pvfs.fileset";
+// A virtual extended attribute of every inode for jobs' I/O steps
+// (pvfs-ctl iostep, libpvfs-iostep): setting it to "begin [job=J]
+// [bytes=N] [servers=a,b]" or "end [job=J]" opens or ends the job's step on
+// this client (the job defaults to the caller's); reading it gives the
+// caller's job's state, reading kIoStepXattr + ".JOB" that of job JOB:
+// "none", "pending" or "granted". Not listed by listxattr.
+inline constexpr const char* kIoStepXattr = "user.pvfs.iostep";
 
 class Client {
  public:

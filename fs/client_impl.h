@@ -4,6 +4,7 @@
 // Everything here runs on the client's single io thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -194,6 +195,55 @@ struct Client::Impl {
   // process is blocked on each of them.
   static constexpr uint64_t kOverloadedBytes = uint64_t{64} << 20;
   bool overloaded(ServerId server) const;
+
+  // --- job I/O steps (client_iosteps.cc) ---
+  // This client's part in the steps of the jobs that write through it: it
+  // holds their data requests until the delegate's scheduler (pvfs-mds(8),
+  // mds/iosched_host.h) grants the job a token, and renews its lease.
+  struct IoStep {
+    bool explicit_step = false;    // begun with user.pvfs.iostep (ends only so, or by lease)
+    uint64_t declared = 0;         // bytes; 0: not declared
+    std::vector<uint32_t> servers;  // empty: all
+    bool granted = false;
+    rpc::Clock::time_point confirmed{};  // when the delegate last confirmed the token (request sent)
+    rpc::Clock::time_point granted_at{};
+    rpc::Clock::time_point last_io{};
+    uint64_t written = 0;
+  };
+  // Waits until `job` may send a data request of `bytes` to `layout`'s
+  // servers: at once when the job has no step here and none is to be
+  // opened (reads, unless [iosched] reads; no idle_ms; no job), else once
+  // its step holds a valid token. A write with [iosched] idle_ms opens a
+  // transparent step. When the scheduler cannot be reached for an RPC
+  // timeout, requests pass (logged once) until it answers again.
+  // `declared`: the caller's PVFS_IOSTEP_BYTES (0: none), the size of a
+  // transparent step it opens or of one not yet declared.
+  asio::awaitable<void> io_admit(const std::string& job, const Layout& layout, uint64_t bytes, bool write,
+                                 uint64_t declared = 0);
+  // user.pvfs.iostep: "begin [job=J] [bytes=N] [servers=a,b]" or "end [job=J]"
+  // (`job` defaults to the caller's). Errors: invalid_argument for anything
+  // else; not_found for the end of a job with no step here.
+  Status io_command(const std::string& caller_job, std::string_view command);
+  // "none", "pending" or "granted".
+  std::string io_state(const std::string& job) const;
+  bool io_token_valid(const IoStep& step, rpc::Clock::time_point now) const;
+  void io_start();
+  asio::awaitable<void> io_loop(std::shared_ptr<bool> alive);
+  asio::awaitable<void> io_sync();
+  // Sends an MDS request built by `build` to the delegate: the member that
+  // answered last, then every member in id order past those that say they
+  // are not it.
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call_delegate(
+      const std::function<void(rpc::OutMessage&)>& build);
+  std::map<std::string, IoStep> io_steps;
+  std::map<std::string, uint64_t> io_ends;  // steps left, not yet told: bytes written
+  uint64_t io_client = 0;                   // this client's lease key (random, never 0)
+  milliseconds io_lease{0};
+  bool io_running = false;
+  std::shared_ptr<asio::steady_timer> io_kick;  // the loop's sleep; cancelled to wake it
+  std::optional<uint32_t> io_delegate;
+  rpc::Clock::time_point io_unreachable_since{};  // first failure in a row; epoch: none
+  bool io_fail_open = false;
 
  private:
   asio::awaitable<void> run_round();

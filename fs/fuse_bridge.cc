@@ -111,6 +111,7 @@ Credentials Bridge::credentials(fuse_req_t req) {
   if (const CallerInfo* known = callers_.find(who.pid, ctx->uid, ctx->gid, now)) {
     who.caller.groups = known->groups;
     who.job_id = known->job_id;
+    who.iostep_bytes = known->iostep_bytes;
     return who;
   }
   // The kernel gives the thread id; the job id belongs to its process, so
@@ -120,9 +121,12 @@ Credentials Bridge::credentials(fuse_req_t req) {
     process = status->tgid;
     who.caller.groups = std::move(status->groups);
   }
-  who.job_id = jobs_.job_id(process, who.caller.uid);
+  JobInfo job = jobs_.job_info(process, who.caller.uid);
+  who.job_id = std::move(job.id);
+  who.iostep_bytes = job.iostep_bytes;
   // pid 0 is the kernel itself (writeback): nothing to remember.
-  if (who.pid != 0) callers_.store(who.pid, ctx->uid, ctx->gid, {who.caller.groups, who.job_id}, now);
+  if (who.pid != 0)
+    callers_.store(who.pid, ctx->uid, ctx->gid, {who.caller.groups, who.job_id, who.iostep_bytes}, now);
   return who;
 }
 

@@ -69,6 +69,25 @@ std::string pick_job_id(std::string_view environ_block, std::string_view comm, u
   return sanitize(std::string(comm) + "." + std::to_string(uid));
 }
 
+std::optional<uint64_t> pick_iostep_bytes(std::string_view environ_block) {
+  std::string_view text = find_variable(environ_block, "PVFS_IOSTEP_BYTES");
+  if (text.empty()) return std::nullopt;
+  uint64_t unit = 1;
+  switch (text.back()) {
+    case 'k': case 'K': unit = uint64_t{1} << 10; break;
+    case 'm': case 'M': unit = uint64_t{1} << 20; break;
+    case 'g': case 'G': unit = uint64_t{1} << 30; break;
+    case 't': case 'T': unit = uint64_t{1} << 40; break;
+    default: break;
+  }
+  if (unit != 1) text.remove_suffix(1);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value == 0) return std::nullopt;
+  if (value > UINT64_MAX / unit) return std::nullopt;
+  return value * unit;
+}
+
 std::optional<uint64_t> parse_start_time(std::string_view proc_stat) {
   // Field 2 is "(comm)" and comm may contain anything, so count fields from
   // the last ')': field 3 follows it, and start time is field 22.
@@ -146,20 +165,20 @@ JobIdCache::JobIdCache(std::string jobid_var, size_t max_entries, std::filesyste
       max_entries_(max_entries == 0 ? 1 : max_entries),
       proc_root_(std::move(proc_root)) {}
 
-std::string JobIdCache::job_id(uint32_t pid, uint32_t uid) {
+JobInfo JobIdCache::job_info(uint32_t pid, uint32_t uid) {
   if (pid == 0) return {};
   const auto dir = proc_root_ / std::to_string(pid);
   std::optional<uint64_t> start;
   if (auto stat = read_proc_file(dir / "stat", 4096)) start = parse_start_time(*stat);
-  if (!start) return read_job_id(pid, uid);
+  if (!start) return read_job_info(pid, uid);
 
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(pid);
     if (it != entries_.end() && it->second.start_time == *start && it->second.uid == uid)
-      return it->second.job_id;
+      return it->second.job;
   }
-  std::string id = read_job_id(pid, uid);
+  JobInfo id = read_job_info(pid, uid);
 
   std::lock_guard lock(mutex_);
   auto [it, inserted] = entries_.insert_or_assign(pid, Entry{*start, uid, id});
@@ -178,11 +197,14 @@ size_t JobIdCache::size() const {
   return entries_.size();
 }
 
-std::string JobIdCache::read_job_id(uint32_t pid, uint32_t uid) const {
+JobInfo JobIdCache::read_job_info(uint32_t pid, uint32_t uid) const {
   const auto dir = proc_root_ / std::to_string(pid);
   auto environ_block = read_proc_file(dir / "environ", kMaxEnvironBytes);
   auto comm = read_proc_file(dir / "comm", 256);
-  return pick_job_id(environ_block.value_or(""), comm.value_or(""), uid, jobid_var_);
+  JobInfo info;
+  info.id = pick_job_id(environ_block.value_or(""), comm.value_or(""), uid, jobid_var_);
+  info.iostep_bytes = pick_iostep_bytes(environ_block.value_or("")).value_or(0);
+  return info;
 }
 
 }  // namespace pvfs

@@ -32,6 +32,18 @@ namespace pvfs {
 std::string pick_job_id(std::string_view environ_block, std::string_view comm, uint32_t uid,
                         std::string_view jobid_var);
 
+// PVFS_IOSTEP_BYTES from a NUL-separated environment block: the size a
+// job declares for its transparent I/O steps (pvfsmount(8), I/O STEPS), a
+// whole number of bytes with an optional k, m, g or t suffix (powers of
+// 1024). nullopt when unset, empty, malformed or zero.
+std::optional<uint64_t> pick_iostep_bytes(std::string_view environ_block);
+
+// What a calling process's environment says about its job.
+struct JobInfo {
+  std::string id;             // pick_job_id()
+  uint64_t iostep_bytes = 0;  // pick_iostep_bytes(); 0: none
+};
+
 // The process start time (field 22, clock ticks since boot) from the text of
 // /proc/<pid>/stat, or nullopt when the text is malformed. Copes with spaces
 // and parentheses in the command name (field 2).
@@ -69,7 +81,9 @@ class JobIdCache {
   // whose environment cannot be read (another user's, without privilege)
   // gets "<comm>.<uid>" or, without even a comm, "unknown.<uid>"; such
   // fallbacks are cached too when the start time was readable.
-  std::string job_id(uint32_t pid, uint32_t uid);
+  std::string job_id(uint32_t pid, uint32_t uid) { return job_info(pid, uid).id; }
+  // The same, with the step size the process declares (PVFS_IOSTEP_BYTES).
+  JobInfo job_info(uint32_t pid, uint32_t uid);
 
   // Number of cached processes (for tests).
   size_t size() const;
@@ -78,10 +92,10 @@ class JobIdCache {
   struct Entry {
     uint64_t start_time = 0;
     uint32_t uid = 0;
-    std::string job_id;
+    JobInfo job;
   };
 
-  std::string read_job_id(uint32_t pid, uint32_t uid) const;
+  JobInfo read_job_info(uint32_t pid, uint32_t uid) const;
 
   const std::string jobid_var_;
   const size_t max_entries_;

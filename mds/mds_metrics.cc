@@ -86,6 +86,7 @@ metrics::Families MdsService::metrics() {
   for (const auto& j : jobs_.busiest(kMaxJobs))
     job_ops.samples.push_back({{{"job", j.id}}, static_cast<double>(j.ops), {}});
   out.push_back(std::move(job_ops));
+  iosched_.add_metrics(out);
   return out;
 }
 

@@ -48,6 +48,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       sync_timer_(io),
       orphan_timer_(io),
       writer_timer_(io),
+      iosched_(io, config, cluster),
       started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
@@ -79,6 +80,7 @@ void MdsService::start() {
   asio::co_spawn(io_, sync_loop(), asio::detached);
   asio::co_spawn(io_, orphan_loop(), asio::detached);
   asio::co_spawn(io_, writer_loop(), asio::detached);
+  iosched_.start();
 }
 
 void MdsService::stop() {
@@ -86,6 +88,7 @@ void MdsService::stop() {
   sync_timer_.cancel();
   orphan_timer_.cancel();
   writer_timer_.cancel();
+  iosched_.stop();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
 

@@ -140,6 +140,12 @@ class MdsCluster {
   bool serving() const { return fence_ == Fence::serving; }
   const placement::AnuMap& map() const { return map_; }
   MdsId self() const { return self_; }
+  // The delegate as this member sees it now (itself when alone).
+  MdsId delegate() const;
+  // Whether this member is the delegate and may act as one now: alone, or
+  // joined, holding its lease and the live member with the lowest id.
+  // The I/O-step scheduler (mds/iosched_host.h) runs only here.
+  bool acting_delegate() const;
   uint64_t moves_in() const { return moves_in_; }
   uint64_t moves_out() const { return moves_out_; }
 

@@ -5,7 +5,8 @@
 //      one) in rpc::route_of (shared/rpc/mds_route.cc);
 //   2. one handler file, mds/handlers/<audience>_<request>.cc (audience:
 //      namespace for file system operations, cluster for the members' own
-//      messages, admin for tools and storage servers), defining
+//      messages, admin for tools and storage servers, iosched for jobs' I/O
+//      steps), defining
 //      `asio::awaitable<Status> <request>(Call& c)` (see call.h), listed in
 //      mds/handlers/meson.build;
 //   3. one table entry below: its declaration and its row.
@@ -24,6 +25,8 @@ Handler get_map, peer_ping, set_map, ship_file_set, detach_file_set, cluster_sta
 // Administration: pvfs-ctl, pvfs-cluster and the storage servers.
 Handler statfs, get_servers, register_server, status, set_layout, get_layout_policy, metrics, set_log_level,
     scan_files, make_file_set;
+// Jobs' I/O steps: pvfsmount and pvfs-ctl, on the delegate (mds/iosched_host.h).
+Handler io_step, iosched_status, iosched_policy;
 
 namespace {
 
@@ -71,6 +74,10 @@ constexpr Entry kTable[] = {
     {R::SET_LOG_LEVEL, set_log_level},
     {R::SCAN_FILES, scan_files},
     {R::MAKE_FILE_SET, make_file_set},
+
+    {R::IO_STEP, io_step},
+    {R::IOSCHED_STATUS, iosched_status},
+    {R::IOSCHED_POLICY, iosched_policy},
 };
 
 }  // namespace

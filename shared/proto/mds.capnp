@@ -107,6 +107,36 @@ struct Request {
                                   # (none) once every change to the file set of `ino` committed
                                   # before the request arrived is on the MDS's disk (one LMDB sync,
                                   # shared by the requests for that set that arrive meanwhile)
+
+    # ---- job I/O steps under a global scheduler (mds/iosched; Thapaliya et
+    # al., burst-buffer interference) ----
+    ioStep @39 :IoStep;           # to the delegate (others answer unavailable, naming it);
+                                  # reply: ioStep
+    ioschedStatus @40 :Void;      # pvfs-ctl iosched, on the delegate; reply: iosched
+    ioschedPolicy @41 :Text;      # pvfs-ctl iosched policy: "none", "fcfs", "sjf", "sa-fcfs",
+                                  # "sa-sjf" until the delegate changes; reply: iosched
+  }
+
+  # One client's whole view of its I/O steps, sent when it opens, joins or
+  # ends a step, every 100 ms while one waits for its token, and every
+  # third of a lease otherwise. Every claim renews the client's lease on
+  # that step; a delegate that does not know a claimed step (it just took
+  # over) opens it from the claim, so queues survive failover.
+  struct IoStep {
+    client @0 :UInt64;            # random per client process, never 0: the lease holder
+    claims @1 :List(StepClaim);   # steps the client is in (opened or joined if new)
+    ends @2 :List(StepEnd);       # steps the client leaves
+  }
+  struct StepClaim {
+    job @0 :Text;                 # non-empty, at most kMaxJobIdBytes
+    declaredBytes @1 :UInt64;     # the step's size for SJF; 0: not declared (predicted or unknown)
+    servers @2 :List(UInt32);     # storage servers it writes to; empty: all
+    holdsToken @3 :Bool;          # the client was granted this step (by this or a former delegate)
+    bytesWritten @4 :UInt64;      # so far, by this client
+  }
+  struct StepEnd {
+    job @0 :Text;
+    bytesWritten @1 :UInt64;      # by this client in the step
   }
 
   struct PeerPing {
@@ -207,6 +237,43 @@ struct Reply {
     map @14 :Text;                # getMap: AnuMap::serialize()
     peer @15 :PeerState;          # peerPing
     cluster @16 :ClusterState;    # clusterStatus
+    ioStep @17 :IoStepReply;
+    iosched @18 :IoschedState;    # ioschedStatus, ioschedPolicy
+  }
+
+  struct IoStepReply {
+    granted @0 :List(Text);       # jobs of the request's claims whose step holds a token
+    leaseMs @1 :UInt32;           # renew well within this
+    ended @2 :List(Text);         # jobs of the request's ends whose step is over
+  }
+  struct IoschedState {           # the delegate's scheduler
+    delegate @0 :UInt32;
+    policy @1 :Text;
+    leaseMs @2 :UInt32;
+    maxWaitS @3 :Float64;         # starvation guard; 0: off
+    active @4 :List(IoStepState); # holding tokens, in grant order
+    pending @5 :List(IoStepState);  # in the order the policy would serve them
+    jobs @6 :List(IoJobTotals);
+    graceMs @7 :UInt32;           # > 0: just took over, grants wait this long for re-registration
+    gatherMs @8 :UInt32;          # [iosched] gather_ms; 0: off
+  }
+  struct IoStepState {
+    job @0 :Text;
+    bytes @1 :UInt64;             # declared or predicted; 0: unknown
+    source @2 :Text;              # "declared", "predicted" or "unknown"
+    servers @3 :List(UInt32);     # empty: all
+    waitMs @4 :UInt64;            # arrival to grant (pending: to now)
+    runningMs @5 :UInt64;         # since the grant (pending: 0)
+    bytesWritten @6 :UInt64;
+    holders @7 :UInt32;           # clients in the step
+    starved @8 :Bool;             # waited past max_wait_s
+  }
+  struct IoJobTotals {
+    job @0 :Text;
+    steps @1 :UInt64;
+    waitMs @2 :UInt64;            # summed token wait
+    ioMs @3 :UInt64;              # summed grant-to-end
+    bytesWritten @4 :UInt64;
   }
 
   struct PeerState {

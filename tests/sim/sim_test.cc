@@ -108,7 +108,8 @@ TEST_CASE("every scenario has a unique name and a plot, and rejects parameters o
   std::vector<std::string> names;
   for (const Scenario& s : all) names.push_back(s.name);
   CHECK(names == std::vector<std::string>{"two-choice-stragglers", "obrr-throughput", "obrr-deadlines",
-                                          "anu-heterogeneous", "ushape-qos"});
+                                          "anu-heterogeneous", "ushape-qos",
+                                          "bb-serialization"});
   for (const Scenario& s : all) {
     CHECK(std::count_if(all.begin(), all.end(), [&](const Scenario& o) { return o.name == s.name; }) == 1);
     CHECK(!s.title.empty());
@@ -392,6 +393,62 @@ TEST_CASE(
   const double low = *std::min_element(bound.begin(), bound.end());
   CHECK(low < first / 2);
   CHECK(low < last / 2);
+}
+
+// Burst-buffer interference paper, Fig. 11 and 12. aggregate.csv has one
+// row per (workload, policy): the mean aggregate I/O time over the trials.
+double aggregate_of(const Report& r, std::string_view workload, std::string_view policy) {
+  const Table& t = table(r, "aggregate");
+  const std::vector<double> values = column(t, "aggregate_io_s");
+  for (size_t i = 0; i < t.rows().size(); ++i)
+    if (t.rows()[i][0] == workload && t.rows()[i][1] == policy) return values[i];
+  FAIL("no row " << workload << " " << policy);
+  return 0;
+}
+
+TEST_CASE("bb-serialization: W1 under NS and SJF matches the linear model worked by hand") {
+  // Per node J1, J2, J3 write 32.768, 65.536, 65.536 GB with 4096, 16384
+  // and 65536 processes at 5 GB/s. NS: J3 gets 65536/86016 of the node
+  // and ends at 17.2 s, J2 then gets 16384/20480 and ends at 29.5 s, J1 at
+  // 32.8 s: 79.46 s. SJF: 6.55 + 19.66 + 32.77 = 58.98 s, whatever the
+  // arrival order.
+  const Report r = quick_run("bb-serialization", {"workloads=W1"});
+  CHECK(aggregate_of(r, "W1", "none") == doctest::Approx(79.462).epsilon(0.001));
+  CHECK(aggregate_of(r, "W1", "sjf") == doctest::Approx(58.982).epsilon(0.001));
+}
+
+TEST_CASE("bb-serialization: with full striping scheduling beats NS and SJF is best; with partial striping "
+          "only the sharing-aware policies beat NS and SA-SJF is best") {
+  const Report r = quick_run("bb-serialization");
+  for (const char* w : {"W1", "W3"}) {
+    CAPTURE(w);
+    const double ns = aggregate_of(r, w, "none");
+    CHECK(aggregate_of(r, w, "fcfs") < ns);
+    CHECK(aggregate_of(r, w, "sjf") < 0.8 * ns);
+    CHECK(aggregate_of(r, w, "sjf") <= aggregate_of(r, w, "fcfs"));
+    // Every job uses every node: sharing awareness changes nothing.
+    CHECK(aggregate_of(r, w, "sa-sjf") == doctest::Approx(aggregate_of(r, w, "sjf")));
+  }
+  for (const char* w : {"W7", "W8", "W12"}) {
+    CAPTURE(w);
+    const double ns = aggregate_of(r, w, "none");
+    CHECK(aggregate_of(r, w, "fcfs") > ns);
+    CHECK(aggregate_of(r, w, "sjf") > ns);
+    CHECK(aggregate_of(r, w, "sa-fcfs") < ns);
+    CHECK(aggregate_of(r, w, "sa-sjf") < 0.85 * ns);
+    for (const char* other : {"none", "fcfs", "sjf", "sa-fcfs"}) CHECK(aggregate_of(r, w, "sa-sjf") < aggregate_of(r, w, other));
+  }
+}
+
+TEST_CASE("bb-serialization: bad workloads, policies and counts are refused") {
+  const std::vector<Scenario> all = all_scenarios();
+  const Scenario* bb = find_scenario(all, "bb-serialization");
+  REQUIRE(bb);
+  for (const char* bad : {"workloads=W13", "policies=fcfs,sjf", "policies=none,lifo", "trials=0", "node_gb_per_s=0",
+                          "arrival_gap_s=-1"}) {
+    CAPTURE(bad);
+    CHECK(run_scenario(*bb, RunOptions{1, true, {bad}}).code() == Errc::invalid_argument);
+  }
 }
 
 TEST_CASE("the same seed gives the same CSV bytes, another seed other numbers") {

@@ -154,6 +154,7 @@ TEST_CASE("top's frame has a row per daemon, down rows and dashes for rates not 
     CHECK(end - start <= 12);
     start = end + 1;
   }
+  CHECK(text.find("I/O tokens") == std::string::npos);  // no line while nobody holds one
   const std::string idle = render_top(TopFrame{}, "t", 0);
   CHECK(idle.find("(no active jobs)") != std::string::npos);
 }
@@ -194,6 +195,19 @@ TEST_CASE("several daemons make one Prometheus text with a daemon label, and JSO
   CHECK(json.rfind("[\n{\"daemon\": \"server0\", \"address\": \"127.0.0.1:7100\", \"metrics\": {", 0) == 0);
   CHECK(json.find("\"pvfs_server_received_bytes_total{type=\\\"write\\\"}\": 200") != std::string::npos);
   CHECK(json.find("mds0") == std::string::npos);
+}
+
+TEST_CASE("top names the jobs holding I/O-step tokens on the delegate") {
+  const auto targets = cluster_targets();
+  metrics::Families mds = mds_families(10, 0, 10, 3);
+  auto tokens = metrics::make_family("pvfs_mds_iosched_tokens", "t", Type::gauge);
+  tokens.samples.push_back({{{"job", "ckpt-b"}}, 1.0, {}});
+  tokens.samples.push_back({{{"job", "ckpt-a"}}, 1.0, {}});
+  mds.push_back(tokens);
+  std::vector<DaemonSnapshot> now = {{targets[0], mds}, {targets[1], std::nullopt}, {targets[2], std::nullopt}};
+  const TopFrame frame = compute_top({}, now, 1.0, 10);
+  CHECK(frame.token_holders == std::vector<std::string>{"ckpt-a", "ckpt-b"});
+  CHECK(render_top(frame, "t", 0).find("\nI/O tokens: ckpt-a ckpt-b\n") != std::string::npos);
 }
 
 }  // namespace pvfs::ctl

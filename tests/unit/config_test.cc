@@ -450,3 +450,39 @@ TEST_CASE("[security] is read, round-trips through render, and bad values name t
 }
 
 }  // namespace pvfs
+
+namespace pvfs {
+
+TEST_CASE("[iosched] is read, rendered back, defaults to no scheduling, and bad values name their key") {
+  TempDir dir;
+  auto d = Config::load(dir.write("pvfs.toml", kMinimal));
+  REQUIRE(d.ok());
+  CHECK(d->iosched_policy == "none");
+  CHECK(d->iosched_lease_ms == 5000);
+  CHECK(d->iosched_max_wait_s == 0);
+  CHECK(d->iosched_idle_ms == 0);
+  CHECK_FALSE(d->iosched_reads);
+  auto c = Config::load(dir.write("io.toml", std::string(kMinimal) +
+                                                 "[iosched]\npolicy = \"sa-sjf\"\nlease_ms = 2000\n"
+                                                 "max_wait_s = 30.5\nidle_ms = 500\nreads = true\ngather_ms = 750\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->iosched_policy == "sa-sjf");
+  CHECK(c->iosched_lease_ms == 2000);
+  CHECK(c->iosched_max_wait_s == 30.5);
+  CHECK(c->iosched_idle_ms == 500);
+  CHECK(c->iosched_reads);
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE(back.ok());
+  CHECK(back->iosched_policy == "sa-sjf");
+  CHECK(back->iosched_max_wait_s == 30.5);
+  CHECK(back->iosched_idle_ms == 500);
+  CHECK(back->iosched_reads);
+  CHECK(back->iosched_gather_ms == 750);
+  CHECK(d->iosched_gather_ms == 0);
+  expect_error_naming(std::string(kMinimal) + "[iosched]\npolicy = \"lifo\"\n", "iosched.policy");
+  expect_error_naming(std::string(kMinimal) + "[iosched]\nlease_ms = 10\n", "iosched.lease_ms");
+  expect_error_naming(std::string(kMinimal) + "[iosched]\nreads = 1\n", "iosched.reads");
+  expect_error_naming(std::string(kMinimal) + "[iosched]\ngather_ms = 700000\n", "iosched.gather_ms");
+}
+
+}  // namespace pvfs

@@ -54,6 +54,26 @@ TEST_CASE("SLURM_JOB_ID is used when PVFS_JOBID is unset or empty") {
   CHECK(pick_job_id("PVFS_JOBID=\0SLURM_JOB_ID=42\0"s, "ior", 1000, "") == "42");
 }
 
+TEST_CASE("PVFS_IOSTEP_BYTES declares a step size in bytes with an optional binary suffix") {
+  CHECK(pick_iostep_bytes("A=1\0PVFS_IOSTEP_BYTES=4096\0"s) == 4096);
+  CHECK(pick_iostep_bytes("PVFS_IOSTEP_BYTES=64m\0"s) == uint64_t{64} << 20);
+  CHECK(pick_iostep_bytes("PVFS_IOSTEP_BYTES=2G\0"s) == uint64_t{2} << 30);
+  CHECK(pick_iostep_bytes("PVFS_IOSTEP_BYTES=1t\0"s) == uint64_t{1} << 40);
+  CHECK(pick_iostep_bytes("HOME=/\0"s) == std::nullopt);
+  for (const char* bad : {"", "0", "m", "12x", "-5", "1.5g", "99999999999999999999", "20000000t"})
+    CHECK_MESSAGE(pick_iostep_bytes("PVFS_IOSTEP_BYTES="s + bad + "\0"s) == std::nullopt, bad);
+}
+
+TEST_CASE("the cache reports a process's declared step size with its job id") {
+  TempDir dir("jobinfo");
+  make_process(dir.path(), 300, "ckpt", 5, "PVFS_JOBID=j9\0PVFS_IOSTEP_BYTES=8k\0"s);
+  JobIdCache cache("", 16, dir.path());
+  const JobInfo info = cache.job_info(300, 1000);
+  CHECK(info.id == "j9");
+  CHECK(info.iostep_bytes == 8192);
+  CHECK(cache.job_info(300, 1000).iostep_bytes == 8192);  // from the cache
+}
+
 TEST_CASE("the configured variable is the third choice") {
   CHECK(pick_job_id("PBS_JOBID=7.server\0"s, "ior", 1000, "PBS_JOBID") == "7.server");
   CHECK(pick_job_id("PBS_JOBID=7.server\0"s, "ior", 1000, "") == "ior.1000");

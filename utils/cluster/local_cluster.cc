@@ -194,6 +194,10 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     c.mds_tune_interval_ms = options.mds_tune_interval_ms;
     c.anu.backlog = options.mds_backlog;
     c.mds_dead_after_ms = options.mds_dead_after_ms;
+    c.iosched_policy = options.iosched_policy;
+    c.iosched_lease_ms = options.iosched_lease_ms;
+    c.iosched_idle_ms = options.iosched_idle_ms;
+    c.iosched_max_wait_s = options.iosched_max_wait_s;
     std::ofstream out(config_file);
     out << c.render();
     if (!out) return Status(Errc::io, "cannot write " + config_file.string());

@@ -43,6 +43,11 @@ struct ClusterOptions {
   // 1 included) and --service-us (0: its default). Given to the daemons of
   // this `up`, and to them again on restart_daemon.
   std::vector<double> mds_slowdown;
+  // [iosched] of a new config (pvfs.toml(5)).
+  std::string iosched_policy = "none";
+  uint32_t iosched_lease_ms = 5000;
+  uint32_t iosched_idle_ms = 0;
+  double iosched_max_wait_s = 0;
   uint32_t mds_service_us = 0;
   std::chrono::milliseconds start_timeout{15000};
 };

@@ -66,5 +66,7 @@ void add_stats(Commands& commands);       // ctl_metrics.cc
 void add_top(Commands& commands);         // ctl_metrics.cc
 void add_loglevel(Commands& commands);    // ctl_metrics.cc
 void add_mds(Commands& commands);         // ctl_mds.cc
+void add_iosched(Commands& commands);     // ctl_iosched.cc
+void add_iostep(Commands& commands);      // ctl_iosched.cc
 
 }  // namespace pvfs::ctl

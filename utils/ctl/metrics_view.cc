@@ -284,6 +284,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
       }
       frame.mds.push_back(row);
     }
+    if (cur.families && cur.target.kind == DaemonKind::mds)
+      for (const auto& [job, held] : metrics::by_label(*cur.families, prefix + "iosched_tokens", "job"))
+        if (held > 0) frame.token_holders.push_back(job);
     if (!cur.families || !prev) continue;
     for (const auto& [job, ops] : metrics::by_label(*cur.families, prefix + "job_requests_total", "job")) {
       const std::vector<metrics::Label> j{{"job", job}};
@@ -305,6 +308,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
     return a.job < b.job;
   });
   if (frame.jobs.size() > max_jobs) frame.jobs.resize(max_jobs);
+  std::sort(frame.token_holders.begin(), frame.token_holders.end());
+  frame.token_holders.erase(std::unique(frame.token_holders.begin(), frame.token_holders.end()),
+                            frame.token_holders.end());
   return frame;
 }
 
@@ -335,6 +341,11 @@ std::string render_top(const TopFrame& frame, std::string_view title, size_t wid
   for (const auto& j : frame.jobs) rows.push_back({j.job, rate_text(j.ops_s), rate_text(j.mib_s)});
   out += "\n" + table(rows, {1, 2});
   if (frame.jobs.empty()) out += "(no active jobs)\n";
+  if (!frame.token_holders.empty()) {
+    out += "\nI/O tokens:";
+    for (const auto& job : frame.token_holders) out += " " + job;
+    out += "\n";
+  }
   if (width == 0) return out;
   std::string cut;
   for (size_t start = 0; start < out.size();) {

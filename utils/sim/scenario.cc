@@ -3,7 +3,8 @@
 namespace pvfs::sim {
 
 std::vector<Scenario> all_scenarios() {
-  return {two_choice_stragglers(), obrr_throughput(), obrr_deadlines(), anu_heterogeneous(), ushape_qos()};
+  return {two_choice_stragglers(), obrr_throughput(), obrr_deadlines(), anu_heterogeneous(), ushape_qos(),
+          bb_serialization()};
 }
 
 const Scenario* find_scenario(const std::vector<Scenario>& scenarios, std::string_view name) {

@@ -35,6 +35,8 @@ Scenario obrr_deadlines();
 Scenario anu_heterogeneous();
 // U-Shape paper, Tables 1 and 2, Fig. 4 (ushape_qos.cc).
 Scenario ushape_qos();
+// Burst-buffer interference paper, Fig. 11 and 12 (bb_serialization.cc).
+Scenario bb_serialization();
 
 // Every scenario, in the order `pvfs-sim list` shows them.
 std::vector<Scenario> all_scenarios();
