@@ -439,8 +439,8 @@ asio::awaitable<Status> Client::make_fileset(const Credentials& who, InodeId dir
 
 asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, std::string name,
                                          std::string value, uint32_t flags) {
-  if (name == kDispatchStatsXattr && ino == kRootInode)
-    co_return Status(Errc::not_permitted, "user.pvfs.dispatch_stats is read-only");
+  if ((name == kDispatchStatsXattr || name == kClientStatsXattr) && ino == kRootInode)
+    co_return Status(Errc::not_permitted, name + " is read-only");
   if (name == kFileSetXattr) co_return co_await make_fileset(who, ino, value);
   if (name == kIoStepXattr) co_return impl_->io_command(who.job_id, value);
   rpc::OutMessage out;
@@ -473,6 +473,12 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
         d.rounds ? static_cast<double>(d.probe_ns) / d.rounds / 1000.0 : 0.0, d.pieces_home,
         d.pieces_redirected, d.fallbacks);
   }
+  if (name == kClientStatsXattr && ino == kRootInode) {
+    const DispatchStats& d = impl_->stats;
+    co_return impl_->mount_stats.render(fmt::format(
+        "pieces_home {}\npieces_redirected {}\nwrite_fallbacks {}\nprobe_rounds {}\n", d.pieces_home,
+        d.pieces_redirected, d.fallbacks, d.rounds));
+  }
   if (name == kIoStepXattr) co_return impl_->io_state(who.job_id);
   if (name.starts_with(std::string(kIoStepXattr) + ".")) co_return impl_->io_state(name.substr(17));
   if (name == kFileSetXattr) {
@@ -495,6 +501,7 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
     co_return format_policy(rpc::from_wire((*reply)->body<mp::Reply>().getLayoutPolicy()));
   }
   if (const auto* cached = impl_->cached_xattr(ino, name)) {
+    ++impl_->mount_stats.cache_hits;
     if (!cached->value) co_return Status(Errc::no_data);
     co_return *cached->value;
   }

@@ -20,6 +20,7 @@
 
 #include <asio.hpp>
 
+#include "fs/mount_stats.h"
 #include "policy/dispatch/dispatcher.h"
 #include "shared/attr.h"
 #include "shared/buffer.h"
@@ -113,6 +114,11 @@ inline constexpr const char* kLayoutXattr = "user.pvfs.layout";
 // this client's write dispatch counters (DispatchStats) as one line of
 // key=value pairs. Not listed by listxattr.
 inline constexpr const char* kDispatchStatsXattr = "user.pvfs.dispatch_stats";
+// A read-only virtual extended attribute of the mount's root directory:
+// what this mount did since it started (MountStats, fs/mount_stats.h:
+// operations by kind with latencies, bytes, retries, redirects, cache hits,
+// and the dispatch counters), for pvfs-ctl client. Not listed by listxattr.
+inline constexpr const char* kClientStatsXattr = "user.pvfs.client_stats";
 // A virtual extended attribute of every inode: the id of the file set it is
 // in ("0" for the first). Setting it to "create" on an empty directory
 // (root only) makes that directory the root of a new file set, with a new
@@ -246,6 +252,9 @@ class Client {
   void set_dispatch_policy(sched::Policy policy);
   const sched::Options& dispatch_options() const;
   const DispatchStats& dispatch_stats() const;
+  // This mount's counters (kClientStatsXattr); the FUSE bridge counts its
+  // operations and bytes here. On the io thread only.
+  MountStats& mount_stats();
 
   // Called on the io thread when an entry of a directory names another
   // inode than before (a directory became a file set's root), so a mount

@@ -34,6 +34,7 @@ bool Client::Impl::overloaded(ServerId server) const {
 }
 const sched::Options& Client::dispatch_options() const { return impl_->dispatch; }
 const DispatchStats& Client::dispatch_stats() const { return impl_->stats; }
+MountStats& Client::mount_stats() { return impl_->mount_stats; }
 
 asio::awaitable<Client::Impl::Placement> Client::Impl::place(sched::Piece piece) {
   auto pending = std::make_shared<PendingPlacement>();

@@ -189,6 +189,7 @@ struct Client::Impl {
   // they had heard of their peers), fresh for config.load_ttl_ms.
   sched::LoadMemory loads_heard;
   DispatchStats stats;
+  MountStats mount_stats;
   Client::EntryReplaced entry_replaced;
   // A server with this many bytes outstanding (as last heard, within the
   // load TTL) is overloaded: reads from it are flagged urgent, since a

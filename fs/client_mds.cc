@@ -189,6 +189,8 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
       warn_if_placement_differs(to, *route, seen);
     const MdsNext next = retry.after(miss, router.map().version() > seen);
     if (next.give_up) co_return Status(Errc::io, fmt::format("{}: {}", name(to), last.to_string()));
+    if (miss == MdsMiss::stale_map) ++mount_stats.mds_redirects;
+    ++mount_stats.mds_retries;
     if (next.ask_others) {
       co_await fetch_maps(to, left_until(deadline));
       if (router.map().version() > seen) continue;

@@ -65,13 +65,19 @@ void reply_error(fuse_req_t req, const char* op, const Status& status) {
   fuse_reply_err(req, err);
 }
 
-asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work) {
+asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work, OpTimer timer) {
   Status status = co_await std::move(work);
+  timer.done(!status.ok());
   if (!status.ok()) {
     reply_error(req, op, status);
     co_return;
   }
   fuse_reply_err(req, 0);
+}
+
+asio::awaitable<void> finish_replying(asio::awaitable<void> work, OpTimer timer) {
+  co_await std::move(work);
+  timer.done(false);
 }
 
 void Bridge::on_exception(fuse_req_t req, const char* op, std::exception_ptr e) {
@@ -462,6 +468,7 @@ void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
     return;
   }
   if (b.xattr_absence().absent(ino, name, XattrAbsence::Clock::now())) {
+    ++b.client().mount_stats().cache_hits;
     fuse_reply_err(req, ENODATA);
     return;
   }

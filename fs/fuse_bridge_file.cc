@@ -77,12 +77,14 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
   b.spawn(req, "read",
           call_file(b.client(), &Client::read_buffers, b.credentials(req, h), h.file,
                     static_cast<uint64_t>(offset), size),
-          [](fuse_req_t r, const ReadData& data) {
+          [&b](fuse_req_t r, const ReadData& data) {
             // The kernel copies straight from the replies' buffers.
             std::vector<iovec> parts;
             parts.reserve(data.buffers.size());
-            for (const Buffer& piece : data.buffers)
+            for (const Buffer& piece : data.buffers) {
               parts.push_back({const_cast<std::byte*>(piece.data()), piece.size()});
+              b.client().mount_stats().bytes_read += piece.size();
+            }
             fuse_reply_iov(r, parts.data(), static_cast<int>(parts.size()));
           });
 }
@@ -112,7 +114,10 @@ void on_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t of
   b.spawn(req, "write",
           write_from_request(b.client(), b.credentials(req, h), h.file,
                              static_cast<uint64_t>(offset), std::move(request), data),
-          [](fuse_req_t r, size_t written) { fuse_reply_write(r, written); });
+          [&b](fuse_req_t r, size_t written) {
+            b.client().mount_stats().bytes_written += written;
+            fuse_reply_write(r, written);
+          });
 }
 
 // Called at every close() of a descriptor: publishes size and mtime so that

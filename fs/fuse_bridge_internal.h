@@ -70,13 +70,23 @@ asio::awaitable<R> call_file(
   co_return co_await (client.*method)(who, *file, std::move(args)...);
 }
 
+// Counts one operation in the mount's stats (pvfs-ctl client) when it is
+// answered: from the callback to the reply.
+struct OpTimer {
+  MountStats& stats;
+  const char* op;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  void done(bool failed) const { stats.op(op, failed, std::chrono::steady_clock::now() - started); }
+};
+
 // Awaits `work` and sends its reply: reply(req, value) on success, the
 // mapped errno otherwise. reply() must send exactly one fuse_reply_* and
 // send it last, so that an exception before it still gets EIO.
 template <typename T, typename Reply>
 asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work,
-                             Reply reply) {
+                             Reply reply, OpTimer timer) {
   Result<T> result = co_await std::move(work);
+  timer.done(!result.ok());
   if (!result.ok()) {
     reply_error(req, op, result.status());
     co_return;
@@ -85,7 +95,9 @@ asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Res
 }
 
 // Replies 0 or the mapped errno.
-asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work);
+asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work, OpTimer timer);
+// Awaits `work`, which replies itself.
+asio::awaitable<void> finish_replying(asio::awaitable<void> work, OpTimer timer);
 
 // State of one mount; libfuse's userdata. Callbacks, the work they start and
 // the replies all run on the client's io thread (fs/fuse_loop.h), which owns
@@ -133,16 +145,16 @@ class Bridge {
   // Runs `work` on the client's io thread (this thread); its end sends the reply.
   template <typename T, typename Reply>
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
-    asio::co_spawn(client_.io(), finish(req, op, std::move(work), std::move(reply)),
+    asio::co_spawn(client_.io(), finish(req, op, std::move(work), std::move(reply), OpTimer{client_.mount_stats(), op}),
                    [req, op](std::exception_ptr e) { on_exception(req, op, e); });
   }
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Status> work) {
-    asio::co_spawn(client_.io(), finish_status(req, op, std::move(work)),
+    asio::co_spawn(client_.io(), finish_status(req, op, std::move(work), OpTimer{client_.mount_stats(), op}),
                    [req, op](std::exception_ptr e) { on_exception(req, op, e); });
   }
   // Runs `work`, which sends the reply itself.
   void spawn_replying(fuse_req_t req, const char* op, asio::awaitable<void> work) {
-    asio::co_spawn(client_.io(), std::move(work),
+    asio::co_spawn(client_.io(), finish_replying(std::move(work), OpTimer{client_.mount_stats(), op}),
                    [req, op](std::exception_ptr e) { on_exception(req, op, e); });
   }
 

@@ -4,6 +4,10 @@
 // docs/metrics.md. Runs on the network thread.
 #include "mds/mds_service.h"
 
+#include <map>
+
+#include <fmt/format.h>
+
 namespace pvfs::mds {
 
 namespace {
@@ -14,6 +18,16 @@ constexpr size_t kMaxJobs = 100;  // busiest jobs exported, to bound the series
 
 }  // namespace
 
+std::optional<uint64_t> MdsService::orphan_backlog() {
+  uint64_t orphans = 0;
+  for (const auto& store : filesets_.stores()) {
+    auto o = store->orphan_count();
+    if (!o) return std::nullopt;
+    orphans += *o;
+  }
+  return orphans;
+}
+
 metrics::Families MdsService::metrics() {
   metrics::Families out;
   requests_.append_to(out, "pvfs_mds");
@@ -22,25 +36,23 @@ metrics::Families MdsService::metrics() {
                       Type::gauge, std::chrono::duration<double>(now - started_).count());
   // A failed count (LMDB trouble) leaves the gauge out rather than report
   // a part as the whole.
-  uint64_t inodes = 0, orphans = 0;
+  uint64_t inodes = 0;
   bool counted = true;
   for (const auto& store : filesets_.stores()) {
     auto n = store->inode_count();
-    auto o = store->orphan_count();
-    if (!n || !o) {
+    if (!n) {
       counted = false;
       break;
     }
     inodes += *n;
-    orphans += *o;
   }
-  if (counted) {
+  if (counted)
     metrics::add_single(out, "pvfs_mds_inodes", "Inodes in the namespace (files, directories, links).",
                         Type::gauge, static_cast<double>(inodes));
+  if (auto orphans = orphan_backlog())
     metrics::add_single(out, "pvfs_mds_orphans",
                         "Unlinked files whose objects are not deleted yet (open ones included).",
-                        Type::gauge, static_cast<double>(orphans));
-  }
+                        Type::gauge, static_cast<double>(*orphans));
   metrics::add_single(out, "pvfs_mds_orphans_reclaimed_total",
                       "Unlinked files whose objects the collector deleted from every server.",
                       Type::counter, static_cast<double>(orphans_reclaimed_));
@@ -87,7 +99,50 @@ metrics::Families MdsService::metrics() {
     job_ops.samples.push_back({{{"job", j.id}}, static_cast<double>(j.ops), {}});
   out.push_back(std::move(job_ops));
   iosched_.add_metrics(out);
+
+  metrics::add_single(out, "pvfs_mds_requests_in_progress", "Requests being served now.", Type::gauge,
+                      static_cast<double>(open_.count()));
+  metrics::add_single(out, "pvfs_mds_oldest_request_seconds",
+                      "How long the oldest request in progress has been served (0: none).", Type::gauge,
+                      std::chrono::duration<double>(open_.oldest_age(std::chrono::steady_clock::now())).count());
+  const health::Verdict verdict = health::judge(health_inputs(), health::Thresholds{});
+  metrics::add_single(out, "pvfs_mds_health",
+                      "The cluster's health as this MDS sees it: 0 HEALTH_OK, 1 HEALTH_WARN, 2 HEALTH_ERR "
+                      "(pvfs-ctl health asks every daemon).",
+                      Type::gauge, static_cast<double>(verdict.level));
+  auto checks = metrics::make_family("pvfs_mds_health_reasons",
+                                     "Reasons for the health level, by check (DAEMON_DOWN, SERVER_FULL, ...).",
+                                     Type::gauge);
+  std::map<std::string, int> by_check;
+  for (const auto& r : verdict.reasons) ++by_check[r.check];
+  for (const auto& [check, n] : by_check) checks.samples.push_back({{{"check", check}}, static_cast<double>(n), {}});
+  out.push_back(std::move(checks));
   return out;
+}
+
+health::Inputs MdsService::health_inputs() {
+  health::Inputs in;
+  const auto now = clock_.now();
+  health::Daemon self;
+  self.name = fmt::format("mds{}", id_);
+  self.is_mds = true;
+  self.reachable = true;
+  self.in_progress = open_.count();
+  self.oldest_request_ms =
+      static_cast<uint64_t>(open_.oldest_age(std::chrono::steady_clock::now()).count());
+  in.daemons.push_back(self);
+  for (const auto& e : registry_.all()) {
+    health::Daemon d;
+    d.name = fmt::format("server{}", e.id.value);
+    d.address = e.address;
+    d.reachable = registry_.is_live(e.id, now);
+    d.why = "no heartbeat within heartbeat_timeout_ms";
+    in.daemons.push_back(std::move(d));
+    in.space.push_back({fmt::format("server{}", e.id.value), e.capacity_bytes, e.free_bytes});
+  }
+  in.delete_backlog = orphan_backlog();
+  cluster_.add_health(in);
+  return in;
 }
 
 }  // namespace pvfs::mds

@@ -24,6 +24,7 @@
 #include "mds/server_registry.h"
 #include "config/config.h"
 #include "shared/clock.h"
+#include "shared/metrics/open_requests.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/job_counters.h"
@@ -55,6 +56,16 @@ class MdsService {
   // The MDS's counters and gauges as metric families (pvfs-ctl stats and
   // top, /metrics; names in docs/metrics.md). In mds/mds_metrics.cc.
   metrics::Families metrics();
+  // Unlinked files of this member's file sets whose objects are not
+  // deleted yet (open ones included): the delete backlog. nullopt when LMDB
+  // cannot count them. In mds/mds_metrics.cc.
+  std::optional<uint64_t> orphan_backlog();
+  // Requests being served now (pvfs-ctl health's slow-request check).
+  const metrics::OpenRequests& open_requests() const { return open_; }
+  // What this MDS knows of the cluster's health (its own requests, the
+  // storage servers' heartbeats and space, the members, the delete
+  // backlog), for its pvfs_mds_health gauge. In mds/mds_metrics.cc.
+  health::Inputs health_inputs();
 
   // ---- for the request handlers (mds/handlers/), on the network thread ----
   FileSetCatalog& filesets() { return filesets_; }
@@ -184,6 +195,7 @@ class MdsService {
   std::map<ServerId, std::shared_ptr<rpc::Peer>> storage_peers_;
   rpc::JobCounters jobs_;
   metrics::RequestStats requests_;  // by Request union member
+  metrics::OpenRequests open_;      // in progress, for the slow-request check
   std::mt19937_64 rng_{std::random_device{}()};
   asio::steady_timer sync_timer_;
   asio::steady_timer orphan_timer_;

@@ -23,6 +23,11 @@ metrics::Families StorageService::metrics() {
   requests_.append_to(out, "pvfs_server");
   metrics::add_single(out, "pvfs_server_uptime_seconds", "Seconds since the server started.", Type::gauge,
                       seconds(clock_.now() - started_));
+  metrics::add_single(out, "pvfs_server_requests_in_progress", "Requests being served now.", Type::gauge,
+                      static_cast<double>(open_.count()));
+  metrics::add_single(out, "pvfs_server_oldest_request_seconds",
+                      "How long the oldest request in progress has been served (0: none).", Type::gauge,
+                      seconds(open_.oldest_age(std::chrono::steady_clock::now())));
 
   preassign_.expire(now());
   metrics::add_single(out, "pvfs_server_load_requests", "Data requests outstanding (the two-choice load).",

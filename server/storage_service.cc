@@ -130,6 +130,7 @@ Result<std::unique_ptr<StorageService>> StorageService::open(uint32_t server_id,
 asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> conn,
                                              std::unique_ptr<rpc::InMessage> msg) {
   Call ex(std::move(conn), std::move(msg));
+  const metrics::OpenRequests::Guard open(open_, ex.started());
   ex.bulk_in = ex.msg->data().size();
   const auto req = ex.req;
 
@@ -251,6 +252,12 @@ std::span<const StorageService::Route> StorageService::routes() {
                              s.clock_.now() - s.started_)
                              .count());
          s.jobs_.fill(out, 100);
+         out.setUnixMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           s.clock_.wall().time_since_epoch())
+                           .count());
+         out.setInProgress(static_cast<uint32_t>(s.open_.count()));
+         out.setOldestRequestMs(
+             static_cast<uint64_t>(s.open_.oldest_age(std::chrono::steady_clock::now()).count()));
          co_return Status{};
        }},
       {R::PROBE, [](StorageService& s, Call& c) -> A {

@@ -32,6 +32,7 @@
 #include "server/straggler.h"
 #include "config/config.h"
 #include "shared/clock.h"
+#include "shared/metrics/open_requests.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
@@ -172,6 +173,7 @@ class StorageService {
   IoQueue io_;
   rpc::JobCounters jobs_;
   metrics::RequestStats requests_;  // by Request union member
+  metrics::OpenRequests open_;      // in progress, for the slow-request check
   TimePoint started_;
 
   load::LoadDetector load_;

@@ -414,6 +414,34 @@ bool MdsCluster::acting_delegate() const {
          membership_.is_delegate(map_, now);
 }
 
+void MdsCluster::add_health(health::Inputs& in) const {
+  if (config_.mds.size() == 1) return;
+  const auto now = clock_.now();
+  const auto name = [](MdsId id) { return fmt::format("mds{}", id.value); };
+  std::set<uint16_t> held;
+  for (uint16_t s : filesets_.ids()) held.insert(s);
+  for (const auto& m : config_.mds) {
+    const MdsId id(m.id);
+    if (id == self_) continue;
+    health::Daemon d;
+    d.name = name(id);
+    d.address = m.address.to_string();
+    d.is_mds = true;
+    d.reachable = membership_.alive(id, now);
+    d.why = "no heartbeat within dead_after_ms";
+    in.daemons.push_back(std::move(d));
+    if (auto it = peer_sets_.find(id); it != peer_sets_.end() && membership_.alive(id, now))
+      held.insert(it->second.begin(), it->second.end());
+  }
+  if (!(fence_ == Fence::serving && membership_.lease_valid(map_, now))) in.fenced.push_back(name(self_));
+  std::set<uint16_t> listed;
+  for (const auto& [id, sets] : peer_sets_) {
+    if (membership_.alive(id, now)) continue;
+    for (uint16_t s : sets)
+      if (!held.count(s) && listed.insert(s).second) in.unserved.push_back({s, name(id)});
+  }
+}
+
 void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
   const auto now = clock_.now();
   out.setSelf(self_.value);

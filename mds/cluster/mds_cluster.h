@@ -29,6 +29,7 @@
 
 #include <asio.hpp>
 
+#include "policy/health/health.h"
 #include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
 #include "config/config.h"
@@ -148,6 +149,11 @@ class MdsCluster {
   bool acting_delegate() const;
   uint64_t moves_in() const { return moves_in_; }
   uint64_t moves_out() const { return moves_out_; }
+  // Adds to `in` what this member knows of the cluster's health: the other
+  // members (down when their heartbeats stopped), itself as fenced when it
+  // holds no lease, and the file sets a dead member last held that no live
+  // member holds.
+  void add_health(health::Inputs& in) const;
 
  private:
   struct MoveRecord {

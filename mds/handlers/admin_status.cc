@@ -1,4 +1,5 @@
-// status (pvfs-ctl status): what this daemon is, for how long, and its busiest jobs.
+// status (pvfs-ctl ping, health): what this daemon is, for how long, its busiest
+// jobs, its clock, its requests in progress and its delete backlog.
 #include "mds/handlers/call.h"
 
 namespace pvfs::mds::handlers {
@@ -12,6 +13,12 @@ asio::awaitable<Status> status(Call& c) {
                                                                       c.mds.started())
                     .count());
   c.mds.jobs().fill(s, 100);
+  s.setUnixMs(std::chrono::duration_cast<std::chrono::milliseconds>(c.mds.clock().wall().time_since_epoch())
+                  .count());
+  s.setInProgress(static_cast<uint32_t>(c.mds.open_requests().count()));
+  s.setOldestRequestMs(
+      static_cast<uint64_t>(c.mds.open_requests().oldest_age(std::chrono::steady_clock::now()).count()));
+  if (auto orphans = c.mds.orphan_backlog()) s.setOrphans(static_cast<int64_t>(*orphans));
   co_return Status{};
 }
 

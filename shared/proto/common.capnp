@@ -107,6 +107,12 @@ struct DaemonStatus {
   uptimeMs @3 :UInt64;
   requests @4 :UInt64;        # requests served since start
   jobs @5 :List(JobCounters);
+  # For pvfs-ctl health (issue 20); daemons before it send the defaults.
+  unixMs @6 :Int64;           # the daemon's wall clock as it answered (clock skew between hosts); 0: not sent
+  inProgress @7 :UInt32;      # requests it is serving now, this one included
+  oldestRequestMs @8 :UInt64; # how long the oldest of them has been in progress
+  orphans @9 :Int64 = -1;     # MDS: unlinked files whose objects are not deleted yet (the delete
+                              # backlog, open files included); -1: not counted (a server, or LMDB failed)
 }
 
 # A daemon's counters and gauges, for pvfs-ctl stats/top and the /metrics

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "shared/secret.h"
+#include "policy/health/health.h"
 #include "utils/common/daemon_probe.h"
+#include "utils/common/health_probe.h"
 #include "utils/cluster/local_cluster.h"
 
 namespace {
@@ -22,7 +24,6 @@ int status(const std::string& dir) {
   if (!cluster) return fail(cluster.status());
   auto key = pvfs::load_secret(cluster->config().secret_file);
   if (!key) return fail(key.status());
-  int bad = 0;
   std::printf("%-10s %-8s %-22s %-22s %-9s %s\n", "DAEMON", "PID", "ADDRESS", "METRICS", "STATE", "DETAIL");
   for (const auto& d : cluster->daemons()) {
     std::string state = "stopped", detail;
@@ -40,7 +41,6 @@ int status(const std::string& dir) {
         detail = report.status().to_string();
       }
     }
-    if (state != "answers") ++bad;
     std::printf("%-10s %-8d %-22s %-22s %-9s %s\n", d.name.c_str(), d.running ? d.pid : 0,
                 d.address.c_str(), d.metrics.empty() ? "-" : d.metrics.c_str(), state.c_str(),
                 detail.c_str());
@@ -48,7 +48,11 @@ int status(const std::string& dir) {
   std::ifstream mount_file(cluster->dir() / "run" / "mountpoint");
   std::string mnt;
   if (mount_file >> mnt) std::printf("mounted at %s\n", mnt.c_str());
-  return bad ? 1 : 0;
+  // The same verdict as pvfs-ctl health, with its default thresholds.
+  const auto verdict = pvfs::health::judge(
+      pvfs::gather_health(cluster->config(), *key, std::chrono::milliseconds(2000)), pvfs::health::Thresholds{});
+  std::fputs(pvfs::health::render(verdict).c_str(), stdout);
+  return static_cast<int>(verdict.level);
 }
 
 }  // namespace
@@ -91,7 +95,8 @@ int main(int argc, char** argv) {
   up->add_option("--stripe-size", options.stripe_size, "default stripe size in bytes (new clusters)")
       ->capture_default_str();
 
-  auto* st = app.add_subcommand("status", "show each daemon and whether it answers (exit 1 if any does not)");
+  auto* st = app.add_subcommand("status", "show each daemon and whether it answers, then the cluster's health as pvfs-ctl health "
+                                "(exit 0 HEALTH_OK, 1 HEALTH_WARN, 2 HEALTH_ERR)");
   st->add_option("-d,--dir", dir, "the cluster's folder")->required();
 
   auto* down = app.add_subcommand("down", "unmount, then stop every daemon (data is kept)");

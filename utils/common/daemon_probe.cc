@@ -18,6 +18,10 @@ DaemonReport from_wire(proto::DaemonStatus::Reader s) {
   r.requests = s.getRequests();
   for (auto j : s.getJobs())
     r.jobs.push_back({j.getJobId(), j.getOps(), j.getBytesRead(), j.getBytesWritten()});
+  r.unix_ms = s.getUnixMs();
+  r.in_progress = s.getInProgress();
+  r.oldest_request_ms = s.getOldestRequestMs();
+  if (s.getOrphans() >= 0) r.orphans = static_cast<uint64_t>(s.getOrphans());
   return r;
 }
 

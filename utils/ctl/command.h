@@ -68,5 +68,7 @@ void add_loglevel(Commands& commands);    // ctl_metrics.cc
 void add_mds(Commands& commands);         // ctl_mds.cc
 void add_iosched(Commands& commands);     // ctl_iosched.cc
 void add_iostep(Commands& commands);      // ctl_iosched.cc
+void add_health(Commands& commands);      // ctl_health.cc
+void add_client(Commands& commands);      // ctl_client.cc
 
 }  // namespace pvfs::ctl

@@ -1,0 +1,45 @@
+// The mount's counters (fs/mount_stats.h) as pvfs-ctl client reads them:
+// what render() writes, parse_mount_stats() reads back, and text it did not
+// write is refused naming the line.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "fs/mount_stats.h"
+
+using namespace std::chrono_literals;
+
+TEST_CASE("operations, bytes and counters survive render and parse") {
+  pvfs::MountStats s;
+  s.op("write", false, 100us);
+  s.op("write", false, 300us);
+  s.op("lookup", true, 10us);
+  s.bytes_written = 4096;
+  s.bytes_read = 7;
+  s.mds_retries = 2;
+  s.mds_redirects = 1;
+  s.cache_hits = 5;
+  auto view = pvfs::parse_mount_stats(s.render("pieces_home 3\n"));
+  REQUIRE(view.ok());
+  CHECK(view->counters.at("bytes_written") == 4096);
+  CHECK(view->counters.at("bytes_read") == 7);
+  CHECK(view->counters.at("mds_retries") == 2);
+  CHECK(view->counters.at("mds_redirects") == 1);
+  CHECK(view->counters.at("cache_hits") == 5);
+  CHECK(view->counters.at("pieces_home") == 3);
+  REQUIRE(view->ops.count("write") == 1);
+  CHECK(view->ops.at("write").count == 2);
+  CHECK(view->ops.at("write").errors == 0);
+  CHECK(view->ops.at("write").sum_us == doctest::Approx(400));
+  CHECK(view->ops.at("write").p99_us >= 300);
+  CHECK(view->ops.at("lookup").errors == 1);
+}
+
+TEST_CASE("a malformed operation line is refused naming it; unknown keys with words are skipped") {
+  auto bad = pvfs::parse_mount_stats("bytes_read 1\nop write 1 x 0 0 0\n");
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().detail().find("op write 1 x") != std::string::npos);
+  auto newer = pvfs::parse_mount_stats("policy preassign\nbytes_read 9\n");
+  REQUIRE(newer.ok());
+  CHECK(newer->counters.size() == 1);
+}
