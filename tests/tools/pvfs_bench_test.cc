@@ -2,13 +2,19 @@
 // on a plain temporary directory and on a real FUSE mount of a real local
 // cluster (one per test). The data pattern is recomputed here from its
 // definition in pvfs-bench(1), not taken from the tool's own code.
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -197,4 +203,99 @@ TEST_CASE("bytes overwritten between a kept write and a verified read fail the r
   CHECK(read.err.find("rank 2: " + victim.string() + ": verify: 3 bytes differ, first at offset 70001") !=
         std::string::npos);
   CHECK_FALSE(fs::exists(victim));  // no --keep: removed even when verify fails
+}
+
+TEST_CASE("a write larger than the free space is refused in one line with exit 2, before any file") {
+  TempDir tmp("pvfs-bench");
+  const std::string out = (tmp.path() / "f").string();
+  auto run = bench(tmp.path(), {"-b", "100t", "-t", "1m", "-o", out});
+  CAPTURE(run);
+  CHECK(run.status == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err.rfind("pvfs-bench: -N 1 x -b 100 TiB needs 102400.0 GiB, but ", 0) == 0);
+  CHECK(run.err.find(" GiB free\n") == run.err.size() - 10);
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("SIGINT stops every rank and removes the files written") {
+  TempDir tmp("pvfs-bench");
+  const fs::path dir = tmp.path() / "data";
+  fs::create_directory(dir);
+  // O_DSYNC 4 KiB writes of 1 GiB per rank: far from done when interrupted.
+  const std::string bin = pvfs::test::tool_path("PVFS_BENCH");
+  const std::string prefix = (dir / "f").string();
+  const pid_t parent = ::fork();
+  REQUIRE(parent >= 0);
+  if (parent == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    const int err = ::open((tmp.path() / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, 2);
+    ::execl(bin.c_str(), bin.c_str(), "-N", "3", "-F", "-w", "--osync", "-t", "4k", "-b", "1g", "-o", prefix.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Until every rank has started writing its file.
+  for (int i = 0; i < 200; ++i) {
+    size_t written = 0;
+    for (int r = 0; r < 3; ++r) {
+      std::error_code ec;
+      const auto size = fs::file_size(prefix + "." + std::string(7, '0') + std::to_string(r), ec);
+      if (!ec && size > 0) ++written;
+    }
+    if (written == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::vector<pid_t> ranks;
+  {
+    std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
+    pid_t pid;
+    while (children >> pid) ranks.push_back(pid);
+  }
+  CHECK(ranks.size() == 3);
+  REQUIRE(::kill(parent, SIGINT) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(parent, &status, 0) == parent);
+  const std::string err = slurp(tmp.path() / "err");
+  CAPTURE(err);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(err == "pvfs-bench: stopped by SIGINT; every rank ended, the files written removed\n");
+  for (pid_t rank : ranks) CHECK((::kill(rank, 0) == -1 && errno == ESRCH));
+  CHECK(fs::is_empty(dir));
+}
+
+TEST_CASE("the metadata mode creates, stats, reads and removes every file in a tree on a pvfs mount") {
+  if (skip_without_fuse()) return;
+  TestCluster cluster({}, true);
+  const fs::path dir = cluster.mnt() / "md";
+  fs::create_directory(dir);
+  auto run = bench(cluster.dir(), {"--mode", "md", "-N", "2", "-n", "60", "--depth", "2", "--fanout", "2", "-s", "100",
+                                   "--json", "-o", dir.string()});
+  CAPTURE(run);
+  REQUIRE(run.status == 0);
+  CHECK(run.err.empty());
+  for (const char* phase : {"create", "stat", "read", "remove"}) {
+    CAPTURE(phase);
+    const std::string p = json_object(run.out, phase);
+    CHECK(json_number(p, "ops") == 120);
+    CHECK(json_number(p, "ops_per_s") > 0);
+    CHECK(json_number(p, "failed_ranks") == 0);
+  }
+  CHECK(run.out.find("\"ok\":true") != std::string::npos);
+  CHECK(fs::is_empty(dir));
+
+  // One shared directory, kept: every rank's files are there, in it.
+  run = bench(cluster.dir(), {"--mode", "md", "-N", "3", "-n", "20", "--shared-dir", "-k", "-o", dir.string()});
+  CAPTURE(run);
+  REQUIRE(run.status == 0);
+  CHECK(run.out.find("pvfs-bench md: 3 process(es) x 20 files in one shared directory") == 0);
+  CHECK(run.out.find("\ncreate           60 ") != std::string::npos);
+  size_t tops = 0, files = 0;
+  for (const auto& top : fs::directory_iterator(dir)) {
+    ++tops;
+    for (const auto& f : fs::directory_iterator(top.path() / "shared")) files += f.is_regular_file();
+  }
+  CHECK(tops == 1);
+  CHECK(files == 0);  // the remove phase ran; -k keeps the directories
 }

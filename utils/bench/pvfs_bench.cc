@@ -1,26 +1,34 @@
 // pvfs-bench: an IOR-style driver for any mounted directory (see
 // pvfs-bench(1)). Forks one process per rank; each writes, then reads back,
-// its block of one shared file or its own file, between barriers the parent
-// runs over shared memory. Plain POSIX I/O only: it knows nothing of pvfs.
+// its block of one shared file or its own file (or, with --mode md, creates,
+// stats, reads and removes many files: utils/bench/md_phase.h), between
+// barriers the parent runs over shared memory. SIGINT/SIGTERM: the parent
+// kills the ranks and removes what they wrote. Plain POSIX I/O only: it
+// knows nothing of pvfs.
 // Numbers and text come from utils/bench/bench_report; this file owns the
 // processes, the barrier, the I/O and the progress line.
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "utils/bench/bench_report.h"
+#include "utils/bench/md_phase.h"
 #include "utils/common/progress.h"
 
 namespace {
@@ -46,11 +55,21 @@ struct Options {
   bool file_per_process = false;
   bool write = false, read = false, verify = false;
   bool json = false, fsync = false, osync = false, keep = false, progress = false, verbose = false;
+  bool md = false;     // --mode md: the metadata benchmark (utils/bench/md_phase.h)
+  bench::MdPlan plan;  // its plan; plan.root set by run()
 };
 
-enum class Phase { write, read };
+// The I/O mode's phases, then the metadata mode's (bench::kMdPhases' order).
+enum class Phase { write, read, md_create, md_stat, md_read, md_remove };
+constexpr int kPhases = 6;
 
-const char* phase_name(Phase p) { return p == Phase::write ? "write" : "read"; }
+bool is_md(Phase p) { return p >= Phase::md_create; }
+bench::MdPhase md_phase(Phase p) { return bench::kMdPhases[static_cast<int>(p) - static_cast<int>(Phase::md_create)]; }
+
+const char* phase_name(Phase p) {
+  if (is_md(p)) return bench::md_phase_name(md_phase(p));
+  return p == Phase::write ? "write" : "read";
+}
 
 int64_t now_ns() {
   timespec ts;
@@ -69,7 +88,7 @@ struct PhaseSlot {
 };
 
 struct RankSlot {
-  PhaseSlot phase[2];
+  PhaseSlot phase[kPhases];
 };
 
 // The state every process sees, in one anonymous shared mapping: the
@@ -103,6 +122,27 @@ void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, const timespec* 
 
 void futex_wake_all(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// The signal (SIGINT, SIGTERM) that asked the run to stop, 0 while none
+// did. A global because a signal handler can reach nothing else; set only
+// in the parent (ranks go back to the default action).
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int signal) { g_stop_signal = signal; }
+
+// Without SA_RESTART: the parent's futex waits return at once.
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+void default_stop_signals() {
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
 }
 
 std::string rank_path(const Options& o, uint32_t rank) {
@@ -185,8 +225,14 @@ void run_phase(const Options& o, Phase phase, uint32_t rank, std::byte* buf, Pha
   for (Phase phase : phases) {
     PhaseSlot& slot = mine.phase[static_cast<int>(phase)];
     if (!rank_barrier(*area.barrier)) ::_exit(0);
-    if (have_buf) run_phase(o, phase, rank, buf, slot);
-    else fail(slot, "cannot allocate a {} buffer", bench::exact_size(buf_bytes));
+    if (is_md(phase)) {
+      const std::string error = bench::md_rank_phase(o.plan, md_phase(phase), rank, slot.bytes_done);
+      if (!error.empty()) fail(slot, "{}", error);
+    } else if (have_buf) {
+      run_phase(o, phase, rank, buf, slot);
+    } else {
+      fail(slot, "cannot allocate a {} buffer", bench::exact_size(buf_bytes));
+    }
     slot.end_ns = now_ns();
     if (!rank_barrier(*area.barrier)) ::_exit(0);
   }
@@ -204,10 +250,10 @@ class Progress {
  public:
   Progress(bool enabled, bool terminal) : enabled_(enabled), terminal_(terminal) {}
 
-  void start(const char* phase, uint64_t total_bytes, int64_t start_ns) {
+  void start(const char* phase, uint64_t total_bytes, int64_t start_ns, bool items = false) {
     pvfs::ProgressOptions o;
     o.label = fmt::format("pvfs-bench: {}", phase);
-    o.unit = pvfs::ProgressUnit::bytes;
+    o.unit = items ? pvfs::ProgressUnit::items : pvfs::ProgressUnit::bytes;
     o.terminal = terminal_;
     o.redraw = std::chrono::milliseconds(500);
     o.show_after = std::chrono::milliseconds(terminal_ ? 1000 : 0);
@@ -311,7 +357,7 @@ bool wait_arrivals(const SharedArea& area, uint32_t procs, Ranks& ranks, Progres
         done += area.ranks[r].phase[phase_index].bytes_done.load(std::memory_order_relaxed);
       progress.tick(done, now_ns());
     }
-    if (ranks.any_died()) return false;
+    if (ranks.any_died() || g_stop_signal) return false;
   }
 }
 
@@ -325,16 +371,51 @@ int64_t release(Barrier& barrier, bool stop) {
   return at;
 }
 
-int run(const Options& o) {
+// Removes what the run wrote (unless -k): the I/O mode's files or the
+// metadata mode's directory. Returns the errors, one line each.
+std::vector<std::string> remove_outputs(const Options& o) {
+  std::vector<std::string> errors;
+  if (o.keep) return errors;
+  if (o.md) {
+    std::error_code ec;
+    std::filesystem::remove_all(o.plan.root, ec);
+    if (ec) errors.push_back(fmt::format("remove {}: {}", o.plan.root, ec.message()));
+    return errors;
+  }
+  const uint32_t files = o.file_per_process ? o.procs : 1;
+  for (uint32_t r = 0; r < files; ++r) {
+    const std::string path = rank_path(o, r);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      errors.push_back(fmt::format("remove {}: {}", path, std::strerror(errno)));
+  }
+  return errors;
+}
+
+int run(Options o) {
   std::vector<Phase> phases;
-  if (o.write) phases.push_back(Phase::write);
-  if (o.read) phases.push_back(Phase::read);
+  if (o.md) {
+    phases = {Phase::md_create, Phase::md_stat, Phase::md_read, Phase::md_remove};
+    o.plan.root = fmt::format("{}/pvfs-bench-md.{}", o.path, ::getpid());
+    o.plan.procs = o.procs;
+    for (const auto& dir : bench::md_directories(o.plan)) {
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        std::fprintf(stderr, "pvfs-bench: mkdir %s: %s\n", dir.c_str(), std::strerror(errno));
+        std::error_code ec;
+        std::filesystem::remove_all(o.plan.root, ec);
+        return 1;
+      }
+      if (g_stop_signal) break;
+    }
+  } else {
+    if (o.write) phases.push_back(Phase::write);
+    if (o.read) phases.push_back(Phase::read);
+  }
 
   bench::RunInfo info{o.path, o.procs, o.transfer_bytes, o.block_bytes, o.file_per_process, o.fsync, o.verify,
                       o.osync};
   bench::RunOutcome outcome;
 
-  if (o.write && !o.file_per_process) {
+  if (!o.md && o.write && !o.file_per_process) {
     int fd = ::open(o.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || ::close(fd) != 0) {
       std::fprintf(stderr, "pvfs-bench: create %s: %s\n", o.path.c_str(), std::strerror(errno));
@@ -358,6 +439,7 @@ int run(const Options& o) {
   for (uint32_t r = 0; r < o.procs; ++r) {
     pid_t pid = ::fork();
     if (pid == 0) {
+      default_stop_signals();
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(1);
       rank_main(o, phases, area, r);
@@ -373,13 +455,14 @@ int run(const Options& o) {
 
   Progress progress(o.progress, ::isatty(STDERR_FILENO) == 1);
   std::vector<bench::PhaseStats> stats;
+  std::vector<bench::MdStats> md_stats;
   bool stopped = false;
   for (Phase phase : phases) {
     const int index = static_cast<int>(phase);
     if (!wait_arrivals(area, o.procs, ranks, progress, -1)) break;
     const int64_t start = release(*area.barrier, false);
-    const uint64_t total = o.block_bytes * o.procs;
-    progress.start(phase_name(phase), total, start);
+    const uint64_t total = (o.md ? o.plan.files : o.block_bytes) * o.procs;
+    progress.start(phase_name(phase), total, start, o.md);
     const bool all_arrived = wait_arrivals(area, o.procs, ranks, progress, index);
     progress.finish();
     if (!all_arrived) break;
@@ -405,10 +488,27 @@ int run(const Options& o) {
         outcome.verified_bytes += o.block_bytes;
       }
     }
-    stats.push_back(bench::summarize(phase_name(phase), moved, std::move(completion_s), failed));
+    if (o.md) {
+      double slowest = 0;
+      for (double s : completion_s) slowest = std::max(slowest, s);
+      md_stats.push_back({phase_name(phase), moved, slowest, failed});
+    } else {
+      stats.push_back(bench::summarize(phase_name(phase), moved, std::move(completion_s), failed));
+    }
     stopped = !outcome.errors.empty();
     release(*area.barrier, stopped);
     if (stopped) break;
+  }
+  if (g_stop_signal) {
+    // Interrupted: no report, only the clean-up (ranks killed by the same
+    // Ctrl-C are no news).
+    ranks.kill_all();
+    ::munmap(mem, mapped_bytes);
+    const auto errors = remove_outputs(o);
+    for (const auto& e : errors) std::fprintf(stderr, "pvfs-bench: %s\n", e.c_str());
+    std::fprintf(stderr, "pvfs-bench: stopped by SIG%s; every rank ended, %s\n", sigabbrev_np(g_stop_signal),
+                 o.keep ? "files kept (-k)" : errors.empty() ? "the files written removed" : "some files left");
+    return 128 + g_stop_signal;
   }
   if (!ranks.died().empty()) {
     for (const auto& d : ranks.died()) outcome.errors.push_back(d);
@@ -418,16 +518,11 @@ int run(const Options& o) {
   }
   ::munmap(mem, mapped_bytes);
 
-  if (!o.keep) {
-    const uint32_t files = o.file_per_process ? o.procs : 1;
-    for (uint32_t r = 0; r < files; ++r) {
-      const std::string path = rank_path(o, r);
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        outcome.errors.push_back(fmt::format("remove {}: {}", path, std::strerror(errno)));
-    }
-  }
+  for (auto& e : remove_outputs(o)) outcome.errors.push_back(std::move(e));
 
-  std::string report = o.json ? bench::json_report(info, stats, outcome)
+  std::string report = o.md ? (o.json ? bench::md_json_report(o.plan, md_stats, outcome.errors)
+                                      : bench::md_human_report(o.plan, md_stats))
+                     : o.json ? bench::json_report(info, stats, outcome)
                               : bench::human_report(info, stats, outcome, o.verbose);
   std::fputs(report.c_str(), stdout);
   std::fflush(stdout);
@@ -456,7 +551,9 @@ int usage_error(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-bench: IOR-style parallel write/read benchmark for any mounted directory.\n"
                "N processes each write and read back -b bytes in -t transfers, to their own\n"
-               "file (-F) or their block of one shared file. See pvfs-bench(1)."};
+               "file (-F) or their block of one shared file. With --mode md, mdtest-style: each\n"
+               "creates, stats, reads and removes -n files; ops/s per phase. Ctrl-C stops every\n"
+               "process and removes the files. See pvfs-bench(1)."};
   app.set_version_flag("--version", PVFS_VERSION);
   Options o;
   app.add_option("-N,--procs", o.procs, "processes (ranks)")->capture_default_str()
@@ -475,7 +572,25 @@ int main(int argc, char** argv) {
   app.add_flag("--json", o.json, "print one JSON object instead of the table");
   app.add_flag("--progress", o.progress, "show progress, rate and ETA on standard error");
   app.add_flag("-v,--verbose", o.verbose, "also list each process's completion time");
-  app.add_option("-o,--output", o.path, "the file (or, with -F, the prefix of the files)")->required();
+  app.add_option("-o,--output", o.path,
+                 "the file (or, with -F, the prefix of the files); --mode md: the directory to work in")
+      ->required();
+  std::string mode = "io";
+  app.add_option("--mode", mode, "io: write and read files (IOR-like); md: create, stat, read and remove "
+                                 "many files (mdtest-like)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"io", "md"}));
+  app.add_option("-n,--files", o.plan.files, "md: files per process")->capture_default_str()
+      ->check(CLI::Range(1u, 100000000u));
+  app.add_flag("--shared-dir", o.plan.shared_dir, "md: all processes' files in one directory (tree) "
+                                                  "instead of one each");
+  app.add_option("--depth", o.plan.depth, "md: levels of directories below each top directory")
+      ->capture_default_str()->check(CLI::Range(0u, 8u));
+  app.add_option("--fanout", o.plan.fanout, "md: directories per level of the tree")
+      ->capture_default_str()->check(CLI::Range(1u, 1000u));
+  app.add_option("-s,--file-size", o.plan.file_bytes, "md: bytes written to each file at create and read back "
+                                                      "[0]")
+      ->transform(size_transform());
 
   try {
     app.parse(argc, argv);
@@ -494,5 +609,32 @@ int main(int argc, char** argv) {
   if (!o.write && !o.read) o.write = o.read = true;
   if (o.verify && !o.read) return usage_error("--verify checks the read phase: it needs -r");
   if (o.path.empty()) return usage_error("-o needs a path");
+  o.md = mode == "md";
+  if (o.md) {
+    struct stat st {};
+    if (::stat(o.path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return usage_error(fmt::format("--mode md: -o {} is not a directory", o.path));
+    if (o.plan.depth > 0 && std::pow(double(o.plan.fanout), double(o.plan.depth)) > 1e6)
+      return usage_error("--fanout to the power --depth must stay below a million directories");
+  }
+  if (o.write && !o.md) {
+    // Refuse a run that cannot fit rather than fill the file system. The
+    // folder of -o: the files are there.
+    std::filesystem::path dir = std::filesystem::path(o.path).parent_path();
+    if (dir.empty()) dir = ".";
+    struct statvfs vfs {};
+    if (::statvfs(dir.c_str(), &vfs) != 0)
+      return usage_error(fmt::format("{}: {}", dir.string(), std::strerror(errno)));
+    const uint64_t need = o.block_bytes * o.procs;
+    const uint64_t free_bytes = uint64_t{vfs.f_bavail} * vfs.f_frsize;
+    if (need > free_bytes) {
+      const double gib = 1024.0 * 1024 * 1024;
+      std::fprintf(stderr, "pvfs-bench: -N %u x -b %s needs %.1f GiB, but %s has %.1f GiB free\n", o.procs,
+                   bench::exact_size(o.block_bytes).c_str(), static_cast<double>(need) / gib, dir.c_str(),
+                   static_cast<double>(free_bytes) / gib);
+      return 2;
+    }
+  }
+  catch_stop_signals();
   return run(o);
 }
