@@ -495,7 +495,11 @@ Result<StoreSpace> DiskObjectStore::space() {
   struct statvfs vfs {};
   if (::statvfs(data_dir_.c_str(), &vfs) != 0)
     return Status::from_errno(errno, fmt::format("statvfs {}", data_dir_.string()));
-  return StoreSpace{static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize,
+  // Blocks reserved for root (ext4's 5%) are neither ours to use nor used:
+  // left out of the capacity, so df on the mount counts as used only what
+  // is (as df does on the server's own file system).
+  const uint64_t reserved = vfs.f_bfree > vfs.f_bavail ? vfs.f_bfree - vfs.f_bavail : 0;
+  return StoreSpace{(static_cast<uint64_t>(vfs.f_blocks) - reserved) * vfs.f_frsize,
                     static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize};
 }
 

@@ -29,7 +29,7 @@ struct ObjectStat {
 };
 
 struct StoreSpace {
-  uint64_t capacity_bytes = 0;  // size of the file system holding data_dir
+  uint64_t capacity_bytes = 0;  // size of the file system holding data_dir, less root's reserve
   uint64_t free_bytes = 0;      // bytes an unprivileged writer may still use
 };
 

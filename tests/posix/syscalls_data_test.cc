@@ -669,14 +669,16 @@ TEST_CASE("readdir while another process adds and removes entries lists each las
   for (int p : {progress[0], stop[0], stop[1]}) ::close(p);
 }
 
-TEST_CASE("statfs reports the storage servers' real capacity") {
+TEST_CASE("statfs reports the storage servers' real capacity, less the blocks reserved for root") {
   TestCluster* c = cluster();
   if (!c) return;
   double total = 0, free_min = 0, free_max = 0;
   for (const auto& server : c->config().servers) {
     struct statvfs local {};
     REQUIRE(::statvfs(server.data_dir.c_str(), &local) == 0);
-    total += static_cast<double>(local.f_blocks) * static_cast<double>(local.f_frsize);
+    // The reserve is neither usable nor used: df on the mount must not show it as used.
+    const double reserved = static_cast<double>(local.f_bfree - local.f_bavail);
+    total += (static_cast<double>(local.f_blocks) - reserved) * static_cast<double>(local.f_frsize);
     free_min += static_cast<double>(local.f_bavail) * static_cast<double>(local.f_frsize);
     free_max += static_cast<double>(local.f_bfree) * static_cast<double>(local.f_frsize);
   }
@@ -691,6 +693,14 @@ TEST_CASE("statfs reports the storage servers' real capacity") {
   // only has to be in the right range.
   CHECK(static_cast<double>(st.f_blocks) * frsize == doctest::Approx(total).epsilon(0.001));
   CHECK(static_cast<double>(st.f_bfree) * frsize >= free_min * 0.95);
+  // Used as df computes it matches the servers' own used blocks.
+  double used = 0;
+  for (const auto& server : c->config().servers) {
+    struct statvfs local {};
+    REQUIRE(::statvfs(server.data_dir.c_str(), &local) == 0);
+    used += static_cast<double>(local.f_blocks - local.f_bfree) * static_cast<double>(local.f_frsize);
+  }
+  CHECK(static_cast<double>(st.f_blocks - st.f_bfree) * frsize == doctest::Approx(used).epsilon(0.05));
   CHECK(static_cast<double>(st.f_bfree) * frsize <= free_max * 1.05);
   CHECK(st.f_files > 0);
   CHECK(st.f_ffree <= st.f_files);

@@ -5,6 +5,8 @@
 // /tmp, removed afterwards.
 #include "server/disk_object_store.h"
 
+#include <sys/statvfs.h>
+
 #include <doctest/doctest.h>
 
 #include "tests/support/temp_dir.h"
@@ -403,6 +405,10 @@ TEST_CASE("a sync write round-trips and space reports the file system") {
   REQUIRE(sp.ok());
   CHECK(sp->capacity_bytes > 0);
   CHECK(sp->free_bytes <= sp->capacity_bytes);
+  // Root's reserved blocks are not counted in the capacity (df would call them used).
+  struct statvfs vfs {};
+  REQUIRE(::statvfs(dir.path().c_str(), &vfs) == 0);
+  CHECK(sp->capacity_bytes == (vfs.f_blocks - (vfs.f_bfree - vfs.f_bavail)) * vfs.f_frsize);
 }
 
 }  // namespace pvfs
