@@ -1,8 +1,9 @@
 // pvfs-ctl health against real daemons (issue 20): what an operator sees
-// when all is well, when a storage server is killed, and when a metadata
-// server is paused; the exit status a monitoring script tests; and the
-// MDS's pvfs_mds_health gauge on its metrics. pvfs-cluster status prints
-// the same verdict.
+// when all is well, when a storage server is killed, when a metadata server
+// is paused, when slowed servers hold writes up and when files are removed
+// while a server is down; the exit status a monitoring script tests; the
+// MDS's pvfs_mds_health gauge; pvfs-cluster status printing the same
+// verdict. And pvfs-ctl client on a real mount.
 #include <csignal>
 #include <cstdio>
 #include <chrono>
@@ -138,4 +139,51 @@ TEST_CASE("pvfs-ctl client shows the bytes written and read through a mount and 
   CAPTURE(o);
   CHECK(o.status == 1);
   CHECK(has(o.err, "not on a pvfs file system"));
+}
+
+TEST_CASE("writes held up by a slowed server show as slow requests naming it") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TestCluster t({}, true);
+  // Every server a thousand times slower: a 1 MiB write holds each for seconds.
+  for (const char* id : {"0", "1", "2", "3"})
+    REQUIRE(ctl(t, {"inject", id, "-f", "1000", "--for", "60"}).status == 0);
+  std::thread writer([&] {
+    std::FILE* f = std::fopen((t.mnt() / "slow").c_str(), "wb");
+    if (!f) return;
+    std::string data(8 << 20, 's');
+    (void)std::fwrite(data.data(), 1, data.size(), f);
+    std::fclose(f);
+  });
+  Outcome o;
+  for (int i = 0; i < 100 && !has(o.out, "SLOW_REQUESTS"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    o = ctl(t, {"health", "--slow-ms", "300"});
+  }
+  for (const char* id : {"0", "1", "2", "3"}) (void)ctl(t, {"inject", id, "-f", "1"});
+  writer.join();
+  CAPTURE(o);
+  CHECK(o.status == 1);
+  CHECK(has(o.out, "HEALTH_WARN\n"));
+  CHECK(has(o.out, "WARN SLOW_REQUESTS: server"));
+  CHECK(has(o.out, "request(s) in progress, the oldest for "));
+  CHECK(ctl(t, {"health"}).status == 0);  // drained: the default 30 s is not reached
+}
+
+TEST_CASE("files removed while a server is down make a delete backlog") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TestCluster t({}, true);
+  for (int i = 0; i < 3; ++i) {
+    std::FILE* f = std::fopen((t.mnt() / ("f" + std::to_string(i))).c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::string data(4 << 20, 'd');  // one stripe on every server
+    CHECK(std::fwrite(data.data(), 1, data.size(), f) == data.size());
+    CHECK(std::fclose(f) == 0);
+  }
+  REQUIRE(t.cluster().kill_daemon("server3", SIGKILL).ok());
+  for (int i = 0; i < 3; ++i) CHECK(std::filesystem::remove(t.mnt() / ("f" + std::to_string(i))));
+  const Outcome o = ctl(t, {"health", "--backlog", "3", "-t", "1000"});
+  CAPTURE(o);
+  CHECK(o.status == 2);
+  CHECK(has(o.out, "ERR  DAEMON_DOWN: server3 ("));
+  CHECK(has(o.out, "WARN DELETE_BACKLOG: delete backlog: 3 unlinked files"));
 }
