@@ -85,6 +85,9 @@ Status MdsCluster::load() {
     if (!saved) return Status(saved.code(), fmt::format("{}: {}", path.string(), saved.status().detail()));
     map_ = std::move(*saved);
     create_root_ = false;
+    // A cluster stopped before its members first met has a map but no
+    // root yet: it is still fresh, and make_root_if_fresh() decides.
+    root_pending_ = config_.mds.size() > 1 && map_.version() == 1 && !filesets_.has(FileSetId(0));
     // A member no longer in the config leaves the map at once.
     for (MdsId m : map_.servers())
       if (!config_.find_mds(m.value) && map_.servers().size() > 1)
