@@ -407,12 +407,12 @@ Status MdsCluster::detach_request(FileSetId set) {
 
 MdsId MdsCluster::delegate() const {
   if (config_.mds.size() == 1) return self_;
-  return membership_.delegate(map_, std::chrono::steady_clock::now());
+  return membership_.delegate(map_, clock_.now());
 }
 
 bool MdsCluster::acting_delegate() const {
   if (config_.mds.size() == 1) return true;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   return fence_ == Fence::serving && membership_.ready(now) && membership_.lease_valid(map_, now) &&
          membership_.is_delegate(map_, now);
 }
