@@ -158,6 +158,20 @@ TEST_CASE("the mount holding a path is the longest mount point above it, latest 
   CHECK(mount_type_of("garbage\n\n1 2 3\n", "/x").empty());
 }
 
+TEST_CASE("a mount point has a pvfs mount only when a pvfs line names exactly it") {
+  const std::string mountinfo =
+      "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+      "45 22 0:50 / /tmp/pvfs rw,nosuid,nodev,relatime - fuse.pvfs pvfs:10.0.0.5:7000 rw\n"
+      "46 22 0:51 / /tmp/with\\040space rw - fuse.pvfs pvfs:h:1 rw\n"
+      "47 22 0:52 / /mnt rw - ext4 /dev/sdb1 rw\n";
+  CHECK(has_mount_at(mountinfo, "/tmp/pvfs", kPvfsMountType));
+  CHECK(has_mount_at(mountinfo, "/tmp/with space", kPvfsMountType));
+  CHECK_FALSE(has_mount_at(mountinfo, "/tmp/pvfs/sub", kPvfsMountType));  // inside one, not on it
+  CHECK_FALSE(has_mount_at(mountinfo, "/tmp", kPvfsMountType));
+  CHECK_FALSE(has_mount_at(mountinfo, "/mnt", kPvfsMountType));  // another type
+  CHECK_FALSE(has_mount_at("garbage\n", "/mnt", kPvfsMountType));
+}
+
 namespace {
 
 // A busy server: redirects, fragments, pull-backs and a delay in force.
