@@ -351,8 +351,8 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  pvfsmount /etc/pvfs/cluster.toml /mnt/pvfs\n"
       "  pvfsmount -o secret=/etc/pvfs/secret.key,ro mds1:7000 /mnt/pvfs\n"
-      "  mount -t fuse.pvfsmount /etc/pvfs/cluster.toml /mnt/pvfs\n"
-      "  mount -t fuse.pvfs mds1:7000 /mnt/pvfs -o secret=/etc/pvfs/secret.key   (after meson install)");
+      "  mount -t fuse.pvfsmount mds1:7000 /mnt/pvfs -o secret=/etc/pvfs/secret.key\n"
+      "    (mount(8) finds pvfsmount only once installed; see pvfsmount(8) for -t fuse.pvfs)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

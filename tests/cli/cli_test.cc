@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -389,4 +390,43 @@ TEST_CASE("a failed up --mount says what failed in one line, without stale lines
   CAPTURE(status);
   CHECK(status.status == 1);
   CHECK_FALSE(contains(status.out, "answers"));
+}
+
+TEST_CASE("the README's pvfs-ctl lines work as written once PVFS_CONFIG names a cluster") {
+  const char* root = std::getenv("PVFS_SOURCE_ROOT");
+  REQUIRE_MESSAGE(root, "PVFS_SOURCE_ROOT is not set: run this test through `meson test`");
+  std::ifstream readme(fs::path(root) / "README.md");
+  std::vector<std::string> commands;
+  bool in_block = false;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.starts_with("export PVFS_CONFIG=/srv/pvfs/pvfs.toml")) in_block = true;
+    else if (in_block && line.starts_with("```")) break;
+    else if (in_block && line.starts_with("pvfs-ctl ")) {
+      line = line.substr(0, line.find('#'));
+      if (auto bracket = line.find(" ["); bracket != std::string::npos) line.erase(bracket);  // optional part
+      // top runs until Ctrl-C; fileset create needs the mount of /mnt/pvfs.
+      if (!contains(line, " top") && !contains(line, "/mnt/")) commands.push_back(line);
+    }
+  }
+  REQUIRE(commands.size() >= 8);
+
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  Down down(scratch.path(), dir);
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "4"});
+  CAPTURE(up);
+  REQUIRE(up.status == 0);
+  const fs::path ctl_dir = fs::path(pvfs::test::tool_path("PVFS_CTL")).parent_path();
+  for (const auto& command : commands) {
+    CAPTURE(command);
+    const std::string shell = "env PATH=" + pvfs::test::shell_quote(ctl_dir.string()) + ":/usr/bin:/bin PVFS_CONFIG=" +
+                              pvfs::test::shell_quote((dir / "pvfs.toml").string()) + " sh -c " +
+                              pvfs::test::shell_quote(command) + " >/dev/null 2>" +
+                              pvfs::test::shell_quote((scratch.path() / "err").string());
+    const int raw = std::system(shell.c_str());
+    const std::string err = pvfs::test::slurp(scratch.path() / "err");
+    CAPTURE(err);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 0);
+  }
 }
