@@ -262,12 +262,14 @@ TEST_CASE("a failed pvfs-cluster up leaves no broken config, and a corrected up 
 
   // A daemon that cannot start (its data folder is a file): the config,
   // key and data folders this up made go again.
-  fs::create_directories(dir);
+  fs::create_directories(dir / "logs");
   std::ofstream(dir / "server1") << "in the way\n";
+  std::ofstream(dir / "logs" / "server1.log") << "a stale line of an earlier start\n";
   auto failed = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "2"});
   CAPTURE(failed);
   CHECK(failed.status == 1);
-  CHECK(failed.err.rfind("pvfs-cluster: server1 exited during start", 0) == 0);
+  CHECK(failed.err == "pvfs-cluster: server1 exited during start: pvfs-server: not a directory: create data directory " +
+                          (dir / "server1").string() + "\n");
   CHECK_FALSE(fs::exists(dir / "pvfs.toml"));
   CHECK_FALSE(fs::exists(dir / "secret.key"));
   CHECK_FALSE(fs::exists(dir / "mds0"));

@@ -48,14 +48,26 @@ Result<uint16_t> free_port() {
   return ntohs(addr.sin_port);
 }
 
-std::string tail(const fs::path& file, size_t lines) {
+// The size of `file`, 0 when it does not exist yet.
+uintmax_t size_of(const fs::path& file) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(file, ec);
+  return ec ? 0 : size;
+}
+
+// The last `lines` non-empty lines written to the (appended) `file` after
+// its first `from` bytes, joined by "; ": what one run said, without the
+// lines of earlier runs.
+std::string said_since(const fs::path& file, uintmax_t from, size_t lines) {
   std::ifstream in(file);
+  in.seekg(static_cast<std::streamoff>(from));
   std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(line);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) all.push_back(line);
   std::string out;
   for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
-    out += "\n    " + all[i];
-  return out;
+    out += (out.empty() ? "" : "; ") + all[i];
+  return out.empty() ? "(nothing in its log)" : out;
 }
 
 // Whether a pvfs file system is mounted on `mount_point` itself.
@@ -339,12 +351,13 @@ Status LocalCluster::start_daemon(const std::string& name) {
                                    "--config", config_path().string(), "--id", id,
                                    "--ready-file", ready.string()};
   for (auto& a : read_args(name)) argv.push_back(std::move(a));
+  const uintmax_t log_before = size_of(log);
   pid_t pid = spawn(argv, log, true);
   if (pid < 0) return Status::from_errno(errno, "fork");
   {
     std::ofstream(dir_ / "run" / (name + ".pid")) << pid << "\n";
   }
-  return wait_ready(name, pid, milliseconds(15000));
+  return wait_ready(name, pid, milliseconds(15000), log_before);
 }
 
 fs::path LocalCluster::args_file(const std::string& name) const { return dir_ / "run" / (name + ".args"); }
@@ -370,19 +383,19 @@ std::vector<std::string> LocalCluster::read_args(const std::string& name) const 
   return args;
 }
 
-Status LocalCluster::wait_ready(const std::string& name, int pid, milliseconds timeout) {
+Status LocalCluster::wait_ready(const std::string& name, int pid, milliseconds timeout, uintmax_t log_before) {
   const fs::path ready = dir_ / "run" / (name + ".ready");
   const fs::path log = dir_ / "logs" / (name + ".log");
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (fs::exists(ready)) return {};
     if (!process_alive(pid))
-      return Status(Errc::unavailable, fmt::format("{} exited during start; its log ends:{}", name,
-                                                   tail(log, 5)));
+      return Status(Errc::unavailable,
+                    fmt::format("{} exited during start: {}", name, said_since(log, log_before, 3)));
     std::this_thread::sleep_for(milliseconds(20));
   }
-  return Status(Errc::timeout, fmt::format("{} did not become ready in {} ms; its log ends:{}",
-                                           name, timeout.count(), tail(log, 5)));
+  return Status(Errc::timeout, fmt::format("{} did not become ready in {} ms; it said: {}", name,
+                                           timeout.count(), said_since(log, log_before, 3)));
 }
 
 Status LocalCluster::wait_servers_registered(milliseconds timeout) {
@@ -426,19 +439,11 @@ Status LocalCluster::mount(const fs::path& mountpoint, const std::string& option
   }
   argv.push_back(config_path().string());
   argv.push_back(fs::absolute(mountpoint).string());
-  uintmax_t before = fs::file_size(log, ec);
-  if (ec) before = 0;  // no log yet
+  const uintmax_t before = size_of(log);
   int rc = run_and_wait(argv, log);
-  if (rc != 0) {
-    // Only what this pvfsmount wrote: the log is appended to by every mount.
-    std::ifstream in(log);
-    in.seekg(static_cast<std::streamoff>(before));
-    std::string said, line;
-    while (std::getline(in, line))
-      if (!line.empty()) said += (said.empty() ? "" : "; ") + line;
+  if (rc != 0)  // only what this pvfsmount wrote: every mount appends to the log
     return Status(Errc::io, fmt::format("cannot mount at {}: {}", fs::absolute(mountpoint).string(),
-                                        said.empty() ? fmt::format("pvfsmount exited with {}", rc) : said));
-  }
+                                        said_since(log, before, 3)));
   std::ofstream(dir_ / "run" / "mountpoint") << fs::absolute(mountpoint).string() << "\n";
   return {};
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -75,8 +76,8 @@ class LocalCluster {
   // returns once all answer and every storage server has registered.
   // When some daemons run and others do not (one was killed), starts only
   // the others, with the arguments they had. Errors: busy when every
-  // daemon is already up; a one-line reason (with the tail of the daemon's
-  // log) when a daemon fails to start. A first `up` that fails removes the
+  // daemon is already up; a one-line reason (with the last lines this start
+  // of the daemon wrote to its log) when a daemon fails to start. A first `up` that fails removes the
   // config, key and data folders it made (the logs stay), so the next
   // `up` there starts afresh.
   static Result<LocalCluster> up(const ClusterOptions& options);
@@ -117,7 +118,9 @@ class LocalCluster {
   std::filesystem::path args_file(const std::string& name) const;
   Status write_args(const std::string& name, const std::vector<std::string>& args) const;
   std::vector<std::string> read_args(const std::string& name) const;
-  Status wait_ready(const std::string& name, int pid, std::chrono::milliseconds timeout);
+  // Waits for NAME's ready file; an error quotes what it wrote to its log
+  // past its first `log_before` bytes.
+  Status wait_ready(const std::string& name, int pid, std::chrono::milliseconds timeout, uintmax_t log_before);
   Status wait_servers_registered(std::chrono::milliseconds timeout);
   std::filesystem::path binary(const std::string& program) const;
 
