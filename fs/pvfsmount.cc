@@ -285,8 +285,6 @@ int run(const CommandLine& cl) {
   auto mounted = FuseMount::mount(*rt.client, jobs, params);
   if (!mounted.ok()) return fail(message_of(mounted.status()));
   raise_readahead(mountpoint, 4096);  // KiB: four 1 MiB requests in flight
-  if (background && log_fd < 0 && ::access("/dev/log", W_OK) != 0)
-    spdlog::warn("no /dev/log here: messages from now on are lost (give -o log=FILE)");
   if (background) background->ready(log_fd);
   spdlog::info("mounted {} on {}", params.options.fsname.empty() ? params.default_fsname
                                                                  : params.options.fsname,
