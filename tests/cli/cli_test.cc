@@ -365,6 +365,20 @@ TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs m
   CHECK(contains(stripe.err, "pvfs-ctl: setstripe " + (mnt / "d").string() + ": Invalid argument (the cluster has no such storage server"));
   CHECK(std::ofstream(mnt / "d" / "f").good());
 
+  // The first command again after a storage server died: it comes back,
+  // the mount stays as it was.
+  int pid = 0;
+  std::ifstream(dir / "run" / "server2.pid") >> pid;
+  REQUIRE(pid > 0);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto again = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--mount", mnt.string()});
+  CAPTURE(again);
+  CHECK(again.status == 0);
+  CHECK(contains(again.out, "restarted server2\n"));
+  CHECK(pvfs_mounts_at(mnt) == 1);
+  CHECK(std::ofstream(mnt / "after-restart").good());
+
   auto stop = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
   CAPTURE(stop);
   CHECK(stop.status == 0);

@@ -428,6 +428,13 @@ Status LocalCluster::wait_servers_registered(milliseconds timeout) {
 
 Status LocalCluster::mount(const fs::path& mountpoint, const std::string& options) {
   std::error_code ec;
+  // Mounted there by this cluster already (an `up --mount` repeated to
+  // restart a dead daemon): nothing to do.
+  const std::string where = fs::absolute(mountpoint).lexically_normal().string();
+  std::string recorded;
+  std::ifstream recorded_file(dir_ / "run" / "mountpoint");
+  std::getline(recorded_file, recorded);
+  if (recorded == where && pvfs_mounted_at(where)) return {};
   fs::create_directories(mountpoint, ec);
   const fs::path log = dir_ / "logs" / "mount.log";
   // In the background pvfsmount logs to the folder, not to a syslog that
@@ -444,7 +451,7 @@ Status LocalCluster::mount(const fs::path& mountpoint, const std::string& option
   if (rc != 0)  // only what this pvfsmount wrote: every mount appends to the log
     return Status(Errc::io, fmt::format("cannot mount at {}: {}", fs::absolute(mountpoint).string(),
                                         said_since(log, before, 3)));
-  std::ofstream(dir_ / "run" / "mountpoint") << fs::absolute(mountpoint).string() << "\n";
+  std::ofstream(dir_ / "run" / "mountpoint") << where << "\n";
   return {};
 }
 
@@ -453,7 +460,8 @@ Status LocalCluster::down() {
   const fs::path mount_file = dir_ / "run" / "mountpoint";
   if (fs::exists(mount_file)) {
     std::string mnt;
-    std::ifstream(mount_file) >> mnt;
+    std::ifstream in(mount_file);
+    std::getline(in, mnt);
     // Every pvfs mount there (mounted twice by an older pvfsmount, each
     // unmount uncovers the next), so none is left stale once the daemons stop.
     for (int i = 0; !mnt.empty() && i < 8 && pvfs_mounted_at(mnt); ++i) {

@@ -86,7 +86,8 @@ class LocalCluster {
                                      const std::filesystem::path& bin_dir = {});
 
   // Mounts the cluster at `mountpoint` with pvfsmount (extra -o options;
-  // it logs to logs/mount.log). io, "cannot mount at MNT: " and the lines
+  // it logs to logs/mount.log); OK at once when this cluster has it
+  // mounted there already. io, "cannot mount at MNT: " and the lines
   // this pvfsmount wrote, when it fails.
   Status mount(const std::filesystem::path& mountpoint, const std::string& options = {});
   // Unmounts (if mounted: every pvfs mount on the mount point), stops every

@@ -49,7 +49,7 @@ int status(const std::string& dir) {
   }
   std::ifstream mount_file(cluster->dir() / "run" / "mountpoint");
   std::string mnt;
-  if (mount_file >> mnt) std::printf("mounted at %s\n", mnt.c_str());
+  if (std::getline(mount_file, mnt) && !mnt.empty()) std::printf("mounted at %s\n", mnt.c_str());
   return bad ? 1 : 0;
 }
 
