@@ -30,7 +30,10 @@ TEST_CASE("server lists keep their order and reject repeats and junk") {
   auto ids = parse_server_list("3,0,12");
   REQUIRE(ids);
   CHECK(*ids == std::vector<ServerId>{ServerId(3), ServerId(0), ServerId(12)});
-  for (const char* bad : {"", ",", "1,", "1,,2", "a", "1,1", "-1", "1 2"})
+  auto named = parse_server_list("server3,0,server12");
+  REQUIRE(named);
+  CHECK(*named == *ids);
+  for (const char* bad : {"", ",", "1,", "1,,2", "a", "1,1", "-1", "1 2", "server", "server1,1", "srv1"})
     CHECK_MESSAGE(parse_server_list(bad).code() == Errc::invalid_argument, bad);
 }
 

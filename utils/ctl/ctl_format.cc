@@ -71,11 +71,11 @@ Result<std::vector<ServerId>> parse_server_list(std::string_view text) {
   std::string_view rest = text;
   while (true) {
     const size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
+    const std::string_view item = rest.substr(0, comma);
     uint32_t id = 0;
-    if (!parse_u32(item, id))
+    if (!parse_u32(item.starts_with("server") ? item.substr(6) : item, id))
       return Status(Errc::invalid_argument,
-                    fmt::format("bad server id '{}' in '{}': want ids like 0,2,3", item, text));
+                    fmt::format("bad server id '{}' in '{}': want ids like 0,2,3 or server0,server2", item, text));
     if (!seen.insert(id).second)
       return Status(Errc::invalid_argument, fmt::format("server {} is listed twice", id));
     out.push_back(ServerId(id));

@@ -25,7 +25,8 @@ namespace pvfs::ctl {
 // Sizes ("4M") as shared/text_format.h reads them.
 using ::pvfs::parse_size;
 
-// Comma-separated server ids ("1,3,0"), kept in the order given.
+// Comma-separated server ids ("1,3,0"; each may also be named as
+// "server3", as the other commands name them), kept in the order given.
 // Errors: invalid_argument naming the bad item, or a repeated id.
 Result<std::vector<ServerId>> parse_server_list(std::string_view text);
 
