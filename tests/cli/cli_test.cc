@@ -364,6 +364,12 @@ TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs m
   CHECK(stripe.status == 1);
   CHECK(contains(stripe.err, "pvfs-ctl: setstripe " + (mnt / "d").string() + ": Invalid argument (the cluster has no such storage server"));
   CHECK(std::ofstream(mnt / "d" / "f").good());
+  auto named = run_tool("PVFS_CTL", scratch.path(), {"setstripe", "-s", "server1", (mnt / "d").string()});
+  CAPTURE(named);
+  CHECK(named.status == 0);
+  auto shown = run_tool("PVFS_CTL", scratch.path(), {"getstripe", (mnt / "d").string()});
+  CAPTURE(shown);
+  CHECK(contains(shown.out, "servers:       1\n"));
 
   // The first command again after a storage server died: it comes back,
   // the mount stays as it was.
