@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -150,16 +149,6 @@ TEST_CASE("file sets shipped to a member killed before it answered are served ag
 
 TEST_CASE("a member paused while file sets were shipped to it does not install them when it resumes") {
   if (pvfs::test::skip_without_fuse()) return;
-  // Passed on d0832ee; since the merges of 2026-11-26 (one of inject,
-  // anu, iosched) pvfsmount itself stalls for over 20 s on a member that
-  // is paused (not killed) although the others serve every set again
-  // within a second (their logs say so). Kept visible, not hidden: the
-  // case is reported as skipped until that client stall is fixed (issue 16).
-  if (!std::getenv("PVFS_RUN_KNOWN_STALL")) {
-    MESSAGE("skipped: pvfsmount stalls on a paused metadata server since the 2026-11-26 merges "
-            "(set PVFS_RUN_KNOWN_STALL=1 to run it)");
-    return;
-  }
   TestCluster t(three_members(), true);
   const size_t victim = pick_victim(t);
   // Still stopped: SIGSTOP again is a no-op; it is declared failed, its
