@@ -61,10 +61,10 @@ std::optional<std::string> read_file(const fs::path& path) {
 // The member to stop: not the delegate (the lowest id) and not the one
 // holding the root, so that new file sets are made and shipped elsewhere.
 size_t pick_victim(TestCluster& t) {
-  // A fresh cluster makes its root once every member has answered.
+  // A fresh cluster makes its root once every member has answered; `up`
+  // returns only after that, so the first write works at once.
   const fs::path ready = t.mnt() / "ready";
-  for (auto until = Clock::now() + 20s; !write_file(ready, "ready") && Clock::now() < until;)
-    std::this_thread::sleep_for(200ms);
+  REQUIRE(write_file(ready, "ready"));
   REQUIRE(read_file(ready) == "ready");
   for (size_t i = t.config().mds.size(); i-- > 1;)
     if (!fs::exists(t.config().mds[i].data_dir / "fileset-0")) return i;

@@ -553,7 +553,8 @@ int main(int argc, char** argv) {
                "N processes each write and read back -b bytes in -t transfers, to their own\n"
                "file (-F) or their block of one shared file. With --mode md, mdtest-style: each\n"
                "creates, stats, reads and removes -n files; ops/s per phase. Ctrl-C stops every\n"
-               "process and removes the files. See pvfs-bench(1)."};
+               "process and removes the files. See pvfs-bench(1).",
+               "pvfs-bench"};
   app.set_version_flag("--version", PVFS_VERSION);
   Options o;
   app.add_option("-N,--procs", o.procs, "processes (ranks)")->capture_default_str()
