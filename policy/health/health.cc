@@ -36,9 +36,9 @@ void down(const Inputs& in, std::vector<Reason>& out) {
     if (!d.is_mds) what = "its stripes cannot be read or written";
     else if (any_mds) {
       level = Level::warn;
-      what = "another metadata server answers";
+      what = "another metadata server is up";
     } else {
-      what = "no metadata server answers";
+      what = "no metadata server is up";
     }
     out.push_back({level, "DAEMON_DOWN",
                    fmt::format("{} ({}) down: {}; {}", d.name, d.address, d.why.empty() ? "not answering" : d.why,
