@@ -49,6 +49,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       orphan_timer_(io),
       writer_timer_(io),
       iosched_(io, config, cluster),
+      locks_(io, config, filesets, cluster),
       started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
@@ -81,6 +82,7 @@ void MdsService::start() {
   asio::co_spawn(io_, orphan_loop(), asio::detached);
   asio::co_spawn(io_, writer_loop(), asio::detached);
   iosched_.start();
+  locks_.start();
 }
 
 void MdsService::stop() {
@@ -89,6 +91,7 @@ void MdsService::stop() {
   orphan_timer_.cancel();
   writer_timer_.cancel();
   iosched_.stop();
+  locks_.stop();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
 

@@ -314,9 +314,13 @@ void LockTable::drop(ClientKey client) {
 
 std::vector<ClientKey> LockTable::expire(Nanos now) {
   std::vector<ClientKey> gone;
+  std::vector<ClientKey> lapsed;
   for (const auto& [client, until] : leases_)
-    if (until <= now) gone.push_back(client);
-  for (ClientKey c : gone) drop(c);
+    if (until <= now) lapsed.push_back(client);
+  for (ClientKey c : lapsed) {
+    if (has_client(c)) gone.push_back(c);
+    drop(c);
+  }
   return gone;
 }
 
