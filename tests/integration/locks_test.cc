@@ -5,7 +5,9 @@
 // mount killed with SIGKILL loses its locks within its lease (and keeps them
 // while alive), and the ROMIO data-sieving pattern (lock, read, modify,
 // write back, unlock a neighbouring range, from processes on both mounts)
-// leaves the file equal to its model, which -o locks=local does not.
+// leaves the file equal to its model, which -o locks=local does not; and
+// locks survive the kill -9 of the metadata server keeping them (take-over)
+// and the moves of their file sets back to it.
 // Every lock is taken by a process of its own (a lock owner), forked from
 // the test. Needs /dev/fuse.
 #include <fcntl.h>
@@ -55,7 +57,9 @@ int pvfsmount_pid(const fs::path& mountpoint) {
 // A cluster mounted twice: two pvfsmount processes, two client nodes.
 struct TwoMounts {
   explicit TwoMounts(const std::string& options = {}, uint32_t lease_ms = 5000)
-      : tc(lease(lease_ms), true, options.empty() ? std::string("direct_io") : options) {
+      : TwoMounts(lease(lease_ms), options) {}
+  TwoMounts(const ClusterOptions& cluster, const std::string& options)
+      : tc(cluster, true, options.empty() ? std::string("direct_io") : options) {
     m1 = fs::absolute(tc.mnt());
     m2 = fs::absolute(tc.dir() / "mnt2");
     fs::create_directories(m2);
@@ -473,6 +477,89 @@ TEST_CASE("with -o locks=local the same pattern loses updates: the locks do not 
   if (skip_without_fuse()) return;
   TwoMounts two("direct_io,locks=local");
   CHECK_FALSE(romio_pattern_holds(two, 4, 500));
+}
+
+// File sets in a member's data dir (fileset-N folders; moves in progress
+// not counted).
+size_t filesets_in(const fs::path& data_dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& item : fs::directory_iterator(data_dir, ec)) {
+    const std::string name = item.path().filename().string();
+    if (item.is_directory() && name.starts_with("fileset-") &&
+        name.find_first_not_of("0123456789", 8) == std::string::npos)
+      ++n;
+  }
+  return n;
+}
+
+TEST_CASE("locks survive the kill -9 of the metadata server holding them and the moves of their file sets") {
+  if (skip_without_fuse()) return;
+  ClusterOptions o = TwoMounts::lease(5000);
+  o.mds = 3;
+  o.fileset_per_top_directory = true;  // every directory in / is a file set
+  o.mds_tune_interval_ms = 1000;
+  o.mds_dead_after_ms = 3000;
+  TwoMounts two(o, "direct_io");
+  constexpr int kSets = 8;
+  for (int i = 0; i < kSets; ++i) {
+    REQUIRE(fs::create_directory(two.m1 / ("set" + std::to_string(i))));
+    make_file(two.on1("set" + std::to_string(i) + "/f"), 4096);
+  }
+  // One process on mount 1 holds a write lock on a file of every set.
+  Proc a([&](int in, int out) {
+    std::vector<int> fds;
+    for (int i = 0; i < kSets; ++i) {
+      int fd = ::open(two.on1("set" + std::to_string(i) + "/f").c_str(), O_RDWR);
+      if (fd < 0 || lock(fd, F_SETLK, F_WRLCK, 0, 100) != 0) {
+        say(out, 'E');
+        return 1;
+      }
+      fds.push_back(fd);
+    }
+    say(out, 'L');
+    hear(in);
+    return 0;
+  });
+  REQUIRE(a.next() == 'L');
+  // How many of the sets mount 2 finds locked by a (F_SETLK fails).
+  auto locked_seen_from_2 = [&] {
+    int n = 0;
+    for (int i = 0; i < kSets; ++i) {
+      int fd = ::open(two.on2("set" + std::to_string(i) + "/f").c_str(), O_RDWR);
+      if (fd < 0) continue;
+      struct flock q {};
+      q.l_type = F_WRLCK;
+      q.l_whence = SEEK_SET;
+      if (::fcntl(fd, F_GETLK, &q) == 0 && q.l_type == F_WRLCK && q.l_pid == a.pid && q.l_len == 100) ++n;
+      ::close(fd);
+    }
+    return n;
+  };
+  REQUIRE(locked_seen_from_2() == kSets);
+
+  // The member holding the most file sets dies; the others take them over
+  // from its data dir, locks included.
+  std::vector<size_t> before;
+  for (const auto& m : two.tc.config().mds) before.push_back(filesets_in(m.data_dir));
+  size_t victim = 0;
+  for (size_t i = 1; i < before.size(); ++i)
+    if (before[i] > before[victim]) victim = i;
+  const std::string name = "mds" + std::to_string(two.tc.config().mds[victim].id);
+  REQUIRE(two.tc.cluster().kill_daemon(name, SIGKILL).ok());
+  CHECK(locked_seen_from_2() == kSets);
+  CHECK(filesets_in(two.tc.config().mds[victim].data_dir) == 0);
+
+  // Restarted, it takes file sets again (shipped from the live members):
+  // the locks move with them.
+  REQUIRE(two.tc.cluster().restart_daemon(name).ok());
+  CHECK(eventually([&] { return filesets_in(two.tc.config().mds[victim].data_dir) > 0; }, milliseconds(30000)));
+  CHECK(locked_seen_from_2() == kSets);
+
+  // The holder lets go: every lock is free from the other mount.
+  a.send('Q');
+  CHECK(a.wait() == 0);
+  CHECK(eventually([&] { return locked_seen_from_2() == 0; }, milliseconds(5000)));
 }
 
 }  // namespace
