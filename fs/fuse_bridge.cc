@@ -92,6 +92,15 @@ Bridge::Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
           std::chrono::duration<double>(params.attr_timeout_s))),
       next_request_id_((std::random_device{}() & uint64_t{0xffffff}) << 40) {}
 
+asio::awaitable<void> Bridge::forget_cached_pages(fuse_ino_t ino) {
+  if (!session_) co_return;
+  auto done = std::make_shared<asio::steady_timer>(client_.io(), asio::steady_timer::time_point::max());
+  asio::io_context& io = client_.io();
+  invalidator_.post_pages(ino, [done, &io] { asio::post(io, [done] { done->cancel(); }); });
+  asio::error_code ec;
+  co_await done->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
 void Bridge::set_session(fuse_session* session) {
   session_ = session;
   invalidator_.start(session);

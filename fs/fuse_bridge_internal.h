@@ -130,6 +130,11 @@ class Bridge {
   void forget_cached_attributes(fuse_ino_t ino) {
     if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
   }
+  // Makes the kernel drop the cached pages and attributes of `ino`, from
+  // the invalidator's thread (the kernel may wait for reads this io thread
+  // serves meanwhile), and returns once it has: a lock just granted then
+  // reads what the previous holder wrote on another node.
+  asio::awaitable<void> forget_cached_pages(fuse_ino_t ino);
   // Set once after fuse_session_new, before any request arrives. Starts
   // forgetting the entries the client reports replaced (file sets made).
   void set_session(fuse_session* session);

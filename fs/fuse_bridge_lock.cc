@@ -46,9 +46,10 @@ int errno_of(Client::LockOutcome outcome) {
 
 // Takes the lock (or unlocks) and replies. `wait` keeps `state` alive until
 // the reply, after which libfuse no longer calls on_interrupt.
-asio::awaitable<void> lock_and_reply(fuse_req_t req, Client& client, Credentials who, InodeId ino,
+asio::awaitable<void> lock_and_reply(fuse_req_t req, Bridge& b, Credentials who, InodeId ino,
                                      Client::FileLock want, bool unlock, bool wait,
                                      std::shared_ptr<Client::LockWait> state) {
+  Client& client = b.client();
   if (unlock) {
     Status st = co_await client.unlock(who, ino, want);
     if (!st.ok()) reply_error(req, "unlock", st);
@@ -60,6 +61,9 @@ asio::awaitable<void> lock_and_reply(fuse_req_t req, Client& client, Credentials
     reply_error(req, wait ? "setlkw" : "setlk", got.status());
     co_return;
   }
+  // What another node wrote under the lock before it let go is on the
+  // servers; what this node's kernel cached of the file may be older.
+  if (*got == Client::LockOutcome::granted) co_await b.forget_cached_pages(ino.value);
   fuse_reply_err(req, errno_of(*got));
 }
 
@@ -77,7 +81,7 @@ void start_lock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, Client::File
   auto state = std::make_shared<Client::LockWait>();
   if (wait && !unlock) fuse_req_interrupt_func(req, on_interrupt, state.get());
   b.spawn_replying(req, "setlk",
-                   lock_and_reply(req, b.client(), std::move(who), InodeId(ino), want, unlock, wait && !unlock,
+                   lock_and_reply(req, b, std::move(who), InodeId(ino), want, unlock, wait && !unlock,
                                   std::move(state)));
 }
 
