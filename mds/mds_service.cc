@@ -169,12 +169,13 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   // The file set the request concerns must be served here (the client
   // routes by the same function); a slowed member first makes it wait.
   const std::optional<FileSetId> route = rpc::route_of(ex.req);
+  const handlers::Entry* entry = rpc::find_handler(handlers::table(), ex.req.which());
   std::optional<MdsCluster::InFlight> in_flight;
   std::optional<MdsCluster::Outstanding> outstanding;
   if (route) {
     // Arrived and not answered until `outstanding` goes: the backlog each
     // interval reports (queued behind --slowdown included).
-    outstanding.emplace(&cluster_, ex.started());
+    if (!entry || entry->backlog) outstanding.emplace(&cluster_, ex.started());
     if (cluster_.emulating()) co_await cluster_.emulate(ex.started());  // no coroutine frame when off
     if (Status admitted = cluster_.admit(*route); !admitted.ok()) co_return co_await ex.refuse(admitted);
     if (detached_.count(route->value))
@@ -182,7 +183,6 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     in_flight.emplace(&cluster_, route->value);
   }
 
-  const handlers::Entry* entry = rpc::find_handler(handlers::table(), ex.req.which());
   Status outcome(Errc::not_supported, "unknown metadata request");
   if (entry) {
     handlers::Call call{*this, ex.conn, *ex.msg, ex.req, ex.reply, caller, now, origin};

@@ -82,7 +82,7 @@ constexpr Entry kTable[] = {
     {R::IOSCHED_POLICY, iosched_policy},
 
     // A held F_SETLKW waits for another client, not for this member.
-    {R::LOCK, lock, false},
+    {R::LOCK, lock, false, false},
     {R::LOCK_STATUS, lock_status, false},
 };
 
