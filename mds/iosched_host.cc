@@ -57,16 +57,16 @@ void IoschedHost::stop() {
 }
 
 iosched::Nanos IoschedHost::now() const {
-  return std::chrono::duration_cast<iosched::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<iosched::Nanos>(cluster_.clock().now().time_since_epoch());
 }
 
-bool IoschedHost::in_grace() const { return std::chrono::steady_clock::now() < grace_until_; }
+bool IoschedHost::in_grace() const { return cluster_.clock().now() < grace_until_; }
 
 bool IoschedHost::hosting() {
   const bool acting = cluster_.acting_delegate();
   if (acting && !scheduler_) {
     scheduler_.emplace(options_of(config_, policy_));
-    grace_until_ = std::chrono::steady_clock::now() + milliseconds(config_.iosched_lease_ms);
+    grace_until_ = cluster_.clock().now() + milliseconds(config_.iosched_lease_ms);
     spdlog::info("I/O scheduler: hosted here (policy {}); new tokens wait {} ms for clients to re-register",
                  iosched::policy_name(policy_), config_.iosched_lease_ms);
   } else if (!acting && scheduler_) {
@@ -183,7 +183,7 @@ void IoschedHost::fill(mp::Reply::IoschedState::Builder out) const {
   out.setLeaseMs(config_.iosched_lease_ms);
   out.setMaxWaitS(config_.iosched_max_wait_s);
   out.setGatherMs(config_.iosched_gather_ms);
-  const auto grace = grace_until_ - std::chrono::steady_clock::now();
+  const auto grace = grace_until_ - cluster_.clock().now();
   out.setGraceMs(grace.count() > 0 ? static_cast<uint32_t>(std::chrono::duration_cast<milliseconds>(grace).count())
                                    : 0);
   const auto put = [&](const std::vector<iosched::StepView>& steps, auto list) {

@@ -85,6 +85,9 @@ Status MdsCluster::load() {
     if (!saved) return Status(saved.code(), fmt::format("{}: {}", path.string(), saved.status().detail()));
     map_ = std::move(*saved);
     create_root_ = false;
+    // A cluster stopped before its members first met has a map but no
+    // root yet: it is still fresh, and make_root_if_fresh() decides.
+    root_pending_ = config_.mds.size() > 1 && map_.version() == 1 && !filesets_.has(FileSetId(0));
     // A member no longer in the config leaves the map at once.
     for (MdsId m : map_.servers())
       if (!config_.find_mds(m.value) && map_.servers().size() > 1)
@@ -404,12 +407,12 @@ Status MdsCluster::detach_request(FileSetId set) {
 
 MdsId MdsCluster::delegate() const {
   if (config_.mds.size() == 1) return self_;
-  return membership_.delegate(map_, std::chrono::steady_clock::now());
+  return membership_.delegate(map_, clock_.now());
 }
 
 bool MdsCluster::acting_delegate() const {
   if (config_.mds.size() == 1) return true;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   return fence_ == Fence::serving && membership_.ready(now) && membership_.lease_valid(map_, now) &&
          membership_.is_delegate(map_, now);
 }

@@ -140,6 +140,8 @@ class MdsCluster {
   bool serving() const { return fence_ == Fence::serving; }
   const placement::AnuMap& map() const { return map_; }
   MdsId self() const { return self_; }
+  // Where this member reads time (liveness, leases, the delegate's hosts).
+  const Clock& clock() const { return clock_; }
   // The delegate as this member sees it now (itself when alone).
   MdsId delegate() const;
   // Whether this member is the delegate and may act as one now: alone, or

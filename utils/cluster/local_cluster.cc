@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "shared/secret.h"
 #include "shared/text_format.h"
 #include "utils/common/daemon_probe.h"
+#include "utils/common/mds_status.h"
 
 namespace pvfs {
 
@@ -242,6 +244,11 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     (void)cluster.down();
     return st;
   }
+  // Until then every operation on a mount would time out.
+  if (Status st = cluster.wait_root_served(options.start_timeout); !st.ok()) {
+    (void)cluster.down();
+    return st;
+  }
   return cluster;
 }
 
@@ -337,6 +344,27 @@ Status LocalCluster::wait_servers_registered(milliseconds timeout) {
   }
   return Status(Errc::timeout, fmt::format("only {} of {} storage servers registered with mds{}",
                                            alive, config_.servers.size(), waiting->id));
+}
+
+Status LocalCluster::wait_root_served(milliseconds timeout) {
+  if (config_.mds.size() < 2) return {};  // a lone member makes it at start
+  auto key = load_secret(config_.secret_file);
+  if (!key) return key.status();
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    for (const auto& m : config_.mds) {
+      auto view = mds_cluster_status(m.address, *key, milliseconds(2000));
+      if (!view || !view->serving) continue;
+      for (const auto& member : view->members)
+        if (member.id == view->self &&
+            std::find(member.file_sets.begin(), member.file_sets.end(), 0) != member.file_sets.end())
+          return {};
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return Status(Errc::timeout, fmt::format("no metadata server serves the namespace root after {} ms: "
+                                           "see the mds*.log files in {}",
+                                           timeout.count(), (dir_ / "logs").string()));
 }
 
 Status LocalCluster::mount(const fs::path& mountpoint, const std::string& options) {

@@ -106,6 +106,9 @@ class LocalCluster {
   std::vector<std::string> read_args(const std::string& name) const;
   Status wait_ready(const std::string& name, int pid, std::chrono::milliseconds timeout);
   Status wait_servers_registered(std::chrono::milliseconds timeout);
+  // With several metadata servers: until one of them serves the namespace
+  // root (a fresh cluster makes it once every member has answered).
+  Status wait_root_served(std::chrono::milliseconds timeout);
   std::filesystem::path binary(const std::string& program) const;
 
   std::filesystem::path dir_;
