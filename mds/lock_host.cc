@@ -57,7 +57,7 @@ void LockHost::stop() {
 }
 
 locks::Nanos LockHost::now() const {
-  return std::chrono::duration_cast<locks::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<locks::Nanos>(cluster_.clock().now().time_since_epoch());
 }
 
 LockHost::SetTable* LockHost::table_for(FileSetId set, Status& error) {

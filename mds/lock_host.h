@@ -9,7 +9,9 @@
 // live in memory only; their clients ask again. A waiting F_SETLKW is
 // answered when granted or after kHold, whichever is first (the client
 // asks again), so no request is held long enough to delay a move.
-// Not thread-safe: runs on the MDS's network thread.
+// Leases run on the member's injected clock (MdsCluster::clock()); the
+// tick and the held requests on asio timers. Not thread-safe: runs on the
+// MDS's network thread.
 #pragma once
 
 #include <chrono>
