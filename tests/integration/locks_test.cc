@@ -207,6 +207,15 @@ TEST_CASE("an exclusive fcntl lock on one mount keeps out the other mount's lock
   CHECK(q.l_pid == a.pid);
   CHECK(lock(fd, F_SETLK, F_WRLCK, 100, 100) == 0);  // the neighbouring range is free
 
+  // pvfs-ctl locks shows both holders of the file, with their ranges and pids.
+  auto listed = run_tool("PVFS_CTL", two.tc.dir(),
+                         {"locks", "-c", two.tc.cluster().config_path().string(), two.on2("f")});
+  CHECK(listed.status == 0);
+  CHECK(listed.out.find("posix write  0-99") != std::string::npos);
+  CHECK(listed.out.find("posix write  100-199") != std::string::npos);
+  CHECK(listed.out.find(" " + std::to_string(a.pid) + " ") != std::string::npos);
+  CHECK(listed.out.find(" " + std::to_string(::getpid()) + " ") != std::string::npos);
+
   a.send('D');  // the holder downgrades to a read lock
   REQUIRE(a.next() == 'L');
   CHECK(lock(fd, F_SETLK, F_RDLCK, 0, 10) == 0);
@@ -246,6 +255,16 @@ TEST_CASE("F_SETLKW waiters on two mounts are granted in the order they arrived"
     REQUIRE(waiters.back()->next() == 'S');
     // Long enough for its F_SETLKW to reach the manager before the next.
     std::this_thread::sleep_for(milliseconds(400));
+  }
+  // pvfs-ctl locks lists the four waiters in arrival order.
+  auto listed = run_tool("PVFS_CTL", two.tc.dir(), {"locks", "-c", two.tc.cluster().config_path().string()});
+  CHECK(listed.status == 0);
+  size_t at = listed.out.find("waiting, in arrival order:");
+  REQUIRE(at != std::string::npos);
+  for (const auto& w : waiters) {
+    const size_t found = listed.out.find(" " + std::to_string(w->pid) + " ", at);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found;
   }
   a.send('Q');
   std::string got;
