@@ -65,6 +65,10 @@ bool IoschedHost::in_grace() const { return cluster_.clock().now() < grace_until
 bool IoschedHost::hosting() {
   const bool acting = cluster_.acting_delegate();
   if (acting && !scheduler_) {
+    // A policy switched at run time outlives the delegate that took it.
+    const auto& shared = cluster_.iosched_setting();
+    if (!shared.policy.empty())
+      if (auto switched = iosched::parse_policy(shared.policy)) policy_ = *switched;
     scheduler_.emplace(options_of(config_, policy_));
     grace_until_ = cluster_.clock().now() + milliseconds(config_.iosched_lease_ms);
     spdlog::info("I/O scheduler: hosted here (policy {}); new tokens wait {} ms for clients to re-register",
@@ -119,6 +123,7 @@ Status IoschedHost::set_policy(std::string_view name, mp::Reply::Builder reply) 
   if (*policy != policy_)
     spdlog::info("I/O scheduler: policy {} (was {})", iosched::policy_name(*policy), iosched::policy_name(policy_));
   policy_ = *policy;
+  cluster_.share_iosched_policy(std::string(iosched::policy_name(*policy)));
   scheduler_->set_policy(*policy);
   if (!in_grace()) scheduler_->schedule(now());
   fill(reply.initIosched());

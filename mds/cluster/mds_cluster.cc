@@ -323,6 +323,9 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto p = out.init_body<mp::Request>().initPeerPing();
   p.setFrom(self_.value);
   p.setMap(map_.serialize());
+  auto setting = p.initSetting();
+  setting.setIoschedPolicy(iosched_setting_.policy);
+  setting.setVersion(iosched_setting_.version);
   // Shorter than the failure timeout, so a hung member is not counted alive.
   const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
   const auto sent = clock_.now();
@@ -343,6 +346,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   membership_.heard(member, clock_.now(),
                     IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests(), l.getBacklog(),
                                    sane_age(l.getBacklogAgeMs())});
+  learn_iosched_setting(state.getSetting());
   auto& sets = peer_sets_[member];
   sets.clear();
   for (uint16_t s : state.getFileSets()) sets.push_back(s);
@@ -390,6 +394,22 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setRequests(meter_.last().requests);
   l.setBacklog(meter_.last().backlog);
   l.setBacklogAgeMs(meter_.last().backlog_age_ms);
+  auto setting = state.initSetting();
+  setting.setIoschedPolicy(iosched_setting_.policy);
+  setting.setVersion(iosched_setting_.version);
+}
+
+void MdsCluster::share_iosched_policy(std::string policy) {
+  iosched_setting_.policy = std::move(policy);
+  ++iosched_setting_.version;
+}
+
+void MdsCluster::learn_iosched_setting(mp::Request::ClusterSetting::Reader theirs) {
+  const std::string_view policy = text(theirs.getIoschedPolicy());
+  const bool newer = theirs.getVersion() > iosched_setting_.version ||
+                     (theirs.getVersion() == iosched_setting_.version && policy < iosched_setting_.policy);
+  if (!newer || policy.size() > 64) return;  // a policy name is short; anything longer is not one
+  iosched_setting_ = {std::string(policy), theirs.getVersion()};
 }
 
 Status MdsCluster::take_map(std::string_view map_text) {
