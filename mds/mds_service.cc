@@ -159,7 +159,7 @@ Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId pa
 asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                          std::unique_ptr<rpc::InMessage> msg) {
   rpc::Exchange<mp::Request, mp::Reply> ex(std::move(conn), std::move(msg));
-  jobs_.count(ex.job(), 0, 0);
+  jobs_.count(ex.counted_job(), 0, 0);
   // Root squash applies to what clients ask, not to daemons' own requests.
   const Caller caller = squashes(*ex.conn) ? squash_root(rpc::from_wire(ex.req.getCaller()))
                                            : rpc::from_wire(ex.req.getCaller());
