@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 
 #include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -12,6 +15,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "config/config_keys.h"
 #include "shared/text_format.h"
 
 
@@ -153,6 +157,17 @@ uint32_t inline_latency_us(const elevator::InlineOptions& o) {
 }  // namespace
 
 Result<Config> Config::load(const std::filesystem::path& file) {
+  // toml++ would say "FILE:0:0: File could not be opened for reading".
+  if (std::FILE* f = std::fopen(file.c_str(), "r")) {
+    std::fclose(f);
+  } else {
+    const int err = errno;
+    return Status::from_errno(err, fmt::format("cannot read config {}: {}", file.string(), std::strerror(err)));
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    return Status(Errc::invalid_argument,
+                  fmt::format("cannot read config {}: {}", file.string(), std::strerror(EISDIR)));
   toml::table root;
   try {
     root = toml::parse_file(file.string());
@@ -164,6 +179,7 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   } catch (const std::exception& err) {
     return Status(Errc::invalid_argument, fmt::format("{}: {}", file.string(), err.what()));
   }
+  if (Status s = config_keys::check(root, file); !s.ok()) return s;
   Config c;
   c.path = std::filesystem::absolute(file);
   const auto base = c.path.parent_path();

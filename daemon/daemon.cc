@@ -18,7 +18,7 @@ std::optional<Identity> boot(const char* program, Role role, const std::string& 
   const char* table = role == Role::server ? "server" : "mds";
   auto config = Config::load(config_path);
   if (!config) {
-    std::fprintf(stderr, "%s: %s\n", program, config.status().to_string().c_str());
+    std::fprintf(stderr, "%s: %s\n", program, config.status().detail().c_str());
     return std::nullopt;
   }
   if (!id) {

@@ -135,6 +135,12 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
   for (;;) {
     const milliseconds left = left_until(deadline);
     if (left <= milliseconds(0)) {
+      // Out of time without reaching the owner (a member paused or cut
+      // off: connecting can outlast the call). Learn the newest map from
+      // the others before failing, or every later call to this file set
+      // would wait out the same member again.
+      const bool owner_silent = !last.ok() && last.code() != Errc::again && last.code() != Errc::stale_map;
+      if (route && owner_silent && mds_peers.size() > 1) co_await fetch_maps(to, timeout);
       std::string why = last.ok() ? "" : ": " + last.to_string();
       if (route) why += fmt::format(" (file set {})", route->value);
       co_return Status(Errc::timeout, fmt::format("{} did not answer in time{}", name(to), why));

@@ -111,6 +111,11 @@ Status apply(MountOptions& o, std::string_view item) {
     o.dispatch = *policy;
     return {};
   }
+  if (key == "log") {
+    if (Status s = need_value("FILE"); !s.ok()) return s;
+    o.log_file = std::string(value);
+    return {};
+  }
   if (key == "secret") {
     if (Status s = need_value("FILE"); !s.ok()) return s;
     o.secret_file = std::string(value);

@@ -32,6 +32,7 @@ struct MountOptions {
   // dispatch=POLICY: how writes are placed (policy/dispatch/dispatcher.h)
   sched::Policy dispatch = sched::Policy::preassign;
   std::string secret_file;           // secret=FILE: needed when CONFIG is host:port
+  std::string log_file;              // log=FILE: in the background, log here (appended) instead of syslog
   unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: accepted, ignored (fs/fuse_loop.h)
   std::string fsname;                // fsname=NAME; empty = "pvfs:" + MDS address
   std::optional<uint32_t> rpc_timeout_ms;     // timeout=MS: overrides [timeouts] rpc_timeout_ms

@@ -31,6 +31,7 @@
 #include "fs/mount_options.h"
 #include "config/config.h"
 #include "shared/log.h"
+#include "shared/mount_table.h"
 
 namespace pvfs {
 namespace {
@@ -60,6 +61,25 @@ void raise_readahead(const std::filesystem::path& mountpoint, unsigned kib) {
 
 
 constexpr const char* kProgram = "pvfsmount";
+
+// Whether a pvfs file system is mounted on `mountpoint` (absolute) itself.
+// Only its parent is resolved: a dead mount answers ENOTCONN to a stat.
+bool already_mounted(std::filesystem::path mountpoint) {
+  mountpoint = mountpoint.lexically_normal();
+  if (!mountpoint.has_filename()) mountpoint = mountpoint.parent_path();  // "mnt/"
+  std::error_code ec;
+  auto canonical = std::filesystem::canonical(mountpoint.parent_path(), ec) / mountpoint.filename();
+  if (ec) return false;
+  std::ifstream in("/proc/self/mountinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return has_mount_at(text.str(), canonical.string(), kPvfsMountType);
+}
+
+// What an error says: its detail, which names what failed, or the code alone.
+std::string message_of(const Status& status) {
+  return status.detail().empty() ? status.to_string() : status.detail();
+}
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", kProgram, message.c_str());
@@ -135,8 +155,9 @@ class Background {
   }
 
   // Child: the mount is up. Leaves the terminal's session, sends further log
-  // messages to syslog, and releases the parent.
-  void ready() {
+  // messages (and anything written to stdout and stderr) to `log_fd` when it
+  // is open, else to syslog, and releases the parent.
+  void ready(int log_fd) {
     ::setsid();
     if (::chdir("/") != 0) {
       // Harmless: only keeps the old directory busy.
@@ -144,13 +165,15 @@ class Background {
     int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd >= 0) {
       ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(null_fd, STDOUT_FILENO);
-      ::dup2(null_fd, STDERR_FILENO);
+      ::dup2(log_fd >= 0 ? log_fd : null_fd, STDOUT_FILENO);
+      ::dup2(log_fd >= 0 ? log_fd : null_fd, STDERR_FILENO);
       ::close(null_fd);
     }
-    auto logger = spdlog::syslog_logger_mt("pvfsmount-syslog", kProgram, LOG_PID, LOG_DAEMON);
-    logger->set_level(spdlog::get_level());
-    spdlog::set_default_logger(logger);
+    if (log_fd < 0) {
+      auto logger = spdlog::syslog_logger_mt("pvfsmount-syslog", kProgram, LOG_PID, LOG_DAEMON);
+      logger->set_level(spdlog::get_level());
+      spdlog::set_default_logger(logger);
+    }  // else the stderr logger of init_logging() now writes to the file
     char byte = 1;
     ssize_t n;
     do n = ::write(notify_fd_, &byte, 1);
@@ -200,8 +223,9 @@ std::string start_error(const Config& config, const Status& status) {
     case Errc::timeout:
       return "cannot reach " + mds + ": " + status.to_string();
     case Errc::access_denied:
-      return mds + " refused the cluster secret in " + config.secret_file.string() + ": " +
-             status.to_string();
+      // The status repeats "cannot reach" around the refusal: say it once.
+      return mds + " refused the key in " + config.secret_file.string() +
+             " (not the cluster's secret: use the key file beside the cluster's config)";
     default:
       return "cannot start the client for " + mds + ": " + status.to_string();
   }
@@ -219,8 +243,19 @@ int run(const CommandLine& cl) {
 
   std::error_code ec;
   const auto mountpoint = std::filesystem::absolute(cl.mountpoint, ec);
+  // A second mount on the same directory would hide the first, which then
+  // outlives every `umount` but one.
+  if (!ec && already_mounted(mountpoint))
+    return fail(mountpoint.lexically_normal().string() +
+                " is already a pvfs mount (unmount it first: fusermount3 -u " + cl.mountpoint + ")");
   if (ec || !std::filesystem::is_directory(mountpoint, ec))
     return fail("mount point " + cl.mountpoint + " is not a directory");
+
+  int log_fd = -1;
+  if (!options->log_file.empty()) {
+    log_fd = ::open(options->log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (log_fd < 0) return fail("cannot open log file " + options->log_file + ": " + std::strerror(errno));
+  }
 
   const bool foreground = cl.foreground || cl.debug;
   init_logging(kProgram, cl.debug);
@@ -233,7 +268,7 @@ int run(const CommandLine& cl) {
 
   Runtime rt;
   auto client = Client::create(rt.io, *config);
-  if (!client.ok()) return fail(client.status().to_string());
+  if (!client.ok()) return fail(message_of(client.status()));
   rt.client = std::move(*client);
   rt.client->set_dispatch_policy(options->dispatch);
   rt.start_thread();
@@ -248,9 +283,9 @@ int run(const CommandLine& cl) {
   params.default_fsname = "pvfs:" + config->mds.front().address.to_string();
   params.debug = cl.debug;
   auto mounted = FuseMount::mount(*rt.client, jobs, params);
-  if (!mounted.ok()) return fail(mounted.status().to_string());
+  if (!mounted.ok()) return fail(message_of(mounted.status()));
   raise_readahead(mountpoint, 4096);  // KiB: four 1 MiB requests in flight
-  if (background) background->ready();
+  if (background) background->ready(log_fd);
   spdlog::info("mounted {} on {}", params.options.fsname.empty() ? params.default_fsname
                                                                  : params.options.fsname,
                mountpoint.string());
@@ -302,6 +337,9 @@ int main(int argc, char** argv) {
       "  ro, rw                  read-only or read-write [rw]\n"
       "  jobid_var=NAME          environment variable naming the job [PVFS_JOBID, SLURM_JOB_ID]\n"
       "  secret=FILE             cluster key file (needed when CONFIG is host:port)\n"
+      "  dispatch=POLICY         where write pieces go: fixed, random, two-choice, collab,\n"
+      "                          preassign [preassign]\n"
+      "  log=FILE                in the background, append log messages here [syslog]\n"
       "  max_threads=N           accepted and ignored (no worker threads)\n"
       "  fsname=NAME             name shown in mount tables [pvfs:MDS-ADDRESS]\n"
       "  timeout=MS              RPC timeout [config [timeouts] rpc_ms]\n"
@@ -311,11 +349,14 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  pvfsmount /etc/pvfs/cluster.toml /mnt/pvfs\n"
       "  pvfsmount -o secret=/etc/pvfs/secret.key,ro mds1:7000 /mnt/pvfs\n"
-      "  mount -t fuse.pvfs mds1:7000 /mnt/pvfs -o secret=/etc/pvfs/secret.key");
+      "  mount -t fuse.pvfsmount mds1:7000 /mnt/pvfs -o secret=/etc/pvfs/secret.key\n"
+      "    (mount(8) finds pvfsmount only once installed; see pvfsmount(8) for -t fuse.pvfs)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // --help and --version exit 0, usage errors 1
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "pvfsmount: %s (see pvfsmount --help)\n", e.what());
+    return 2;
   }
   // For a mount helper, -f is mount(8)'s "fake": do everything but mount.
   if (as_helper && cl.foreground) return 0;

@@ -57,16 +57,20 @@ void IoschedHost::stop() {
 }
 
 iosched::Nanos IoschedHost::now() const {
-  return std::chrono::duration_cast<iosched::Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<iosched::Nanos>(cluster_.clock().now().time_since_epoch());
 }
 
-bool IoschedHost::in_grace() const { return std::chrono::steady_clock::now() < grace_until_; }
+bool IoschedHost::in_grace() const { return cluster_.clock().now() < grace_until_; }
 
 bool IoschedHost::hosting() {
   const bool acting = cluster_.acting_delegate();
   if (acting && !scheduler_) {
+    // A policy switched at run time outlives the delegate that took it.
+    const auto& shared = cluster_.iosched_setting();
+    if (!shared.policy.empty())
+      if (auto switched = iosched::parse_policy(shared.policy)) policy_ = *switched;
     scheduler_.emplace(options_of(config_, policy_));
-    grace_until_ = std::chrono::steady_clock::now() + milliseconds(config_.iosched_lease_ms);
+    grace_until_ = cluster_.clock().now() + milliseconds(config_.iosched_lease_ms);
     spdlog::info("I/O scheduler: hosted here (policy {}); new tokens wait {} ms for clients to re-register",
                  iosched::policy_name(policy_), config_.iosched_lease_ms);
   } else if (!acting && scheduler_) {
@@ -119,6 +123,7 @@ Status IoschedHost::set_policy(std::string_view name, mp::Reply::Builder reply) 
   if (*policy != policy_)
     spdlog::info("I/O scheduler: policy {} (was {})", iosched::policy_name(*policy), iosched::policy_name(policy_));
   policy_ = *policy;
+  cluster_.share_iosched_policy(std::string(iosched::policy_name(*policy)));
   scheduler_->set_policy(*policy);
   if (!in_grace()) scheduler_->schedule(now());
   fill(reply.initIosched());
@@ -183,7 +188,7 @@ void IoschedHost::fill(mp::Reply::IoschedState::Builder out) const {
   out.setLeaseMs(config_.iosched_lease_ms);
   out.setMaxWaitS(config_.iosched_max_wait_s);
   out.setGatherMs(config_.iosched_gather_ms);
-  const auto grace = grace_until_ - std::chrono::steady_clock::now();
+  const auto grace = grace_until_ - cluster_.clock().now();
   out.setGraceMs(grace.count() > 0 ? static_cast<uint32_t>(std::chrono::duration_cast<milliseconds>(grace).count())
                                    : 0);
   const auto put = [&](const std::vector<iosched::StepView>& steps, auto list) {

@@ -67,7 +67,7 @@ class IoschedHost {
   MdsCluster& cluster_;
   iosched::Policy policy_;
   std::optional<iosched::Scheduler> scheduler_;
-  std::chrono::steady_clock::time_point grace_until_{};
+  TimePoint grace_until_{};
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

@@ -18,7 +18,9 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-mds: a pvfs metadata server (the namespace in LMDB).\n"
-               "See pvfs-mds(8) and pvfs.toml(5)."};
+               "See pvfs-mds(8) and pvfs.toml(5).",
+               "pvfs-mds"};
+  app.set_version_flag("--version", PVFS_VERSION);
   std::string config_path, ready_file;
   uint32_t id = 0;
   bool verbose = false;
@@ -37,7 +39,13 @@ int main(int argc, char** argv) {
                  "with --slowdown: the service time of one request at F = 1, in microseconds")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "pvfs-mds: %s (see pvfs-mds --help)\n", e.what());
+    return 2;
+  }
 
   auto boot = pvfs::daemon::boot("pvfs-mds", pvfs::daemon::Role::mds, config_path,
                                  id_option->count() ? std::optional<uint32_t>(id) : std::nullopt, verbose);

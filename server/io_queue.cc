@@ -1,5 +1,6 @@
 #include "server/io_queue.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "shared/rpc/blocking.h"
@@ -63,8 +64,9 @@ void IoQueue::arm_window_timer() {
   const elevator::Nanos ends = windows_.current(now()).ends;
   if (ends == elevator::Nanos::max()) return;
   window_timer_armed_ = true;
-  window_timer_.expires_at(std::chrono::steady_clock::time_point(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(ends)));
+  // `ends` is on the injected clock; the timer only paces, so it waits the
+  // time left by that clock.
+  window_timer_.expires_after(std::max(elevator::Nanos(0), ends - now()));
   window_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;  // the queue is going away
     window_timer_armed_ = false;

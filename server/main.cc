@@ -19,7 +19,9 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-server: a pvfs storage server (objects on local disk).\n"
-               "See pvfs-server(8) and pvfs.toml(5)."};
+               "See pvfs-server(8) and pvfs.toml(5).",
+               "pvfs-server"};
+  app.set_version_flag("--version", PVFS_VERSION);
   std::string config_path, ready_file;
   uint32_t id = 0;
   unsigned disk_threads = 4;
@@ -42,7 +44,13 @@ int main(int argc, char** argv) {
                "measure the data directory's write bandwidth per record size (for the elevator's "
                "deadlines), store it in DATA_DIR/bandwidth, print it and exit");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "pvfs-server: %s (see pvfs-server --help)\n", e.what());
+    return 2;
+  }
 
   auto boot = pvfs::daemon::boot("pvfs-server", pvfs::daemon::Role::server, config_path,
                                  id_option->count() ? std::optional<uint32_t>(id) : std::nullopt, verbose);

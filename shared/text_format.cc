@@ -1,7 +1,9 @@
 #include "shared/text_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -46,6 +48,44 @@ std::string json_string(std::string_view text) {
     }
   }
   return out + "\"";
+}
+
+namespace {
+
+// Optimal string alignment distance: Levenshtein plus swaps of neighbours
+// ("stirpe" is one edit from "stripe").
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string closest_name(std::string_view text, const std::vector<std::string_view>& candidates) {
+  const size_t limit = text.size() <= 4 ? 1 : 2;
+  size_t best = limit + 1;
+  std::string_view found;
+  bool tie = false;
+  for (std::string_view c : candidates) {
+    const size_t d = edit_distance(text, c);
+    if (d < best) {
+      best = d;
+      found = c;
+      tie = false;
+    } else if (d == best && c != found) {
+      tie = true;
+    }
+  }
+  return best <= limit && !tie ? std::string(found) : std::string();
 }
 
 }  // namespace pvfs

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shared/status.h"
 
@@ -21,6 +22,12 @@ Result<uint64_t> parse_size(std::string_view text);
 // `text` as a JSON string literal, quotes included; control characters
 // escaped.
 std::string json_string(std::string_view text);
+
+// The one of `candidates` closest to `text` by edit distance (insertions,
+// deletions, substitutions and swaps of neighbours), when it is close
+// enough to be a typo of it: at most 1 edit for names up to 4 characters,
+// 2 for longer ones. Empty when none is, or when two are equally close.
+std::string closest_name(std::string_view text, const std::vector<std::string_view>& candidates);
 
 // "a, b or c": every value of `all` by `name`, in order, for an error
 // message that lists the valid choices (a policy's kPolicies and

@@ -85,6 +85,9 @@ Status MdsCluster::load() {
     if (!saved) return Status(saved.code(), fmt::format("{}: {}", path.string(), saved.status().detail()));
     map_ = std::move(*saved);
     create_root_ = false;
+    // A cluster stopped before its members first met has a map but no
+    // root yet: it is still fresh, and make_root_if_fresh() decides.
+    root_pending_ = config_.mds.size() > 1 && map_.version() == 1 && !filesets_.has(FileSetId(0));
     // A member no longer in the config leaves the map at once.
     for (MdsId m : map_.servers())
       if (!config_.find_mds(m.value) && map_.servers().size() > 1)
@@ -320,6 +323,9 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto p = out.init_body<mp::Request>().initPeerPing();
   p.setFrom(self_.value);
   p.setMap(map_.serialize());
+  auto setting = p.initSetting();
+  setting.setIoschedPolicy(iosched_setting_.policy);
+  setting.setVersion(iosched_setting_.version);
   // Shorter than the failure timeout, so a hung member is not counted alive.
   const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
   const auto sent = clock_.now();
@@ -340,6 +346,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   membership_.heard(member, clock_.now(),
                     IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests(), l.getBacklog(),
                                    sane_age(l.getBacklogAgeMs())});
+  learn_iosched_setting(state.getSetting());
   auto& sets = peer_sets_[member];
   sets.clear();
   for (uint16_t s : state.getFileSets()) sets.push_back(s);
@@ -387,6 +394,22 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setRequests(meter_.last().requests);
   l.setBacklog(meter_.last().backlog);
   l.setBacklogAgeMs(meter_.last().backlog_age_ms);
+  auto setting = state.initSetting();
+  setting.setIoschedPolicy(iosched_setting_.policy);
+  setting.setVersion(iosched_setting_.version);
+}
+
+void MdsCluster::share_iosched_policy(std::string policy) {
+  iosched_setting_.policy = std::move(policy);
+  ++iosched_setting_.version;
+}
+
+void MdsCluster::learn_iosched_setting(mp::Request::ClusterSetting::Reader theirs) {
+  const std::string_view policy = text(theirs.getIoschedPolicy());
+  const bool newer = theirs.getVersion() > iosched_setting_.version ||
+                     (theirs.getVersion() == iosched_setting_.version && policy < iosched_setting_.policy);
+  if (!newer || policy.size() > 64) return;  // a policy name is short; anything longer is not one
+  iosched_setting_ = {std::string(policy), theirs.getVersion()};
 }
 
 Status MdsCluster::take_map(std::string_view map_text) {
@@ -404,12 +427,12 @@ Status MdsCluster::detach_request(FileSetId set) {
 
 MdsId MdsCluster::delegate() const {
   if (config_.mds.size() == 1) return self_;
-  return membership_.delegate(map_, std::chrono::steady_clock::now());
+  return membership_.delegate(map_, clock_.now());
 }
 
 bool MdsCluster::acting_delegate() const {
   if (config_.mds.size() == 1) return true;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.now();
   return fence_ == Fence::serving && membership_.ready(now) && membership_.lease_valid(map_, now) &&
          membership_.is_delegate(map_, now);
 }

@@ -106,6 +106,17 @@ class MdsCluster {
   // the map if newer, and fills in this member's state.
   void answer_ping(MdsId from, std::string_view their_map,
                    proto::mds::Reply::PeerState::Builder out);
+  // The I/O scheduling policy switched at run time, kept by every member
+  // and sent with each heartbeat both ways, so that a new delegate hosts
+  // the scheduler under it (empty: the configuration's). share_*() is the
+  // delegate's switch; learn_*() takes a peer's if it is newer.
+  struct IoschedSetting {
+    std::string policy;
+    uint64_t version = 0;
+  };
+  const IoschedSetting& iosched_setting() const { return iosched_setting_; }
+  void share_iosched_policy(std::string policy);
+  void learn_iosched_setting(proto::mds::Request::ClusterSetting::Reader theirs);
   // setMap from the delegate: adopts `map_text` if newer. Errors: those of
   // parsing the map.
   Status take_map(std::string_view map_text);
@@ -140,6 +151,8 @@ class MdsCluster {
   bool serving() const { return fence_ == Fence::serving; }
   const placement::AnuMap& map() const { return map_; }
   MdsId self() const { return self_; }
+  // Where this member reads time (liveness, leases, the delegate's hosts).
+  const Clock& clock() const { return clock_; }
   // The delegate as this member sees it now (itself when alone).
   MdsId delegate() const;
   // Whether this member is the delegate and may act as one now: alone, or
@@ -234,6 +247,7 @@ class MdsCluster {
   std::map<uint16_t, uint64_t> received_;  // file sets shipped here: the ship id
   std::deque<MoveRecord> moves_;
   std::deque<TuningRecord> tunings_;
+  IoschedSetting iosched_setting_;
   uint64_t moves_in_ = 0, moves_out_ = 0;
   IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle

@@ -142,6 +142,14 @@ struct Request {
   struct PeerPing {
     from @0 :UInt32;              # the sender's MDS id
     map @1 :Text;                 # the newest map the sender has (the receiver adopts a newer one)
+    setting @2 :ClusterSetting;   # the sender's newest I/O scheduling policy (pvfs-ctl iosched policy)
+  }
+
+  # A run-time setting every member keeps, so that it outlives the delegate
+  # that took it: the higher version wins (equal versions: the smaller value).
+  struct ClusterSetting {
+    ioschedPolicy @0 :Text;       # empty: the configuration's [iosched] policy
+    version @1 :UInt64;           # 0: never switched at run time
   }
 
   struct ShipChunk {
@@ -282,6 +290,7 @@ struct Reply {
     ready @2 :Bool;               # has joined the cluster's view (serves requests)
     fileSets @3 :List(UInt16);    # file sets it holds and serves
     interval @4 :Latency;         # its last complete measuring interval
+    setting @5 :Request.ClusterSetting;  # as in PeerPing
   }
 
   struct Latency {                # one member, one tuning interval

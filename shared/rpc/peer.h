@@ -29,7 +29,8 @@ class Peer {
                                                            std::span<const std::byte> data,
                                                            milliseconds timeout);
   // The live connection, connecting first if there is none (one attempt,
-  // shared by concurrent callers). Lets callers tell "could not send" apart
+  // shared by concurrent callers: those that waited get its outcome, a
+  // failure included). Lets callers tell "could not send" apart
   // from "sent, then lost". Errors as Connection::connect.
   asio::awaitable<Result<std::shared_ptr<Connection>>> connection();
   // Drops the current connection (the next call reconnects).
@@ -45,6 +46,8 @@ class Peer {
   Network& network_;
   std::shared_ptr<Connection> conn_;
   bool connecting_ = false;
+  uint64_t attempts_ = 0;  // connect attempts finished
+  Status last_failure_;    // of the last attempt (ok if it connected)
   std::deque<std::shared_ptr<asio::steady_timer>> waiters_;
 };
 

@@ -18,11 +18,21 @@ struct Pair {
     config.connect_timeout_ms = 30000;
     for (uint32_t id : {1u, 2u})
       config.mds.push_back(DaemonEntry{id, MdsNode::address(id), dir.path() / ("mds-" + std::to_string(id))});
+    start();
+  }
+  ~Pair() { nodes.clear(); }
+
+  void start() {
     for (uint32_t id : {1u, 2u})
       nodes.push_back(std::make_unique<MdsNode>(loop, net, clock, config, key, id,
                                                 dir.path() / ("mds-" + std::to_string(id))));
   }
-  ~Pair() { nodes.clear(); }
+  // Both members stop, and start again on their data dirs.
+  void restart() {
+    nodes.clear();
+    start();
+  }
+  bool root_made() { return node(1).filesets().has(FileSetId(0)) || node(2).filesets().has(FileSetId(0)); }
 
   MdsNode& node(uint32_t id) { return *nodes.at(id - 1); }
   // Runs the loops (and their short timers) until `done()`; fails after 30 s.
@@ -70,6 +80,18 @@ TEST_CASE("of two members exactly one serves the root, and the other sends clien
   });
   CHECK(p.getattr_root(owner) == Errc::ok);
   CHECK(p.getattr_root(other) == Errc::stale_map);
+}
+
+TEST_CASE("a cluster stopped before its members first met makes its root when they do") {
+  Pair p;
+  p.partition(true);
+  for (int i = 0; i < 50; ++i) p.loop.io.run_one_for(std::chrono::milliseconds(5));
+  REQUIRE_FALSE(p.root_made());
+  // Each saved its map; a fresh cluster with a saved map is still fresh.
+  p.restart();
+  p.partition(false);
+  p.until([&] { return p.root_made(); });
+  CHECK(p.node(1).filesets().has(FileSetId(0)) != p.node(2).filesets().has(FileSetId(0)));
 }
 
 TEST_CASE("a member cut off from the delegate stops serving when its lease lapses on the clock, and serves again when healed") {

@@ -1,10 +1,13 @@
 // Tests of shared/rpc/memory_network: real Connections (handshake, seals,
 // frames) between a client and a handler in one process, and the faults a
 // test can put on them: held, dropped and cut traffic, refused connects.
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/memory_network.h"
+#include "shared/rpc/peer.h"
 #include "tests/inprocess/loop.h"
 
 namespace pvfs::test {
@@ -119,6 +122,47 @@ TEST_CASE("connects are refused while an endpoint refuses or listens no more, an
             .code() == Errc::access_denied);
   n.net.unlisten(n.at);
   CHECK(n.loop.run(n.net.connect(n.at, client, std::chrono::seconds(30))).status().code() == Errc::unavailable);
+}
+
+// A peer that is paused: every connect hangs until the test lets it time
+// out. Counts the attempts.
+class PausedNetwork final : public rpc::Network {
+ public:
+  explicit PausedNetwork(asio::any_io_executor ex) : timer_(ex, rpc::Clock::time_point::max()) {}
+  asio::awaitable<Result<std::shared_ptr<rpc::Connection>>> connect(const Endpoint& to, const rpc::Auth&,
+                                                                     std::chrono::milliseconds) override {
+    ++attempts;
+    asio::error_code ec;
+    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_return Status(Errc::timeout, "handshake with " + to.to_string() + " timed out");
+  }
+  void time_out() { timer_.cancel(); }
+  int attempts = 0;
+
+ private:
+  asio::steady_timer timer_;
+};
+
+TEST_CASE("callers waiting on a peer's connect get its failure, and do not queue a connect each") {
+  // Found with a paused metadata server: each waiter started its own
+  // connect after the one it waited on failed, so N callers waited N
+  // connect timeouts in a row, and every call to that peer outlived its
+  // deadline.
+  Loop loop;
+  PausedNetwork paused(loop.io.get_executor());
+  Secret key{};
+  rpc::Peer peer(loop.io.get_executor(), Endpoint{"mds-2", 7000}, rpc::Auth(key, {rpc::Kind::client, 0}),
+                 std::chrono::seconds(3), paused);
+  std::vector<std::shared_ptr<std::optional<Result<std::shared_ptr<rpc::Connection>>>>> callers;
+  for (int i = 0; i < 5; ++i) callers.push_back(loop.spawn(peer.connection()));
+  loop.settle();
+  CHECK(paused.attempts == 1);
+  paused.time_out();
+  loop.run_until([&] {
+    return std::all_of(callers.begin(), callers.end(), [](const auto& c) { return c->has_value(); });
+  });
+  for (const auto& c : callers) CHECK((*c)->status().code() == Errc::timeout);
+  CHECK(paused.attempts == 1);
 }
 
 }  // namespace pvfs::test

@@ -317,6 +317,30 @@ TEST_CASE("killing the delegate mid-step: the next one resumes from re-registrat
     for (const auto& [b_from, b_to] : b.held) CHECK_MESSAGE((a_to <= b_from || b_to <= a_from), "tokens overlapped");
 }
 
+TEST_CASE("a policy switched at run time outlives the delegate that took it") {
+  ClusterOptions options = scheduled("fcfs", 1500, 3);
+  options.mds_dead_after_ms = 1500;
+  TestCluster tc(options);
+  const Config& config = tc.config();
+  wait_for_grants(config);
+  REQUIRE(status_of(config).delegate == config.mds.at(0).id);
+  const auto switched =
+      run_tool("PVFS_CTL", tc.dir(), {"iosched", "-c", tc.cluster().config_path().string(), "policy", "sa-sjf"});
+  REQUIRE_MESSAGE(switched.status == 0, switched.err);
+  // The members learn it with the next heartbeat; the next delegate hosts
+  // the scheduler under it, not under the configuration's fcfs.
+  std::this_thread::sleep_for(milliseconds(3 * config.heartbeat_interval_ms));
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  IoschedView after;
+  CHECK(eventually([&] {
+    auto v = iosched_status(config, key_of(config), milliseconds(2000));
+    if (!v) return false;
+    after = *v;
+    return v->delegate == config.mds.at(1).id;
+  }, milliseconds(20000)));
+  CHECK(after.policy == "sa-sjf");
+}
+
 TEST_CASE("two jobs writing through one mount are serialized under fcfs, and pvfs-ctl iosched shows it") {
   if (skip_without_fuse()) return;
   ClusterOptions options = scheduled("fcfs", 2000);

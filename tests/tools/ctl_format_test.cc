@@ -30,7 +30,10 @@ TEST_CASE("server lists keep their order and reject repeats and junk") {
   auto ids = parse_server_list("3,0,12");
   REQUIRE(ids);
   CHECK(*ids == std::vector<ServerId>{ServerId(3), ServerId(0), ServerId(12)});
-  for (const char* bad : {"", ",", "1,", "1,,2", "a", "1,1", "-1", "1 2"})
+  auto named = parse_server_list("server3,0,server12");
+  REQUIRE(named);
+  CHECK(*named == *ids);
+  for (const char* bad : {"", ",", "1,", "1,,2", "a", "1,1", "-1", "1 2", "server", "server1,1", "srv1"})
     CHECK_MESSAGE(parse_server_list(bad).code() == Errc::invalid_argument, bad);
 }
 
@@ -156,6 +159,20 @@ TEST_CASE("the mount holding a path is the longest mount point above it, latest 
   CHECK(mount_type_of(mountinfo, "/mnt/x") == kPvfsMountType);
   CHECK(mount_type_of("", "/x").empty());
   CHECK(mount_type_of("garbage\n\n1 2 3\n", "/x").empty());
+}
+
+TEST_CASE("a mount point has a pvfs mount only when a pvfs line names exactly it") {
+  const std::string mountinfo =
+      "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+      "45 22 0:50 / /tmp/pvfs rw,nosuid,nodev,relatime - fuse.pvfs pvfs:10.0.0.5:7000 rw\n"
+      "46 22 0:51 / /tmp/with\\040space rw - fuse.pvfs pvfs:h:1 rw\n"
+      "47 22 0:52 / /mnt rw - ext4 /dev/sdb1 rw\n";
+  CHECK(has_mount_at(mountinfo, "/tmp/pvfs", kPvfsMountType));
+  CHECK(has_mount_at(mountinfo, "/tmp/with space", kPvfsMountType));
+  CHECK_FALSE(has_mount_at(mountinfo, "/tmp/pvfs/sub", kPvfsMountType));  // inside one, not on it
+  CHECK_FALSE(has_mount_at(mountinfo, "/tmp", kPvfsMountType));
+  CHECK_FALSE(has_mount_at(mountinfo, "/mnt", kPvfsMountType));  // another type
+  CHECK_FALSE(has_mount_at("garbage\n", "/mnt", kPvfsMountType));
 }
 
 namespace {

@@ -188,14 +188,14 @@ TEST_CASE("top shows every server with data flowing in while a writer runs, down
   CHECK(in_total > 0);
 
   REQUIRE(cluster.cluster().kill_daemon("server2", SIGKILL).ok());
-  auto down = ctl(cluster.dir(), {"top", "-c", config, "-i", "1", "-n", "0.2"});
+  auto down = ctl(cluster.dir(), {"top", "-c", config, "-n", "1", "-d", "0.2"});
   CAPTURE(down);
   CHECK(down.status == 0);
   CHECK(down.out.find("\nserver2  down\n") != std::string::npos);
   // Ctrl-C ends it cleanly, between frames.
   const fs::path interrupted = cluster.dir() / "top-interrupted.out";
   const std::string command = "timeout --preserve-status -s INT 1.3 " +
-                              pvfs::test::shell_quote(pvfs::test::tool_path("PVFS_CTL")) + " top -n 0.5 -c " +
+                              pvfs::test::shell_quote(pvfs::test::tool_path("PVFS_CTL")) + " top -d 0.5 -c " +
                               pvfs::test::shell_quote(config) + " >" +
                               pvfs::test::shell_quote(interrupted.string()) + " 2>&1";
   const int raw = std::system(command.c_str());

@@ -485,4 +485,43 @@ TEST_CASE("[iosched] is read, rendered back, defaults to no scheduling, and bad 
   expect_error_naming(std::string(kMinimal) + "[iosched]\ngather_ms = 700000\n", "iosched.gather_ms");
 }
 
+
+TEST_CASE("an unknown section or key is an error naming the file, the key and the likely intended one") {
+  TempDir dir;
+  // `extra` after the minimal config, or `top` before it (top-level keys).
+  auto detail = [&](const std::string& extra, const std::string& top = {}) {
+    const auto file = dir.write("pvfs.toml", top + kMinimal + extra);
+    auto cfg = Config::load(file);
+    REQUIRE_FALSE(cfg.ok());
+    CHECK(cfg.code() == Errc::invalid_argument);
+    const std::string text = cfg.status().detail();
+    CHECK(text.rfind(file.string() + ": ", 0) == 0);
+    return text.substr(file.string().size() + 2);
+  };
+  CHECK(detail("[timeout]\nrpc_ms = 100\n") == "unknown section '[timeout]' (did you mean [timeouts]?)");
+  CHECK(detail("[layout]\nstripe_sise = 65536\n") ==
+        "unknown key 'layout.stripe_sise' (did you mean 'layout.stripe_size'?)");
+  CHECK(detail("[client]\nrpc_ms = 100\n") == "unknown key 'client.rpc_ms' (it belongs in [timeouts])");
+  CHECK(detail("", "stripe_size = 65536\n") == "unknown key 'stripe_size' (it belongs in [layout])");
+  CHECK(detail("", "secret_flie = \"k\"\n") == "unknown key 'secret_flie' (did you mean 'secret_file'?)");
+  CHECK(detail("[[mds]]\naddress = \"127.0.0.1:7001\"\nstripe_size = 1\n") ==
+        "unknown key 'mds[1].stripe_size' (it belongs in [layout])");
+  CHECK(detail("[frobnicate]\nx = 1\n") == "unknown section '[frobnicate]'");
+  CHECK(detail("[[server]]\naddress = \"127.0.0.1:7100\"\ndatadir = \"s0\"\n") ==
+        "unknown key 'server[0].datadir' (did you mean 'server[0].data_dir'?)");
+  CHECK(detail("", "layout = 5\n") == "'layout' must be a section ([layout]), not a value");
+}
+
+TEST_CASE("a config file that cannot be read is one line without a position") {
+  TempDir dir;
+  auto c = Config::load(dir.path() / "absent.toml");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.code() == Errc::not_found);
+  CHECK(c.status().detail() == "cannot read config " + (dir.path() / "absent.toml").string() +
+                                   ": No such file or directory");
+  auto d = Config::load(dir.path());
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.status().detail() == "cannot read config " + dir.path().string() + ": Is a directory");
+}
+
 }  // namespace pvfs

@@ -53,7 +53,7 @@ TEST_CASE("every pvfs option is read into its field") {
   MountOptions o = parse_ok(
       "attr_timeout=2.5,entry_timeout=0,writeback_cache,direct_io,allow_other,"
       "no_default_permissions,ro,jobid_var=PBS_JOBID,secret=/etc/pvfs/secret.key,"
-      "max_threads=8,fsname=scratch,timeout=1500");
+      "max_threads=8,fsname=scratch,timeout=1500,log=/var/log/pvfsmount.log");
   CHECK(*o.attr_timeout_s == doctest::Approx(2.5));
   CHECK(*o.entry_timeout_s == 0.0);
   CHECK(o.writeback_cache);
@@ -66,6 +66,7 @@ TEST_CASE("every pvfs option is read into its field") {
   CHECK(o.max_threads == 8);
   CHECK(o.fsname == "scratch");
   CHECK(*o.rpc_timeout_ms == 1500);
+  CHECK(o.log_file == "/var/log/pvfsmount.log");
 }
 
 TEST_CASE("later options override earlier ones") {

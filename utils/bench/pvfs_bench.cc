@@ -456,7 +456,8 @@ int usage_error(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-bench: IOR-style parallel write/read benchmark for any mounted directory.\n"
                "N processes each write and read back -b bytes in -t transfers, to their own\n"
-               "file (-F) or their block of one shared file. See pvfs-bench(1)."};
+               "file (-F) or their block of one shared file. See pvfs-bench(1).",
+               "pvfs-bench"};
   app.set_version_flag("--version", PVFS_VERSION);
   Options o;
   app.add_option("-N,--procs", o.procs, "processes (ranks)")->capture_default_str()

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -17,9 +18,11 @@
 #include <fmt/format.h>
 
 #include "policy/placement/policy.h"
+#include "shared/mount_table.h"
 #include "shared/secret.h"
 #include "shared/text_format.h"
 #include "utils/common/daemon_probe.h"
+#include "utils/common/mds_status.h"
 
 namespace pvfs {
 
@@ -47,14 +50,34 @@ Result<uint16_t> free_port() {
   return ntohs(addr.sin_port);
 }
 
-std::string tail(const fs::path& file, size_t lines) {
+// The size of `file`, 0 when it does not exist yet.
+uintmax_t size_of(const fs::path& file) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(file, ec);
+  return ec ? 0 : size;
+}
+
+// The last `lines` non-empty lines written to the (appended) `file` after
+// its first `from` bytes, joined by "; ": what one run said, without the
+// lines of earlier runs.
+std::string said_since(const fs::path& file, uintmax_t from, size_t lines) {
   std::ifstream in(file);
+  in.seekg(static_cast<std::streamoff>(from));
   std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(line);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) all.push_back(line);
   std::string out;
   for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
-    out += "\n    " + all[i];
-  return out;
+    out += (out.empty() ? "" : "; ") + all[i];
+  return out.empty() ? "(nothing in its log)" : out;
+}
+
+// Whether a pvfs file system is mounted on `mount_point` itself.
+bool pvfs_mounted_at(const std::string& mount_point) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return has_mount_at(text.str(), fs::path(mount_point).lexically_normal().string(), kPvfsMountType);
 }
 
 int read_pid(const fs::path& file) {
@@ -103,7 +126,16 @@ bool process_alive(int pid) {
   int status = 0;
   pid_t r = ::waitpid(pid, &status, WNOHANG);
   if (r == pid) return false;  // our child, and it has exited (now reaped)
-  return ::kill(pid, 0) == 0 || errno == EPERM;
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  // A daemon whose launcher has exited belongs to init, which may leave it
+  // a zombie for a while (or for good, in a container): dead all the same.
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (std::getline(stat, line)) {
+    const size_t paren = line.rfind(')');  // the name may hold spaces and parentheses
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') return false;
+  }
+  return true;
 }
 
 LocalCluster::LocalCluster(fs::path dir, fs::path bin_dir, Config config)
@@ -138,8 +170,34 @@ Status validate(const ClusterOptions& options) {
                               choices(placement::kPolicies, placement::policy_name)));
   if (options.mds_tune_interval_ms == 0)
     return Status(Errc::invalid_argument, "the MDS tune interval must be at least 1 ms");
+  if (options.stripe_size < 4096 || options.stripe_size % 4096 != 0)
+    return Status(Errc::invalid_argument,
+                  fmt::format("--stripe-size {} is not a multiple of 4096 (4K)", options.stripe_size));
   return {};
 }
+
+namespace {
+
+// Undoes the part of a first `up` that failed: the config, the key it made
+// and the daemons' data folders, so that the next `up` in the folder starts
+// afresh instead of failing on what this one left. The logs stay.
+void forget_new_cluster(const fs::path& dir, bool made_key) {
+  std::error_code ec;
+  fs::remove(dir / "pvfs.toml", ec);
+  if (made_key) fs::remove(dir / "secret.key", ec);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool data = (name.starts_with("mds") && name.size() > 3 &&
+                       name.find_first_not_of("0123456789", 3) == std::string::npos) ||
+                      (name.starts_with("server") && name.size() > 6 &&
+                       name.find_first_not_of("0123456789", 6) == std::string::npos);
+    if (data && entry.is_directory(ec)) fs::remove_all(entry.path(), ec);
+  }
+  for (const auto& entry : fs::directory_iterator(dir / "run", ec))
+    if (entry.path().extension() == ".args") fs::remove(entry.path(), ec);
+}
+
+}  // namespace
 
 Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
   if (Status st = validate(options); !st.ok()) return st;
@@ -149,16 +207,27 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
   if (ec) return Status(Errc::io, fmt::format("cannot create {}: {}", options.dir.string(), ec.message()));
   const fs::path dir = fs::canonical(options.dir);
   const fs::path config_file = dir / "pvfs.toml";
+  const bool fresh = !fs::exists(config_file);
+  bool made_key = false;
+  auto cluster = start(options, dir, fresh, made_key);
+  if (!cluster && fresh) forget_new_cluster(dir, made_key);
+  return cluster;
+}
 
-  if (!fs::exists(config_file)) {
+Result<LocalCluster> LocalCluster::start(const ClusterOptions& options, const fs::path& dir, bool fresh,
+                                         bool& made_key) {
+  const fs::path config_file = dir / "pvfs.toml";
+  if (fresh) {
     if (!options.mds_slowdown.empty() && options.mds_slowdown.size() != options.mds)
       return Status(Errc::invalid_argument,
                     fmt::format("--mds-slowdown gives {} factor(s) for {} metadata server(s)",
                                 options.mds_slowdown.size(), options.mds));
     Config c;
     c.secret_file = dir / "secret.key";
-    if (!fs::exists(c.secret_file))
+    if (!fs::exists(c.secret_file)) {
       if (Status st = generate_secret(c.secret_file); !st.ok()) return st;
+      made_key = true;
+    }
     // Each port free now and not handed out before: the kernel may offer a
     // port again once its probe socket is closed.
     std::set<uint16_t> taken;
@@ -205,10 +274,27 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
   auto config = Config::load(config_file);
   if (!config) return config.status();
   LocalCluster cluster(dir, options.bin_dir, *config);
-  for (const auto& d : cluster.daemons())
-    if (d.running && d.name != "mount")
-      return Status(Errc::busy, fmt::format("cluster in {} is already up ({} has pid {})",
-                                            dir.string(), d.name, d.pid));
+  std::vector<std::string> missing;
+  const DaemonState* running = nullptr;
+  const auto states = cluster.daemons();
+  for (const auto& d : states) {
+    if (d.name == "mount") continue;
+    if (d.running) running = &d;
+    else missing.push_back(d.name);
+  }
+  if (missing.empty())
+    return Status(Errc::busy, fmt::format("the cluster in {} is already up ({} has pid {}); "
+                                          "`pvfs-cluster down --dir {}` stops it",
+                                          dir.string(), running->name, running->pid, dir.string()));
+  if (running) {
+    // Some daemons died: start those alone, with the arguments they had,
+    // and leave the others (and the mount) as they are.
+    for (const auto& name : missing)
+      if (Status st = cluster.start_daemon(name); !st.ok()) return st;
+    if (Status st = cluster.wait_servers_registered(options.start_timeout); !st.ok()) return st;
+    cluster.started_ = missing;
+    return cluster;
+  }
   // What each MDS is started with now (and on restart): --slowdown is
   // per position in the config, as --mds-slowdown lists them. Factor 1 is
   // passed too: the fastest member of an experiment is emulated as well.
@@ -241,13 +327,21 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
     (void)cluster.down();
     return st;
   }
+  // Until then every operation on a mount would time out.
+  if (Status st = cluster.wait_root_served(options.start_timeout); !st.ok()) {
+    (void)cluster.down();
+    return st;
+  }
+  cluster.started_ = names;
   return cluster;
 }
 
 Result<LocalCluster> LocalCluster::attach(const fs::path& dir, const fs::path& bin_dir) {
   std::error_code ec;
   fs::path canonical = fs::canonical(dir, ec);
-  if (ec) return Status(Errc::not_found, fmt::format("no cluster in {}", dir.string()));
+  if (ec || !fs::exists(canonical / "pvfs.toml", ec))
+    return Status(Errc::not_found, fmt::format("no cluster in {} (no pvfs.toml there; `pvfs-cluster up --dir {}` "
+                                               "makes one)", dir.string(), dir.string()));
   auto config = Config::load(canonical / "pvfs.toml");
   if (!config) return config.status();
   return LocalCluster(canonical, bin_dir, *config);
@@ -264,12 +358,13 @@ Status LocalCluster::start_daemon(const std::string& name) {
                                    "--config", config_path().string(), "--id", id,
                                    "--ready-file", ready.string()};
   for (auto& a : read_args(name)) argv.push_back(std::move(a));
+  const uintmax_t log_before = size_of(log);
   pid_t pid = spawn(argv, log, true);
   if (pid < 0) return Status::from_errno(errno, "fork");
   {
     std::ofstream(dir_ / "run" / (name + ".pid")) << pid << "\n";
   }
-  return wait_ready(name, pid, milliseconds(15000));
+  return wait_ready(name, pid, milliseconds(15000), log_before);
 }
 
 fs::path LocalCluster::args_file(const std::string& name) const { return dir_ / "run" / (name + ".args"); }
@@ -295,19 +390,19 @@ std::vector<std::string> LocalCluster::read_args(const std::string& name) const 
   return args;
 }
 
-Status LocalCluster::wait_ready(const std::string& name, int pid, milliseconds timeout) {
+Status LocalCluster::wait_ready(const std::string& name, int pid, milliseconds timeout, uintmax_t log_before) {
   const fs::path ready = dir_ / "run" / (name + ".ready");
   const fs::path log = dir_ / "logs" / (name + ".log");
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (fs::exists(ready)) return {};
     if (!process_alive(pid))
-      return Status(Errc::unavailable, fmt::format("{} exited during start; its log ends:{}", name,
-                                                   tail(log, 5)));
+      return Status(Errc::unavailable,
+                    fmt::format("{} exited during start: {}", name, said_since(log, log_before, 3)));
     std::this_thread::sleep_for(milliseconds(20));
   }
-  return Status(Errc::timeout, fmt::format("{} did not become ready in {} ms; its log ends:{}",
-                                           name, timeout.count(), tail(log, 5)));
+  return Status(Errc::timeout, fmt::format("{} did not become ready in {} ms; it said: {}", name,
+                                           timeout.count(), said_since(log, log_before, 3)));
 }
 
 Status LocalCluster::wait_servers_registered(milliseconds timeout) {
@@ -338,21 +433,53 @@ Status LocalCluster::wait_servers_registered(milliseconds timeout) {
                                            alive, config_.servers.size(), waiting->id));
 }
 
+Status LocalCluster::wait_root_served(milliseconds timeout) {
+  if (config_.mds.size() < 2) return {};  // a lone member makes it at start
+  auto key = load_secret(config_.secret_file);
+  if (!key) return key.status();
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    for (const auto& m : config_.mds) {
+      auto view = mds_cluster_status(m.address, *key, milliseconds(2000));
+      if (!view || !view->serving) continue;
+      for (const auto& member : view->members)
+        if (member.id == view->self &&
+            std::find(member.file_sets.begin(), member.file_sets.end(), 0) != member.file_sets.end())
+          return {};
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return Status(Errc::timeout, fmt::format("no metadata server serves the namespace root after {} ms: "
+                                           "see the mds*.log files in {}",
+                                           timeout.count(), (dir_ / "logs").string()));
+}
+
 Status LocalCluster::mount(const fs::path& mountpoint, const std::string& options) {
   std::error_code ec;
+  // Mounted there by this cluster already (an `up --mount` repeated to
+  // restart a dead daemon): nothing to do.
+  const std::string where = fs::absolute(mountpoint).lexically_normal().string();
+  std::string recorded;
+  std::ifstream recorded_file(dir_ / "run" / "mountpoint");
+  std::getline(recorded_file, recorded);
+  if (recorded == where && pvfs_mounted_at(where)) return {};
   fs::create_directories(mountpoint, ec);
-  std::vector<std::string> argv = {binary("pvfsmount").string()};
+  const fs::path log = dir_ / "logs" / "mount.log";
+  // In the background pvfsmount logs to the folder, not to a syslog that
+  // may not exist here; options given later (a log= of the caller's) win.
+  std::vector<std::string> argv = {binary("pvfsmount").string(), "-o", "log=" + log.string()};
   if (!options.empty()) {
     argv.push_back("-o");
     argv.push_back(options);
   }
   argv.push_back(config_path().string());
   argv.push_back(fs::absolute(mountpoint).string());
-  const fs::path log = dir_ / "logs" / "mount.log";
+  const uintmax_t before = size_of(log);
   int rc = run_and_wait(argv, log);
-  if (rc != 0)
-    return Status(Errc::io, fmt::format("pvfsmount failed (exit {}); its log ends:{}", rc, tail(log, 5)));
-  std::ofstream(dir_ / "run" / "mountpoint") << fs::absolute(mountpoint).string() << "\n";
+  if (rc != 0)  // only what this pvfsmount wrote: every mount appends to the log
+    return Status(Errc::io, fmt::format("cannot mount at {}: {}", fs::absolute(mountpoint).string(),
+                                        said_since(log, before, 3)));
+  std::ofstream(dir_ / "run" / "mountpoint") << where << "\n";
   return {};
 }
 
@@ -361,10 +488,17 @@ Status LocalCluster::down() {
   const fs::path mount_file = dir_ / "run" / "mountpoint";
   if (fs::exists(mount_file)) {
     std::string mnt;
-    std::ifstream(mount_file) >> mnt;
-    if (!mnt.empty() && run_and_wait({"fusermount3", "-u", mnt}, dir_ / "logs" / "mount.log") != 0 &&
-        run_and_wait({"umount", "-l", mnt}, dir_ / "logs" / "mount.log") != 0)
-      result = Status(Errc::busy, fmt::format("cannot unmount {} (in use?)", mnt));
+    std::ifstream in(mount_file);
+    std::getline(in, mnt);
+    // Every pvfs mount there (mounted twice by an older pvfsmount, each
+    // unmount uncovers the next), so none is left stale once the daemons stop.
+    for (int i = 0; !mnt.empty() && i < 8 && pvfs_mounted_at(mnt); ++i) {
+      if (run_and_wait({"fusermount3", "-u", mnt}, dir_ / "logs" / "mount.log") != 0 &&
+          run_and_wait({"umount", "-l", mnt}, dir_ / "logs" / "mount.log") != 0) {
+        result = Status(Errc::busy, fmt::format("cannot unmount {} (in use?)", mnt));
+        break;
+      }
+    }
     std::error_code ec;
     fs::remove(mount_file, ec);
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -73,17 +74,28 @@ class LocalCluster {
   // Starts every daemon of the cluster in options.dir (creating config and
   // key on first use; reusing them, and the data, after a `down`), and
   // returns once all answer and every storage server has registered.
-  // Errors: busy when it is already up; a one-line reason (with the tail of
-  // the daemon's log) when a daemon fails to start.
+  // When some daemons run and others do not (one was killed), starts only
+  // the others, with the arguments they had. Errors: busy when every
+  // daemon is already up; a one-line reason (with the last lines this start
+  // of the daemon wrote to its log) when a daemon fails to start. A first `up` that fails removes the
+  // config, key and data folders it made (the logs stay), so the next
+  // `up` there starts afresh.
   static Result<LocalCluster> up(const ClusterOptions& options);
   // Attaches to a cluster started earlier (by another process).
   static Result<LocalCluster> attach(const std::filesystem::path& dir,
                                      const std::filesystem::path& bin_dir = {});
 
-  // Mounts the cluster at `mountpoint` with pvfsmount (extra -o options).
+  // Mounts the cluster at `mountpoint` with pvfsmount (extra -o options;
+  // it logs to logs/mount.log); OK at once when this cluster has it
+  // mounted there already. io, "cannot mount at MNT: " and the lines
+  // this pvfsmount wrote, when it fails.
   Status mount(const std::filesystem::path& mountpoint, const std::string& options = {});
-  // Unmounts (if mounted), stops every daemon (SIGTERM, then SIGKILL after 5 s).
+  // Unmounts (if mounted: every pvfs mount on the mount point), stops every
+  // daemon (SIGTERM, then SIGKILL after 5 s).
   Status down();
+  // The daemons the up() that returned this object started ("mds0",
+  // "server1"): all of them, or those that were not running.
+  const std::vector<std::string>& started() const { return started_; }
 
   std::vector<DaemonState> daemons() const;
   // Sends `signal` to one daemon ("mds0", "server1").
@@ -98,18 +110,28 @@ class LocalCluster {
 
  private:
   LocalCluster(std::filesystem::path dir, std::filesystem::path bin_dir, Config config);
+  // up() after the folder exists: `fresh` when there is no config yet
+  // (made_key: whether it wrote the key).
+  static Result<LocalCluster> start(const ClusterOptions& options, const std::filesystem::path& dir, bool fresh,
+                                    bool& made_key);
   Status start_daemon(const std::string& name);
   // run/NAME.args: the extra arguments of a daemon, one per line.
   std::filesystem::path args_file(const std::string& name) const;
   Status write_args(const std::string& name, const std::vector<std::string>& args) const;
   std::vector<std::string> read_args(const std::string& name) const;
-  Status wait_ready(const std::string& name, int pid, std::chrono::milliseconds timeout);
+  // Waits for NAME's ready file; an error quotes what it wrote to its log
+  // past its first `log_before` bytes.
+  Status wait_ready(const std::string& name, int pid, std::chrono::milliseconds timeout, uintmax_t log_before);
   Status wait_servers_registered(std::chrono::milliseconds timeout);
+  // With several metadata servers: until one of them serves the namespace
+  // root (a fresh cluster makes it once every member has answered).
+  Status wait_root_served(std::chrono::milliseconds timeout);
   std::filesystem::path binary(const std::string& program) const;
 
   std::filesystem::path dir_;
   std::filesystem::path bin_dir_;
   Config config_;
+  std::vector<std::string> started_;
 };
 
 // Whether process `pid` is alive (reaping it first if it is our exited child).

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "shared/secret.h"
 #include "utils/common/daemon_probe.h"
@@ -12,8 +13,9 @@
 
 namespace {
 
+// One line: the detail names what failed (the code would add "I/O error").
 int fail(const pvfs::Status& st) {
-  std::fprintf(stderr, "pvfs-cluster: %s\n", st.to_string().c_str());
+  std::fprintf(stderr, "pvfs-cluster: %s\n", st.detail().empty() ? st.to_string().c_str() : st.detail().c_str());
   return 1;
 }
 
@@ -47,7 +49,7 @@ int status(const std::string& dir) {
   }
   std::ifstream mount_file(cluster->dir() / "run" / "mountpoint");
   std::string mnt;
-  if (mount_file >> mnt) std::printf("mounted at %s\n", mnt.c_str());
+  if (std::getline(mount_file, mnt) && !mnt.empty()) std::printf("mounted at %s\n", mnt.c_str());
   return bad ? 1 : 0;
 }
 
@@ -55,8 +57,10 @@ int status(const std::string& dir) {
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-cluster: run a whole pvfs cluster on this machine for trying it out.\n"
-               "Data, config (pvfs.toml), key and logs live under --dir. See pvfs-cluster(1)."};
+               "Data, config (pvfs.toml), key and logs live under --dir. See pvfs-cluster(1).",
+               "pvfs-cluster"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", PVFS_VERSION);
   pvfs::ClusterOptions options;
   std::string dir, mount_point, mount_options;
 
@@ -97,23 +101,42 @@ int main(int argc, char** argv) {
   auto* down = app.add_subcommand("down", "unmount, then stop every daemon (data is kept)");
   down->add_option("-d,--dir", dir, "the cluster's folder")->required();
 
-  CLI11_PARSE(app, argc, argv);
+  if (argc > 1 && argv[1][0] != '-' &&
+      app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
+    std::fprintf(stderr, "pvfs-cluster: unknown command '%s': use up, status or down (see pvfs-cluster --help)\n",
+                 argv[1]);
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "pvfs-cluster: %s (see pvfs-cluster --help)\n", e.what());
+    return 2;
+  }
 
   if (*up) {
     options.dir = dir;
     auto cluster = pvfs::LocalCluster::up(options);
     if (!cluster) return fail(cluster.status());
-    std::printf("pvfs cluster up in %s: %zu metadata server(s), %zu storage server(s)\n",
-                cluster->dir().c_str(), cluster->config().mds.size(),
-                cluster->config().servers.size());
-    std::printf("config: %s\n", cluster->config_path().c_str());
+    const size_t all = cluster->config().mds.size() + cluster->config().servers.size();
+    const bool restart = cluster->started().size() < all;
     if (!mount_point.empty()) {
       if (auto m = cluster->mount(mount_point, mount_options); !m.ok()) {
-        (void)cluster->down();
+        // A cluster this command started goes down again; daemons that
+        // were already running are left alone.
+        if (!restart) (void)cluster->down();
         return fail(m);
       }
-      std::printf("mounted at %s\n", mount_point.c_str());
     }
+    if (restart)
+      std::printf("pvfs cluster in %s: restarted %s\n", cluster->dir().c_str(),
+                  fmt::format("{}", fmt::join(cluster->started(), ", ")).c_str());
+    else
+      std::printf("pvfs cluster up in %s: %zu metadata server(s), %zu storage server(s)\n",
+                  cluster->dir().c_str(), cluster->config().mds.size(), cluster->config().servers.size());
+    std::printf("config: %s\n", cluster->config_path().c_str());
+    if (!mount_point.empty()) std::printf("mounted at %s\n", mount_point.c_str());
     return 0;
   }
   if (*st) return status(dir);

@@ -25,7 +25,10 @@ using Run = std::function<int(const DaemonOptions&)>;
 
 class Commands {
  public:
-  explicit Commands(CLI::App& app) : app_(app) {}
+  // Gives `app` the daemon options too, so that they may come before the
+  // subcommand (`pvfs-ctl -c pvfs.toml ping`, as lctl and beegfs-ctl users
+  // type them) as well as after it.
+  explicit Commands(CLI::App& app);
 
   // Declares the subcommand `name`; `run` runs it if it is the one chosen.
   CLI::App* add(const std::string& name, const std::string& description, Run run);
@@ -35,7 +38,8 @@ class Commands {
 
   // Parses the command line and runs the chosen subcommand: its exit status;
   // 0 after --help or --version; 2 on bad usage, with one line
-  // "pvfs-ctl: ... (see pvfs-ctl --help)" on stderr.
+  // "pvfs-ctl: ... (see pvfs-ctl --help)" on stderr (an unknown command
+  // also says which known one it resembles).
   int run(int argc, char** argv);
 
  private:
@@ -49,6 +53,9 @@ class Commands {
 // gets bytes), and server id lists ("1,3,5").
 CLI::Validator size_transform();
 CLI::Validator server_list_check();
+// A storage server named as its id ("3") or as the other commands and the
+// logs name it ("server3"); the option gets the id.
+CLI::Validator server_name_transform();
 
 // The subcommands, in the order of --help.
 void add_getstripe(Commands& commands);   // ctl_commands.cc

@@ -9,7 +9,8 @@ std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* co
   }
   auto config = Config::load(options.config_path);
   if (!config) {
-    error("{}: {}", command, config.status().to_string());
+    // The detail names the file and the key: the command adds nothing.
+    error("{}", config.status().detail());
     return std::nullopt;
   }
   auto key = load_secret(config->secret_file);

@@ -390,14 +390,21 @@ std::optional<std::string> fileset_of(const char* command, const std::string& pa
 int fileset_create(const std::vector<std::string>& dirs) {
   int status = 0;
   for (const auto& dir : dirs) {
-    // Like `lfs mkdir`: a missing directory is made first.
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      error("fileset create {}: {}", dir, std::strerror(errno));
+    // Checked before making anything: outside pvfs nothing is left behind.
+    auto path = std::filesystem::path(dir).lexically_normal();
+    if (!path.has_filename()) path = path.parent_path();  // "proj/"
+    std::string parent = path.parent_path().string();
+    if (parent.empty()) parent = ".";
+    struct stat st {};
+    const bool exists = ::stat(dir.c_str(), &st) == 0;
+    if (!on_pvfs(exists ? dir : parent)) {
+      error("fileset create {}: not on a pvfs file system", dir);
       status = 1;
       continue;
     }
-    if (!on_pvfs(dir)) {
-      error("fileset create {}: not on a pvfs file system", dir);
+    // Like `lfs mkdir`: a missing directory is made first.
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      error("fileset create {}: {}", dir, std::strerror(errno));
       status = 1;
       continue;
     }
@@ -543,7 +550,8 @@ void add_sched(Commands& commands) {
       "delays (exit 1 naming those that do not answer)",
       [o](const DaemonOptions& d) { return sched(d, o->ids, o->json); });
   commands.add_daemon_options(command);
-  command->add_option("server", o->ids, "storage server ids [all in the config]");
+  command->add_option("server", o->ids, "storage servers: ids (3) or names (server3) [all in the config]")
+      ->transform(server_name_transform());
   command->add_flag("--json", o->json, "a JSON array of objects with the raw numbers instead of the table");
 }
 
@@ -558,7 +566,9 @@ void add_inject(Commands& commands) {
       "inject", "make a storage server serve data requests slower, to test straggler handling",
       [o](const DaemonOptions& d) { return inject(d, o->id, o->delay_factor, o->seconds); });
   commands.add_daemon_options(command);
-  command->add_option("server", o->id, "storage server id")->required();
+  command->add_option("server", o->id, "storage server: its id (3) or name (server3)")
+      ->required()
+      ->transform(server_name_transform());
   command->add_option("-f,--delay-factor", o->delay_factor, "this many times slower, 1 to 1000 (1 ends a delay)")
       ->required();
   command->add_option("--for", o->seconds, "seconds the delay lasts; 0 = until changed")->capture_default_str();
@@ -582,7 +592,8 @@ void add_elevator(Commands& commands) {
         return elevator(d, ids, o->policy, o->json);
       });
   commands.add_daemon_options(command);
-  o->id_option = command->add_option("server", o->id, "storage server id [all in the config]");
+  o->id_option = command->add_option("server", o->id, "storage server: id (3) or name (server3) [all in the config]")
+                     ->transform(server_name_transform());
   // Not checked here: the server names the policies it knows when refusing one.
   command->add_option("policy", o->policy, "switch the server to this elevator: fcfs or obrr");
   command->add_flag("--json", o->json, "a JSON array of objects with the raw numbers instead of the table");

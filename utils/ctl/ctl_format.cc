@@ -71,11 +71,11 @@ Result<std::vector<ServerId>> parse_server_list(std::string_view text) {
   std::string_view rest = text;
   while (true) {
     const size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
+    const std::string_view item = rest.substr(0, comma);
     uint32_t id = 0;
-    if (!parse_u32(item, id))
+    if (!parse_u32(item.starts_with("server") ? item.substr(6) : item, id))
       return Status(Errc::invalid_argument,
-                    fmt::format("bad server id '{}' in '{}': want ids like 0,2,3", item, text));
+                    fmt::format("bad server id '{}' in '{}': want ids like 0,2,3 or server0,server2", item, text));
     if (!seen.insert(id).second)
       return Status(Errc::invalid_argument, fmt::format("server {} is listed twice", id));
     out.push_back(ServerId(id));
@@ -83,54 +83,6 @@ Result<std::vector<ServerId>> parse_server_list(std::string_view text) {
     rest = rest.substr(comma + 1);
   }
   return out;
-}
-
-std::string mount_type_of(std::string_view mountinfo, std::string_view path) {
-  // mountinfo escapes space, tab, newline and backslash in paths as \ooo.
-  const auto unescape = [](std::string_view text) {
-    std::string out;
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] == '\\' && i + 3 < text.size() &&
-          text.substr(i + 1, 3).find_first_not_of("01234567") == std::string_view::npos) {
-        out += static_cast<char>((text[i + 1] - '0') * 64 + (text[i + 2] - '0') * 8 +
-                                 (text[i + 3] - '0'));
-        i += 3;
-      } else {
-        out += text[i];
-      }
-    }
-    return out;
-  };
-  const auto covers = [&](std::string_view mount_point) {
-    if (mount_point == "/") return true;
-    return path.substr(0, mount_point.size()) == mount_point &&
-           (path.size() == mount_point.size() || path[mount_point.size()] == '/');
-  };
-  std::string type;
-  size_t best = 0;
-  std::string_view rest = mountinfo;
-  while (!rest.empty()) {
-    const size_t eol = std::min(rest.find('\n'), rest.size());
-    std::string_view line = rest.substr(0, eol);
-    rest = rest.substr(std::min(eol + 1, rest.size()));
-    // id parent major:minor root mount-point options [optional...] - type source super-options
-    std::vector<std::string_view> fields;
-    for (size_t start = 0; start < line.size();) {
-      size_t end = std::min(line.find(' ', start), line.size());
-      fields.push_back(line.substr(start, end - start));
-      start = end + 1;
-    }
-    auto dash = std::find(fields.begin() + std::min<size_t>(6, fields.size()), fields.end(),
-                          std::string_view("-"));
-    if (fields.size() < 5 || dash == fields.end() || dash + 1 == fields.end()) continue;
-    const std::string mount_point = unescape(fields[4]);
-    // Later lines are mounted later: on a tie they hide the earlier ones.
-    if (covers(mount_point) && mount_point.size() >= best) {
-      best = mount_point.size();
-      type = std::string(*(dash + 1));
-    }
-  }
-  return type;
 }
 
 std::string human_bytes(uint64_t bytes) {

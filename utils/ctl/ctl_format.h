@@ -15,6 +15,7 @@
 
 #include "shared/ids.h"
 #include "shared/layout.h"
+#include "shared/mount_table.h"
 #include "shared/status.h"
 #include "shared/text_format.h"
 #include "utils/common/daemon_probe.h"
@@ -24,18 +25,14 @@ namespace pvfs::ctl {
 // Sizes ("4M") as shared/text_format.h reads them.
 using ::pvfs::parse_size;
 
-// Comma-separated server ids ("1,3,0"), kept in the order given.
+// Comma-separated server ids ("1,3,0"; each may also be named as
+// "server3", as the other commands name them), kept in the order given.
 // Errors: invalid_argument naming the bad item, or a repeated id.
 Result<std::vector<ServerId>> parse_server_list(std::string_view text);
 
-// The file system type ("fuse.pvfs", "ext4") of the mount that holds
-// `path` (absolute, without symlinks or "..") according to `mountinfo`, the
-// text of /proc/self/mountinfo: the last-mounted entry whose mount point is
-// `path` or a parent of it. Empty when no line matches.
-std::string mount_type_of(std::string_view mountinfo, std::string_view path);
-
-// The type pvfsmount's mounts have in mountinfo.
-inline constexpr std::string_view kPvfsMountType = "fuse.pvfs";
+// mount_type_of and kPvfsMountType: shared/mount_table.h.
+using ::pvfs::kPvfsMountType;
+using ::pvfs::mount_type_of;
 
 // "0 B", "512 B", "4.0 KiB", "1.5 MiB", ... (binary units, one decimal).
 std::string human_bytes(uint64_t bytes);

@@ -157,7 +157,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
   }
   auto config = Config::load(options.config_path);
   if (!config) {
-    error("{}", config.status().to_string());
+    error("{}", config.status().detail());
     return 1;
   }
   auto key = load_secret(config->secret_file);

@@ -203,10 +203,12 @@ void add_top(Commands& commands) {
       "held), metadata servers (ops/s, latency, file sets, inodes), busiest jobs",
       [o](const DaemonOptions& d) { return top(d, o->interval, o->iterations); });
   commands.add_daemon_options(command);
-  command->add_option("-n,--interval", o->interval, "seconds between frames")
+  // As top(1): -d the delay, -n the number of frames. --interval and -i
+  // are the spellings of before, deprecated (-n used to be the interval).
+  command->add_option("-d,--delay,--interval", o->interval, "seconds between frames (--interval: deprecated)")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
-  command->add_option("-i,--iterations", o->iterations, "stop after this many frames (0: until Ctrl-C)")
+  command->add_option("-n,--iterations,-i", o->iterations, "stop after this many frames, 0: until Ctrl-C (-i: deprecated)")
       ->capture_default_str();
 }
 

@@ -2,7 +2,7 @@
 // declares its options and what runs it beside its implementation
 // (utils/ctl/command.h); this file lists them in the order of --help.
 // Exit status: 0 success, 1 failure (one "pvfs-ctl: ..." line per error),
-// 2 bad usage.
+// 2 bad usage. -c and -t may come before the subcommand or after it.
 #include <CLI/CLI.hpp>
 
 #include "utils/ctl/command.h"
@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   CLI::App app{"pvfs-ctl: administer a pvfs cluster: file and directory layouts, per-job\n"
                "counters, the health of the daemons, the storage servers' write\n"
                "scheduling (redirects, fragments, injected delays), their disk\n"
-               "elevators, and how the metadata servers share the file sets. See pvfs-ctl(1)."};
+               "elevators, and how the metadata servers share the file sets. See pvfs-ctl(1).",
+               "pvfs-ctl"};
   app.require_subcommand(1);
   app.set_version_flag("--version", PVFS_VERSION);
   pvfs::ctl::Commands commands(app);

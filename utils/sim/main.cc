@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   const std::vector<sim::Scenario> scenarios = sim::all_scenarios();
   CLI::App app{
       "pvfs-sim: deterministic discrete-event simulations of the papers' experiments,\n"
-      "driving pvfs's own scheduling and placement policies. See pvfs-sim(1)."};
+      "driving pvfs's own scheduling and placement policies. See pvfs-sim(1).",
+      "pvfs-sim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", PVFS_VERSION);
 
@@ -129,7 +130,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "pvfs-sim: {} (see pvfs-sim --help)\n", e.what());
+    return 2;
   }
   if (*list_cmd) return list(scenarios, list_name);
   return run(scenarios, run_name, options, out_dir, !no_plot);

@@ -1,0 +1,454 @@
+// A newcomer's wrong turns, as commands typed at a shell: every program run
+// as a real process (paths from meson: $PVFS_CTL, $PVFS_CLUSTER, $PVFS_MDS,
+// $PVFS_SERVER, $PVFSMOUNT, $PVFS_BENCH, $PVFS_SIM), each case asserting the
+// one line it prints and its exit status (issue 20). The cluster cases
+// start real daemons with `pvfs-cluster up` and, where they mount, need
+// /dev/fuse; `pvfs-cluster down` runs at the end of each even when it fails.
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/run_tool.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_cluster.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pvfs::test::Outcome;
+using pvfs::test::run_tool;
+using pvfs::test::TempDir;
+
+struct Program {
+  const char* var;   // the environment variable meson sets to its path
+  const char* name;  // what it calls itself
+};
+
+constexpr Program kPrograms[] = {
+    {"PVFS_CTL", "pvfs-ctl"},       {"PVFS_CLUSTER", "pvfs-cluster"}, {"PVFS_MDS", "pvfs-mds"},
+    {"PVFS_SERVER", "pvfs-server"}, {"PVFSMOUNT", "pvfsmount"},       {"PVFS_BENCH", "pvfs-bench"},
+    {"PVFS_SIM", "pvfs-sim"},
+};
+
+size_t lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// How many pvfs mounts the kernel has on `mount_point` itself.
+int pvfs_mounts_at(const fs::path& mount_point) {
+  std::ifstream in("/proc/self/mountinfo");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point == mount_point.string() && contains(line, " - fuse.pvfs ")) ++n;
+  }
+  return n;
+}
+
+// A config that parses but names a daemon nobody runs, plus `extra`.
+fs::path write_config(const fs::path& dir, const std::string& extra) {
+  const fs::path file = dir / "pvfs.toml";
+  std::ofstream(file) << "secret_file = \"secret.key\"\n"
+                         "[[mds]]\n"
+                         "address = \"127.0.0.1:1\"\n"
+                         "data_dir = \"mds0\"\n"
+                         "[[server]]\n"
+                         "address = \"127.0.0.1:2\"\n"
+                         "data_dir = \"server0\"\n"
+                      << extra;
+  return file;
+}
+
+// `pvfs-cluster down --dir DIR` when it goes out of scope, so a failed
+// check leaves no daemon or mount behind.
+class Down {
+ public:
+  Down(const fs::path& scratch, fs::path dir) : scratch_(scratch), dir_(std::move(dir)) {}
+  ~Down() { run_tool("PVFS_CLUSTER", scratch_, {"down", "--dir", dir_.string()}); }
+
+ private:
+  fs::path scratch_, dir_;
+};
+
+}  // namespace
+
+TEST_CASE("every program prints its version for --version and exits 0") {
+  TempDir scratch;
+  for (const auto& p : kPrograms) {
+    CAPTURE(p.name);
+    auto o = run_tool(p.var, scratch.path(), {"--version"});
+    CAPTURE(o);
+    CHECK(o.status == 0);
+    CHECK(o.out == PVFS_VERSION "\n");
+  }
+}
+
+TEST_CASE("a usage error is one line naming the program, with exit status 2") {
+  TempDir scratch;
+  for (const auto& p : kPrograms) {
+    CAPTURE(p.name);
+    auto o = run_tool(p.var, scratch.path(), {"--no-such-option"});
+    CAPTURE(o);
+    CHECK(o.status == 2);
+    CHECK(lines(o.err) == 1);
+    CHECK(o.err.rfind(std::string(p.name) + ": ", 0) == 0);
+    CHECK(contains(o.err, "(see " + std::string(p.name) + " --help)"));
+  }
+  // A missing argument, and a mistyped command.
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up"});
+  CAPTURE(up);
+  CHECK(up.status == 2);
+  CHECK(up.err == "pvfs-cluster: --dir is required (see pvfs-cluster --help)\n");
+  auto typo = run_tool("PVFS_CTL", scratch.path(), {"pnig"});
+  CAPTURE(typo);
+  CHECK(typo.status == 2);
+  CHECK(typo.err == "pvfs-ctl: unknown command 'pnig' (did you mean 'ping'?) (see pvfs-ctl --help)\n");
+}
+
+TEST_CASE("--help shows the program's name, not the path it was run by") {
+  TempDir scratch;
+  for (const auto& p : kPrograms) {
+    CAPTURE(p.name);
+    auto o = run_tool(p.var, scratch.path(), {"--help"});
+    CAPTURE(o);
+    CHECK(o.status == 0);
+    CHECK(contains(o.out, "Usage: " + std::string(p.name) + " "));
+    CHECK_FALSE(contains(o.out, "Usage: /"));
+  }
+}
+
+TEST_CASE("pvfsmount --help lists every -o option, dispatch= and log= included") {
+  TempDir scratch;
+  auto o = run_tool("PVFSMOUNT", scratch.path(), {"--help"});
+  CAPTURE(o);
+  CHECK(o.status == 0);
+  for (const char* option : {"attr_timeout=", "entry_timeout=", "writeback_cache", "direct_io", "allow_other",
+                             "no_default_permissions", "ro, rw", "jobid_var=", "secret=", "dispatch=", "log=",
+                             "max_threads=", "fsname=", "timeout="}) {
+    CAPTURE(option);
+    CHECK(contains(o.out, "  " + std::string(option)));
+  }
+}
+
+TEST_CASE("a missing config file is one line naming it, from every program that reads one") {
+  TempDir scratch;
+  const std::string absent = (scratch.path() / "absent.toml").string();
+  const std::string line = "cannot read config " + absent + ": No such file or directory\n";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"ping", "-c", absent}, {"-c", absent, "ping"}, {"sched", "-c", absent}}) {
+    auto o = run_tool("PVFS_CTL", scratch.path(), args);
+    CAPTURE(o);
+    CHECK(o.status == 1);
+    CHECK(o.err == "pvfs-ctl: " + line);
+  }
+  auto fsck = run_tool("PVFS_CTL", scratch.path(), {"fsck", "-c", absent});
+  CAPTURE(fsck);
+  CHECK(fsck.status == 1);
+  CHECK(fsck.err == "pvfs-ctl: fsck: " + line);
+  auto mds = run_tool("PVFS_MDS", scratch.path(), {"-c", absent});
+  CAPTURE(mds);
+  CHECK(mds.status == 1);
+  CHECK(mds.err == "pvfs-mds: " + line);
+  auto server = run_tool("PVFS_SERVER", scratch.path(), {"-c", absent});
+  CAPTURE(server);
+  CHECK(server.status == 1);
+  CHECK(server.err == "pvfs-server: " + line);
+  auto mount = run_tool("PVFSMOUNT", scratch.path(), {absent, scratch.path().string()});
+  CAPTURE(mount);
+  CHECK(mount.status == 1);
+  CHECK(lines(mount.err) == 1);
+  CHECK(contains(mount.err, absent + ": No such file or directory"));
+  CHECK_FALSE(contains(mount.err, ":0:0:"));
+}
+
+TEST_CASE("a misspelt section or key in the config is refused by every program that reads it") {
+  TempDir scratch;
+  const fs::path section = write_config(scratch.path(), "[timeout]\nrpc_ms = 500\n");
+  const std::string why = section.string() + ": unknown section '[timeout]' (did you mean [timeouts]?)\n";
+  auto ctl = run_tool("PVFS_CTL", scratch.path(), {"-c", section.string(), "ping"});
+  CAPTURE(ctl);
+  CHECK(ctl.status == 1);
+  CHECK(ctl.err == "pvfs-ctl: " + why);
+  auto mds = run_tool("PVFS_MDS", scratch.path(), {"-c", section.string()});
+  CAPTURE(mds);
+  CHECK(mds.status == 1);
+  CHECK(mds.err == "pvfs-mds: " + why);
+  auto server = run_tool("PVFS_SERVER", scratch.path(), {"-c", section.string()});
+  CAPTURE(server);
+  CHECK(server.status == 1);
+  CHECK(server.err == "pvfs-server: " + why);
+  auto mount = run_tool("PVFSMOUNT", scratch.path(), {section.string(), scratch.path().string()});
+  CAPTURE(mount);
+  CHECK(mount.status == 1);
+  CHECK(mount.err == "pvfsmount: " + why);
+
+  const fs::path key = write_config(scratch.path(), "[layout]\nstripe_sise = 65536\n");
+  auto typo = run_tool("PVFS_CTL", scratch.path(), {"stats", "-c", key.string()});
+  CAPTURE(typo);
+  CHECK(typo.status == 1);
+  CHECK(typo.err == "pvfs-ctl: " + key.string() +
+                        ": unknown key 'layout.stripe_sise' (did you mean 'layout.stripe_size'?)\n");
+}
+
+TEST_CASE("pvfs-ctl takes a server as 3 or server3 in sched, inject and elevator, and top -n/-d as top(1)") {
+  TempDir scratch;
+  const std::string absent = (scratch.path() / "absent.toml").string();
+  // Accepted by the parser: they fail only on the missing config (exit 1, not 2).
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"sched", "server3", "1", "-c", absent},
+           {"inject", "server3", "-f", "2", "-c", absent},
+           {"elevator", "server3", "-c", absent},
+           {"stats", "server3", "-c", absent},
+           {"loglevel", "3", "debug", "-c", absent},
+           {"top", "-n", "2", "-d", "0.5", "-c", absent},
+           {"top", "--iterations", "2", "--interval", "0.5", "-c", absent},  // deprecated spellings
+           {"top", "-i", "3", "-c", absent}}) {
+    auto o = run_tool("PVFS_CTL", scratch.path(), args);
+    CAPTURE(o);
+    CHECK(o.status == 1);
+    CHECK(contains(o.err, "cannot read config"));
+  }
+  auto bad = run_tool("PVFS_CTL", scratch.path(), {"sched", "srv3", "-c", absent});
+  CAPTURE(bad);
+  CHECK(bad.status == 2);
+  CHECK(contains(bad.err, "not a storage server: 'srv3' (give its id, 3, or its name, server3)"));
+  // -n counts frames now: a fraction is refused.
+  auto old = run_tool("PVFS_CTL", scratch.path(), {"top", "-n", "0.5", "-c", absent});
+  CAPTURE(old);
+  CHECK(old.status == 2);
+}
+
+TEST_CASE("pvfs-ctl fileset create outside pvfs fails without making the directory") {
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "proj";
+  auto o = run_tool("PVFS_CTL", scratch.path(), {"fileset", "create", dir.string()});
+  CAPTURE(o);
+  CHECK(o.status == 1);
+  CHECK(o.err == "pvfs-ctl: fileset create " + dir.string() + ": not on a pvfs file system\n");
+  CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("pvfs-cluster down and status in a folder without a cluster say so in one line") {
+  TempDir scratch;
+  for (const char* command : {"down", "status"}) {
+    auto o = run_tool("PVFS_CLUSTER", scratch.path(), {command, "--dir", scratch.path().string()});
+    CAPTURE(o);
+    CHECK(o.status == 1);
+    CHECK(o.err == "pvfs-cluster: no cluster in " + scratch.path().string() + " (no pvfs.toml there; " +
+                       "`pvfs-cluster up --dir " + scratch.path().string() + "` makes one)\n");
+  }
+}
+
+TEST_CASE("a failed pvfs-cluster up leaves no broken config, and a corrected up then works") {
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  Down down(scratch.path(), dir);
+  auto bad = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--stripe-size", "1000"});
+  CAPTURE(bad);
+  CHECK(bad.status == 1);
+  CHECK(bad.err == "pvfs-cluster: --stripe-size 1000 is not a multiple of 4096 (4K)\n");
+  CHECK_FALSE(fs::exists(dir / "pvfs.toml"));
+
+  // A daemon that cannot start (its data folder is a file): the config,
+  // key and data folders this up made go again.
+  fs::create_directories(dir / "logs");
+  std::ofstream(dir / "server1") << "in the way\n";
+  std::ofstream(dir / "logs" / "server1.log") << "a stale line of an earlier start\n";
+  auto failed = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "2"});
+  CAPTURE(failed);
+  CHECK(failed.status == 1);
+  CHECK(failed.err == "pvfs-cluster: server1 exited during start: pvfs-server: not a directory: create data directory " +
+                          (dir / "server1").string() + "\n");
+  CHECK_FALSE(fs::exists(dir / "pvfs.toml"));
+  CHECK_FALSE(fs::exists(dir / "secret.key"));
+  CHECK_FALSE(fs::exists(dir / "mds0"));
+  fs::remove(dir / "server1");
+
+  auto good = run_tool("PVFS_CLUSTER", scratch.path(),
+                       {"up", "--dir", dir.string(), "--servers", "2", "--stripe-size", "65536"});
+  CAPTURE(good);
+  REQUIRE(good.status == 0);
+  CHECK(contains(good.out, "pvfs cluster up in " + dir.string() + ": 1 metadata server(s), 2 storage server(s)\n"));
+  auto status = run_tool("PVFS_CLUSTER", scratch.path(), {"status", "--dir", dir.string()});
+  CAPTURE(status);
+  CHECK(status.status == 0);
+}
+
+TEST_CASE("pvfs-cluster up restarts only the daemon that died, and pvfs-ctl takes -c first") {
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  Down down(scratch.path(), dir);
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "2"});
+  CAPTURE(up);
+  REQUIRE(up.status == 0);
+  const std::string config = (dir / "pvfs.toml").string();
+  auto ping = run_tool("PVFS_CTL", scratch.path(), {"-c", config, "ping"});
+  CAPTURE(ping);
+  CHECK(ping.status == 0);
+  auto sched = run_tool("PVFS_CTL", scratch.path(), {"-c", config, "sched", "server1", "--json"});
+  CAPTURE(sched);
+  CHECK(sched.status == 0);
+  CHECK(contains(sched.out, "\"server\": 1"));
+  CHECK_FALSE(contains(sched.out, "\"server\": 0"));
+
+  int pid = 0;
+  std::ifstream(dir / "run" / "server1.pid") >> pid;
+  REQUIRE(pid > 0);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto again = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string()});
+  CAPTURE(again);
+  CHECK(again.status == 0);
+  CHECK(contains(again.out, "pvfs cluster in " + dir.string() + ": restarted server1\n"));
+  auto status = run_tool("PVFS_CLUSTER", scratch.path(), {"status", "--dir", dir.string()});
+  CAPTURE(status);
+  CHECK(status.status == 0);
+  auto busy = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string()});
+  CAPTURE(busy);
+  CHECK(busy.status == 1);
+  CHECK(contains(busy.err, "pvfs-cluster: the cluster in " + dir.string() + " is already up"));
+  CHECK(lines(busy.err) == 1);
+}
+
+TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs mount behind") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  const fs::path mnt = scratch.path() / "mnt";
+  Down down(scratch.path(), dir);
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--mount", mnt.string()});
+  CAPTURE(up);
+  REQUIRE(up.status == 0);
+  CHECK(pvfs_mounts_at(mnt) == 1);
+  // Its background messages go to the cluster's folder (there may be no syslog).
+  CHECK(contains(pvfs::test::slurp(dir / "logs" / "mount.log"), "mounted pvfs:"));
+
+  const std::string config = (dir / "pvfs.toml").string();
+  auto twice = run_tool("PVFSMOUNT", scratch.path(), {config, mnt.string()});
+  CAPTURE(twice);
+  CHECK(twice.status == 1);
+  CHECK(twice.err == "pvfsmount: " + mnt.string() + " is already a pvfs mount (unmount it first: fusermount3 -u " +
+                         mnt.string() + ")\n");
+  CHECK(pvfs_mounts_at(mnt) == 1);
+
+  // A key that is not the cluster's: one line saying so.
+  const fs::path other_key = scratch.path() / "other.key";
+  std::ofstream(other_key) << std::string(64, 'a') << "\n";
+  fs::permissions(other_key, fs::perms::owner_read | fs::perms::owner_write);
+  const fs::path mnt2 = scratch.path() / "mnt2";
+  fs::create_directories(mnt2);
+  auto key = run_tool("PVFSMOUNT", scratch.path(), {"-o", "secret=" + other_key.string(), config, mnt2.string()});
+  CAPTURE(key);
+  CHECK(key.status == 1);
+  CHECK(lines(key.err) == 1);
+  CHECK(contains(key.err, "refused the key in " + other_key.string()));
+  CHECK_FALSE(contains(key.err, "cannot reach"));
+  CHECK(pvfs_mounts_at(mnt2) == 0);
+
+  // A stripe over a server the cluster lacks: refused at once, and the
+  // directory still takes new files.
+  fs::create_directories(mnt / "d");
+  auto stripe = run_tool("PVFS_CTL", scratch.path(), {"setstripe", "-s", "9", (mnt / "d").string()});
+  CAPTURE(stripe);
+  CHECK(stripe.status == 1);
+  CHECK(contains(stripe.err, "pvfs-ctl: setstripe " + (mnt / "d").string() + ": Invalid argument (the cluster has no such storage server"));
+  CHECK(std::ofstream(mnt / "d" / "f").good());
+  auto named = run_tool("PVFS_CTL", scratch.path(), {"setstripe", "-s", "server1", (mnt / "d").string()});
+  CAPTURE(named);
+  CHECK(named.status == 0);
+  auto shown = run_tool("PVFS_CTL", scratch.path(), {"getstripe", (mnt / "d").string()});
+  CAPTURE(shown);
+  CHECK(contains(shown.out, "servers:       1\n"));
+
+  // The first command again after a storage server died: it comes back,
+  // the mount stays as it was.
+  int pid = 0;
+  std::ifstream(dir / "run" / "server2.pid") >> pid;
+  REQUIRE(pid > 0);
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto again = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--mount", mnt.string()});
+  CAPTURE(again);
+  CHECK(again.status == 0);
+  CHECK(contains(again.out, "restarted server2\n"));
+  CHECK(pvfs_mounts_at(mnt) == 1);
+  CHECK(std::ofstream(mnt / "after-restart").good());
+
+  auto stop = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
+  CAPTURE(stop);
+  CHECK(stop.status == 0);
+  CHECK(pvfs_mounts_at(mnt) == 0);
+}
+
+TEST_CASE("a failed up --mount says what failed in one line, without stale lines of the log") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  const fs::path mnt = scratch.path() / "mnt";
+  Down down(scratch.path(), dir);
+  fs::create_directories(dir / "logs");
+  std::ofstream(dir / "logs" / "mount.log") << "a stale line of an earlier mount\n";
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(),
+                     {"up", "--dir", dir.string(), "--mount", mnt.string(), "-o", "no_such_option"});
+  CAPTURE(up);
+  CHECK(up.status == 1);
+  CHECK(up.out.empty());  // nothing claims the cluster is up
+  CHECK(up.err == "pvfs-cluster: cannot mount at " + mnt.string() +
+                      ": pvfsmount: unknown mount option 'no_such_option'\n");
+  CHECK(pvfs_mounts_at(mnt) == 0);
+  // The daemons this up started are stopped again.
+  auto status = run_tool("PVFS_CLUSTER", scratch.path(), {"status", "--dir", dir.string()});
+  CAPTURE(status);
+  CHECK(status.status == 1);
+  CHECK_FALSE(contains(status.out, "answers"));
+}
+
+TEST_CASE("the README's pvfs-ctl lines work as written once PVFS_CONFIG names a cluster") {
+  const char* root = std::getenv("PVFS_SOURCE_ROOT");
+  REQUIRE_MESSAGE(root, "PVFS_SOURCE_ROOT is not set: run this test through `meson test`");
+  std::ifstream readme(fs::path(root) / "README.md");
+  std::vector<std::string> commands;
+  bool in_block = false;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.starts_with("export PVFS_CONFIG=/srv/pvfs/pvfs.toml")) in_block = true;
+    else if (in_block && line.starts_with("```")) break;
+    else if (in_block && line.starts_with("pvfs-ctl ")) {
+      line = line.substr(0, line.find('#'));
+      if (auto bracket = line.find(" ["); bracket != std::string::npos) line.erase(bracket);  // optional part
+      // top runs until Ctrl-C; fileset create needs the mount of /mnt/pvfs.
+      if (!contains(line, " top") && !contains(line, "/mnt/")) commands.push_back(line);
+    }
+  }
+  REQUIRE(commands.size() >= 8);
+
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  Down down(scratch.path(), dir);
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "4"});
+  CAPTURE(up);
+  REQUIRE(up.status == 0);
+  const fs::path ctl_dir = fs::path(pvfs::test::tool_path("PVFS_CTL")).parent_path();
+  for (const auto& command : commands) {
+    CAPTURE(command);
+    const std::string shell = "env PATH=" + pvfs::test::shell_quote(ctl_dir.string()) + ":/usr/bin:/bin PVFS_CONFIG=" +
+                              pvfs::test::shell_quote((dir / "pvfs.toml").string()) + " sh -c " +
+                              pvfs::test::shell_quote(command) + " >/dev/null 2>" +
+                              pvfs::test::shell_quote((scratch.path() / "err").string());
+    const int raw = std::system(shell.c_str());
+    const std::string err = pvfs::test::slurp(scratch.path() / "err");
+    CAPTURE(err);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 0);
+  }
+}
