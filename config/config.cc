@@ -313,6 +313,11 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, sec, "gather_ms", c.iosched_gather_ms); !s.ok()) return s;
     if (c.iosched_gather_ms > 600000) return key_error("iosched.gather_ms", "must be at most 600000");
   }
+  if (auto* t = root.get_as<toml::table>("locks")) {
+    if (Status s = read_uint(*t, "locks", "lease_ms", c.lock_lease_ms); !s.ok()) return s;
+    if (c.lock_lease_ms < 100 || c.lock_lease_ms > 3600000)
+      return key_error("locks.lease_ms", "must be from 100 to 3600000");
+  }
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
@@ -439,6 +444,8 @@ std::string Config::render() const {
       << "idle_ms = " << iosched_idle_ms << "    # transparent steps end after this much write silence; 0 = off\n"
       << "reads = " << (iosched_reads ? "true" : "false") << "    # reads also wait for the token\n"
       << "gather_ms = " << iosched_gather_ms << "    # after an idle spell, the first token waits this long; 0 = off\n\n"
+      << "[locks]\n"
+      << "lease_ms = " << lock_lease_ms << "    # a silent client loses its fcntl/flock locks after this\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"

@@ -110,6 +110,10 @@ struct Config {
   // after the first step arrived, so steps starting together are ordered by
   // the policy rather than by who came first. 0: off.
   uint32_t iosched_gather_ms = 0;
+  // [locks]: fcntl/flock/OFD locks across clients (mds/lock_host.h). A
+  // client (pvfsmount) that sends nothing to a file set's lock manager for
+  // this long loses its locks there; it renews every third of it.
+  uint32_t lock_lease_ms = 5000;
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;

@@ -35,6 +35,7 @@ const std::vector<Section>& sections() {
       {"storage", {"inline_max_bytes", "inline_max_latency_us"}},
       {"emulated_disk", {"seek_ms", "bandwidth_bytes"}},
       {"iosched", {"policy", "lease_ms", "max_wait_s", "idle_ms", "reads", "gather_ms"}},
+      {"locks", {"lease_ms"}},
       {"client", {"attr_timeout_s", "entry_timeout_s"}},
       {"security", {"encrypt", "root_squash", "root_squash_except"}},
   };

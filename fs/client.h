@@ -238,6 +238,37 @@ class Client {
   // Closes one open file description; the last one for an unlinked file frees its data.
   asio::awaitable<Status> release(const Credentials& who, std::shared_ptr<OpenFile> file);
 
+  // --- file locks across clients (client_locks.cc; pvfsmount(8), LOCKS) ---
+  // One fcntl (POSIX or OFD) or flock lock, as the kernel asks for it.
+  struct FileLock {
+    bool flock = false;      // flock(2)'s namespace (whole file); false: POSIX and OFD
+    bool exclusive = false;  // F_WRLCK / LOCK_EX
+    uint64_t first = 0;
+    uint64_t last = UINT64_MAX;  // inclusive; UINT64_MAX: to the end of the file
+    uint64_t owner = 0;          // the kernel's lock owner
+    uint32_t pid = 0;            // the process asking (F_GETLK reports the holder's)
+  };
+  enum class LockOutcome { granted, conflict, deadlock, interrupted };
+  // A waiting F_SETLKW: setting `interrupted` (a FUSE interrupt) makes
+  // setlk() withdraw the waiter at the manager and return interrupted.
+  struct LockWait {
+    bool interrupted = false;
+  };
+  // F_GETLK: the first lock of another owner (on any client) that
+  // conflicts with `want`, or nullopt. Errors: those of an MDS request.
+  asio::awaitable<Result<std::optional<FileLock>>> getlk(const Credentials& who, InodeId ino, FileLock want);
+  // F_SETLK (`wait` false: granted or conflict) or F_SETLKW (`wait` true:
+  // granted, deadlock, or interrupted once `state->interrupted` is set;
+  // the wait asks the manager again every ~200 ms, which also renews it).
+  // Granted locks are renewed every third of the lease while this client
+  // holds any in the file set. Errors: those of an MDS request.
+  asio::awaitable<Result<LockOutcome>> setlk(const Credentials& who, InodeId ino, FileLock want, bool wait,
+                                             std::shared_ptr<LockWait> state);
+  // F_UNLCK of `range` (its namespace, owner, first and last).
+  asio::awaitable<Status> unlock(const Credentials& who, InodeId ino, FileLock range);
+  // Close: every lock and waiter of `owner` on `ino`, both namespaces.
+  asio::awaitable<Status> release_locks(const Credentials& who, InodeId ino, uint64_t owner);
+
   // --- cluster ---------------------------------------------------------
   asio::awaitable<Result<std::vector<StorageServer>>> servers();
 

@@ -245,8 +245,27 @@ struct Client::Impl {
   rpc::Clock::time_point io_unreachable_since{};  // first failure in a row; epoch: none
   bool io_fail_open = false;
 
+  // --- file locks across clients (client_locks.cc) ---
+  // One lock request to the owner of `ino`'s file set; notes whether this
+  // client still holds something there (renewed by lock_loop()).
+  // Operation `op` on `lock` (`waiter`: see mds.capnp Lock). Takes its
+  // arguments by value: they live in the coroutine's frame.
+  asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> lock_call(Credentials who, InodeId ino,
+                                                                     Client::FileLock lock,
+                                                                     proto::mds::Request::LockOp op,
+                                                                     uint64_t waiter = 0);
+  void lock_note(InodeId ino, bool holds);
+  // While this client holds locks anywhere: renews each file set's lease
+  // every third of it.
+  asio::awaitable<void> lock_loop(std::shared_ptr<bool> alive);
+  uint64_t lock_client = 0;                // this client's lock lease key (random, never 0)
+  milliseconds lock_lease{0};
+  std::map<uint16_t, InodeId> lock_sets;   // file sets holding our locks: an inode of each
+  bool lock_renewing = false;
+
  private:
   asio::awaitable<void> run_round();
+
   // fetch_map() without the sharing.
   asio::awaitable<void> ask_map(MdsId member, milliseconds timeout);
 };

@@ -92,6 +92,15 @@ Bridge::Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)
           std::chrono::duration<double>(params.attr_timeout_s))),
       next_request_id_((std::random_device{}() & uint64_t{0xffffff}) << 40) {}
 
+asio::awaitable<void> Bridge::forget_cached_pages(fuse_ino_t ino) {
+  if (!session_) co_return;
+  auto done = std::make_shared<asio::steady_timer>(client_.io(), asio::steady_timer::time_point::max());
+  asio::io_context& io = client_.io();
+  invalidator_.post_pages(ino, [done, &io] { asio::post(io, [done] { done->cancel(); }); });
+  asio::error_code ec;
+  co_await done->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
 void Bridge::set_session(fuse_session* session) {
   session_ = session;
   invalidator_.start(session);
@@ -174,9 +183,10 @@ void on_init(void* userdata, fuse_conn_info* conn) {
   want(FUSE_CAP_READDIRPLUS_AUTO, true);
   want(FUSE_CAP_AUTO_INVAL_DATA, true);  // drop cached pages when size or mtime changed elsewhere
   want(FUSE_CAP_WRITEBACK_CACHE, b.options().writeback_cache);
-  // No lock callbacks: the kernel keeps POSIX and flock locks locally.
-  want(FUSE_CAP_POSIX_LOCKS, false);
-  want(FUSE_CAP_FLOCK_LOCKS, false);
+  // locks=cluster: POSIX, OFD and flock locks go to the metadata servers
+  // (fuse_bridge_lock.cc); locks=local: the kernel keeps them on this node.
+  want(FUSE_CAP_POSIX_LOCKS, b.options().cluster_locks);
+  want(FUSE_CAP_FLOCK_LOCKS, b.options().cluster_locks);
   // The kernel clears setuid/setgid bits on write and chown itself.
   want(FUSE_CAP_HANDLE_KILLPRIV, false);
   want(FUSE_CAP_SPLICE_READ, false);
@@ -227,6 +237,7 @@ Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& 
   fuse::add_inode_ops(ops);
   fuse::add_file_ops(ops);
   fuse::add_dir_ops(ops);
+  if (params.options.cluster_locks) fuse::add_lock_ops(ops);
 
   const std::string option_list = params.options.fuse_option_list(params.default_fsname);
   std::vector<std::string> words = {"pvfsmount", "-o", option_list};

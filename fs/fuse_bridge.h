@@ -36,9 +36,10 @@ struct FuseMountParams {
 // read into until it has been sent. Open files are heap-allocated handles whose address is the
 // kernel's file handle; they live from open/create until release.
 //
-// Locks: the bridge implements no lock operations, so the kernel keeps POSIX
-// and flock locks locally. They are correct among the processes of one mount
-// and not coherent across client nodes.
+// Locks: with locks=cluster (the default) getlk, setlk and flock go to the
+// metadata servers' lock managers (fuse_bridge_lock.cc), so POSIX, OFD and
+// flock locks hold across client nodes; with locks=local the bridge
+// implements none and the kernel keeps them on this node only.
 class FuseMount {
  public:
   // Creates the libfuse session (parsing the mount options into it) and mounts at

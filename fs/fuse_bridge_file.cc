@@ -1,5 +1,6 @@
 // FUSE callbacks on regular files: open, create, read, write, flush, fsync,
-// fallocate, lseek (SEEK_DATA / SEEK_HOLE), release. fi->fh points to a
+// fallocate, lseek (SEEK_DATA / SEEK_HOLE), release (with the unlocks a
+// close implies under locks=cluster). fi->fh points to a
 // FileHandle (fuse_bridge_internal.h) from the open reply until release.
 // Callbacks, the work and the reply all run on the client's io thread.
 #include "fs/fuse_bridge_internal.h"
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <vector>
 
 #include "fs/fuse_loop.h"
@@ -115,12 +117,29 @@ void on_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t of
           [](fuse_req_t r, size_t written) { fuse_reply_write(r, written); });
 }
 
+// Publishes size and mtime, then (locks=cluster) drops the POSIX locks of
+// the closing process: any close(2) of the file ends them, as POSIX says.
+asio::awaitable<Status> flush_and_unlock(Client& client, Credentials who, std::shared_ptr<OpenFile> file,
+                                         InodeId ino, std::optional<uint64_t> lock_owner) {
+  Status st = co_await client.flush(who, *file);
+  if (lock_owner) {
+    std::vector<uint64_t> owners(1, *lock_owner);
+    co_await release_locks(client, who, ino, std::move(owners));
+  }
+  co_return st;
+}
+
 // Called at every close() of a descriptor: publishes size and mtime so that
 // the next open anywhere sees them (close-to-open).
-void on_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void on_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   FileHandle& h = handle_of(fi);
-  b.spawn(req, "flush", call_file(b.client(), &Client::flush, b.credentials(req, h), h.file));
+  std::optional<uint64_t> owner;
+  if (b.options().cluster_locks) {
+    owner = fi->lock_owner;
+    h.lock_owners.erase(fi->lock_owner);
+  }
+  b.spawn(req, "flush", flush_and_unlock(b.client(), b.credentials(req, h), h.file, InodeId(ino), owner));
 }
 
 // fdatasync gets the same full fsync: the size is metadata it must make
@@ -173,13 +192,23 @@ void on_lseek(fuse_req_t req, fuse_ino_t, off_t offset, int whence, fuse_file_in
           });
 }
 
+// Drops the locks this description's owners still hold, then closes it.
+asio::awaitable<Status> unlock_and_release(Client& client, Credentials who, std::shared_ptr<OpenFile> file,
+                                           InodeId ino, std::vector<uint64_t> owners) {
+  if (!owners.empty()) co_await release_locks(client, who, ino, std::move(owners));
+  co_return co_await client.release(who, std::move(file));
+}
+
 // The last request on this handle: the kernel has had every other reply.
-void on_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void on_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   std::unique_ptr<FileHandle> handle = take_handle(fi);
   Credentials who = b.credentials(req, *handle);
+  std::vector<uint64_t> owners(handle->lock_owners.begin(), handle->lock_owners.end());
+  if (b.options().cluster_locks && fi->flock_release && !handle->lock_owners.contains(fi->lock_owner))
+    owners.push_back(fi->lock_owner);
   b.spawn(req, "release",
-          call(b.client(), &Client::release, std::move(who), std::move(handle->file)));
+          unlock_and_release(b.client(), std::move(who), std::move(handle->file), InodeId(ino), std::move(owners)));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <exception>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -35,6 +36,11 @@ inline constexpr uint32_t kMaxTransferBytes = 1u << 20;
 struct FileHandle {
   std::shared_ptr<OpenFile> file;
   Credentials opener;
+  // Lock owners that locked through this open file description
+  // (locks=cluster): an OFD lock's owner is the description, and the
+  // kernel sends no unlock for it at the last close, so release() drops
+  // what these owners still hold (fuse_bridge_lock.cc).
+  std::set<uint64_t> lock_owners;
 };
 
 // Stores a new handle in fi->fh; the caller replies, then release() frees it.
@@ -124,6 +130,11 @@ class Bridge {
   void forget_cached_attributes(fuse_ino_t ino) {
     if (session_) fuse_lowlevel_notify_inval_inode(session_, ino, -1, 0);
   }
+  // Makes the kernel drop the cached pages and attributes of `ino`, from
+  // the invalidator's thread (the kernel may wait for reads this io thread
+  // serves meanwhile), and returns once it has: a lock just granted then
+  // reads what the previous holder wrote on another node.
+  asio::awaitable<void> forget_cached_pages(fuse_ino_t ino);
   // Set once after fuse_session_new, before any request arrives. Starts
   // forgetting the entries the client reports replaced (file sets made).
   void set_session(fuse_session* session);
@@ -168,5 +179,10 @@ inline Bridge& bridge(fuse_req_t req) { return *static_cast<Bridge*>(fuse_req_us
 void add_inode_ops(fuse_lowlevel_ops& ops);  // fuse_bridge.cc
 void add_file_ops(fuse_lowlevel_ops& ops);   // fuse_bridge_file.cc
 void add_dir_ops(fuse_lowlevel_ops& ops);    // fuse_bridge_dir.cc
+void add_lock_ops(fuse_lowlevel_ops& ops);   // fuse_bridge_lock.cc (locks=cluster)
+// Drops the locks of the owners recorded on `handle` (at release) and of
+// `owner` (at flush, for POSIX locks: any close drops the process's
+// locks). Best effort: a failure is logged, the locks lapse with the lease.
+asio::awaitable<void> release_locks(Client& client, Credentials who, InodeId ino, std::vector<uint64_t> owners);
 
 }  // namespace pvfs::fuse

@@ -16,9 +16,21 @@ void EntryInvalidator::post(uint64_t parent, std::string name) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || !thread_.joinable()) return;
-    queue_.emplace_back(parent, std::move(name));
+    queue_.push_back({parent, std::move(name), {}});
   }
   wake_.notify_one();
+}
+
+void EntryInvalidator::post_pages(uint64_t ino, std::function<void()> done) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_ && thread_.joinable()) {
+      queue_.push_back({ino, {}, std::move(done)});
+      done = nullptr;
+    }
+  }
+  if (done) done();
+  else wake_.notify_one();
 }
 
 void EntryInvalidator::stop() {
@@ -35,12 +47,19 @@ void EntryInvalidator::run() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
-    auto [parent, name] = std::move(queue_.front());
+    Job job = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    // ENOENT: the kernel had no such entry cached; nothing to forget.
-    int rc = fuse_lowlevel_notify_inval_entry(session_, parent, name.c_str(), name.size());
-    if (rc != 0 && rc != -ENOENT) spdlog::debug("forgetting entry '{}' of {}: {}", name, parent, rc);
+    if (job.done) {
+      // ENOENT: the kernel has nothing of it cached.
+      int rc = fuse_lowlevel_notify_inval_inode(session_, job.ino, 0, 0);
+      if (rc != 0 && rc != -ENOENT) spdlog::debug("forgetting the cached pages of {}: {}", job.ino, rc);
+      job.done();
+    } else {
+      // ENOENT: the kernel had no such entry cached; nothing to forget.
+      int rc = fuse_lowlevel_notify_inval_entry(session_, job.ino, job.name.c_str(), job.name.size());
+      if (rc != 0 && rc != -ENOENT) spdlog::debug("forgetting entry '{}' of {}: {}", job.name, job.ino, rc);
+    }
     lock.lock();
   }
 }

@@ -1,4 +1,5 @@
 // Tells the kernel to forget directory entries (fuse_lowlevel_notify_inval_entry)
+// and the cached pages and attributes of files (fuse_lowlevel_notify_inval_inode)
 // from a thread of its own. The kernel may hold the directory's lock for a
 // request that the client's threads must serve before the notification can
 // complete, so neither a FUSE worker nor the client's io thread may send it
@@ -8,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,6 +29,9 @@ class EntryInvalidator {
   void start(fuse_session* session);
   // Queues "forget entry `name` of directory `parent`". Ignored when stopped.
   void post(uint64_t parent, std::string name);
+  // Queues "forget the cached pages and attributes of `ino`"; `done` runs
+  // on this object's thread once the kernel has (or at once when stopped).
+  void post_pages(uint64_t ino, std::function<void()> done);
   // Sends what is queued, then ends the thread. Idempotent.
   void stop();
 
@@ -36,7 +41,12 @@ class EntryInvalidator {
   fuse_session* session_ = nullptr;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::pair<uint64_t, std::string>> queue_;
+  struct Job {
+    uint64_t ino = 0;
+    std::string name;             // an entry of directory `ino`; empty: the file's pages
+    std::function<void()> done;   // pages only
+  };
+  std::deque<Job> queue_;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -111,6 +111,13 @@ Status apply(MountOptions& o, std::string_view item) {
     o.dispatch = *policy;
     return {};
   }
+  if (key == "locks") {
+    if (Status s = need_value("WHERE"); !s.ok()) return s;
+    if (value == "cluster") o.cluster_locks = true;
+    else if (value == "local") o.cluster_locks = false;
+    else return bad_value(key, value, "cluster or local");
+    return {};
+  }
   if (key == "log") {
     if (Status s = need_value("FILE"); !s.ok()) return s;
     o.log_file = std::string(value);

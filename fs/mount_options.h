@@ -31,6 +31,10 @@ struct MountOptions {
   std::string jobid_var;             // jobid_var=NAME: extra environment variable naming the job
   // dispatch=POLICY: how writes are placed (policy/dispatch/dispatcher.h)
   sched::Policy dispatch = sched::Policy::preassign;
+  // locks=cluster|local: fcntl, OFD and flock locks held by the metadata
+  // servers, coherent across client nodes (cluster), or kept by this
+  // node's kernel only (local, as before issue 19).
+  bool cluster_locks = true;
   std::string secret_file;           // secret=FILE: needed when CONFIG is host:port
   std::string log_file;              // log=FILE: in the background, log here (appended) instead of syslog
   unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: accepted, ignored (fs/fuse_loop.h)

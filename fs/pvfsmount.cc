@@ -343,6 +343,8 @@ int main(int argc, char** argv) {
       "  max_threads=N           accepted and ignored (no worker threads)\n"
       "  fsname=NAME             name shown in mount tables [pvfs:MDS-ADDRESS]\n"
       "  timeout=MS              RPC timeout [config [timeouts] rpc_ms]\n"
+      "  locks=cluster|local     fcntl/OFD/flock locks held by the metadata servers,\n"
+      "                          coherent across nodes, or by this node's kernel [cluster]\n"
       "  also accepted: dev nodev suid nosuid exec noexec sync async dirsync noatime\n"
       "  nodiratime relatime auto noauto user nouser users _netdev defaults nofail\n"
       "\n"

@@ -21,6 +21,7 @@ inline constexpr char kSeqDb[] = "dirseq";         // seq_key -> SeqRecord (read
 inline constexpr char kXattrsDb[] = "xattrs";      // xattr_key -> raw value
 inline constexpr char kOrphansDb[] = "orphans";    // inode_key -> OrphanRecord
 inline constexpr char kServersDb[] = "servers";    // server_key -> StoredServer
+inline constexpr char kLocksDb[] = "locks";        // inode_key -> locks::LockTable::encode() text
 
 inline constexpr char kMetaFormat[] = "format";    // kFormatVersion
 inline constexpr char kMetaFileSet[] = "fileset";  // the file set this environment holds

@@ -49,6 +49,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       orphan_timer_(io),
       writer_timer_(io),
       iosched_(io, config, cluster),
+      locks_(io, config, filesets, cluster),
       started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
@@ -81,6 +82,7 @@ void MdsService::start() {
   asio::co_spawn(io_, orphan_loop(), asio::detached);
   asio::co_spawn(io_, writer_loop(), asio::detached);
   iosched_.start();
+  locks_.start();
 }
 
 void MdsService::stop() {
@@ -89,6 +91,7 @@ void MdsService::stop() {
   orphan_timer_.cancel();
   writer_timer_.cancel();
   iosched_.stop();
+  locks_.stop();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
 
@@ -156,7 +159,7 @@ Result<Layout> MdsService::layout_for_new_file(NamespaceStore& store, InodeId pa
 asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
                                          std::unique_ptr<rpc::InMessage> msg) {
   rpc::Exchange<mp::Request, mp::Reply> ex(std::move(conn), std::move(msg));
-  jobs_.count(ex.job(), 0, 0);
+  jobs_.count(ex.counted_job(), 0, 0);
   // Root squash applies to what clients ask, not to daemons' own requests.
   const Caller caller = squashes(*ex.conn) ? squash_root(rpc::from_wire(ex.req.getCaller()))
                                            : rpc::from_wire(ex.req.getCaller());
@@ -166,12 +169,13 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   // The file set the request concerns must be served here (the client
   // routes by the same function); a slowed member first makes it wait.
   const std::optional<FileSetId> route = rpc::route_of(ex.req);
+  const handlers::Entry* entry = rpc::find_handler(handlers::table(), ex.req.which());
   std::optional<MdsCluster::InFlight> in_flight;
   std::optional<MdsCluster::Outstanding> outstanding;
   if (route) {
     // Arrived and not answered until `outstanding` goes: the backlog each
     // interval reports (queued behind --slowdown included).
-    outstanding.emplace(&cluster_, ex.started());
+    if (!entry || entry->backlog) outstanding.emplace(&cluster_, ex.started());
     if (cluster_.emulating()) co_await cluster_.emulate(ex.started());  // no coroutine frame when off
     if (Status admitted = cluster_.admit(*route); !admitted.ok()) co_return co_await ex.refuse(admitted);
     if (detached_.count(route->value))
@@ -179,7 +183,6 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     in_flight.emplace(&cluster_, route->value);
   }
 
-  const handlers::Entry* entry = rpc::find_handler(handlers::table(), ex.req.which());
   Status outcome(Errc::not_supported, "unknown metadata request");
   if (entry) {
     handlers::Call call{*this, ex.conn, *ex.msg, ex.req, ex.reply, caller, now, origin};

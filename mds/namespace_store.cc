@@ -107,7 +107,7 @@ Result<std::unique_ptr<NamespaceStore>> NamespaceStore::open(const std::filesyst
   std::pair<const char*, lmdb::Db*> dbs[] = {
       {kMetaDb, &t->meta},       {kInodesDb, &t->inodes},   {kDentriesDb, &t->dentries},
       {kSeqDb, &t->seqs},        {kXattrsDb, &t->xattrs},   {kOrphansDb, &t->orphans},
-      {kServersDb, &t->servers},
+      {kServersDb, &t->servers}, {kLocksDb, &t->locks},
   };
   for (auto& [name, db] : dbs) {
     auto handle = t->env->open_db(name);
@@ -535,6 +535,33 @@ Result<std::vector<StoredServer>> NamespaceStore::load_servers() {
         return false;
       }
       out.push_back(std::move(*server));
+      return true;
+    });
+    if (!s.ok()) return s;
+    if (!bad.ok()) return bad;
+    return out;
+  });
+}
+
+Status NamespaceStore::save_locks(InodeId ino, std::string_view text) {
+  return with_write(*t_, [&](NsTxn& tx) -> Status {
+    if (!text.empty()) return tx.raw().put(t_->locks, inode_key(ino), text);
+    Status s = tx.raw().del(t_->locks, inode_key(ino));
+    return s.code() == Errc::not_found ? Status{} : s;
+  });
+}
+
+Result<std::vector<std::pair<InodeId, std::string>>> NamespaceStore::load_locks() {
+  return with_read(*t_, [&](NsTxn& tx) -> Result<std::vector<std::pair<InodeId, std::string>>> {
+    std::vector<std::pair<InodeId, std::string>> out;
+    Status bad;
+    Status s = tx.raw().scan(t_->locks, {}, {}, [&](std::string_view key, std::string_view value) {
+      auto ino = decode_inode_key(key);
+      if (!ino) {
+        bad = ino.status();
+        return false;
+      }
+      out.emplace_back(*ino, std::string(value));
       return true;
     });
     if (!s.ok()) return s;

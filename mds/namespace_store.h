@@ -218,6 +218,12 @@ class NamespaceStore {
   Status save_server(const StoredServer& server);
   // Every remembered storage server, in id order.
   Result<std::vector<StoredServer>> load_servers();
+  // Locks across clients (mds/lock_host.h): the text of the locks held on
+  // `ino` (empty: none, the record goes), kept with the file set so that
+  // they move and fail over with it.
+  Status save_locks(InodeId ino, std::string_view text);
+  // Every inode's stored locks, in inode order. Errors: corrupt for a bad key.
+  Result<std::vector<std::pair<InodeId, std::string>>> load_locks();
   // Forces every commit to stable storage (see lmdb::Env).
   Status sync();
 

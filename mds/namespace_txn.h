@@ -21,7 +21,7 @@ namespace pvfs::mds::detail {
 // The environment and its databases (see mds/inode_record.h for contents).
 struct Tables {
   std::unique_ptr<lmdb::Env> env;
-  lmdb::Db meta, inodes, dentries, seqs, xattrs, orphans, servers;
+  lmdb::Db meta, inodes, dentries, seqs, xattrs, orphans, servers, locks;
   FileSetId set;
   InodeId root;
   // Inode numbers (local parts) come from memory below `ino_reserved`,

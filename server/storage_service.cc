@@ -160,9 +160,9 @@ asio::awaitable<void> StorageService::handle(std::shared_ptr<rpc::Connection> co
     guard.load = &load_;
     guard.bytes = data_bytes;
     ticket = co_await straggler_.enter();
-    jobs_.count(ex.job(), req.isWrite() ? 0 : data_bytes, req.isWrite() ? data_bytes : 0);
+    jobs_.count(ex.counted_job(), req.isWrite() ? 0 : data_bytes, req.isWrite() ? data_bytes : 0);
   } else {
-    jobs_.count(ex.job(), 0, 0);
+    jobs_.count(ex.counted_job(), 0, 0);
   }
   const Route* route = rpc::find_handler(routes(), req.which());
   Status st(Errc::not_supported, "unknown storage request");

@@ -6,7 +6,7 @@
 //   2. one handler file, mds/handlers/<audience>_<request>.cc (audience:
 //      namespace for file system operations, cluster for the members' own
 //      messages, admin for tools and storage servers, iosched for jobs' I/O
-//      steps), defining
+//      steps, locks for file locks), defining
 //      `asio::awaitable<Status> <request>(Call& c)` (see call.h), listed in
 //      mds/handlers/meson.build;
 //   3. one table entry below: its declaration and its row.
@@ -27,6 +27,8 @@ Handler statfs, get_servers, register_server, status, set_layout, get_layout_pol
     scan_files, make_file_set;
 // Jobs' I/O steps: pvfsmount and pvfs-ctl, on the delegate (mds/iosched_host.h).
 Handler io_step, iosched_status, iosched_policy;
+// Locks across clients: pvfsmount and pvfs-ctl, on the owner of the file set (mds/lock_host.h).
+Handler lock, lock_status;
 
 namespace {
 
@@ -78,6 +80,10 @@ constexpr Entry kTable[] = {
     {R::IO_STEP, io_step},
     {R::IOSCHED_STATUS, iosched_status},
     {R::IOSCHED_POLICY, iosched_policy},
+
+    // A held F_SETLKW waits for another client, not for this member.
+    {R::LOCK, lock, false, false},
+    {R::LOCK_STATUS, lock_status, false},
 };
 
 }  // namespace

@@ -14,6 +14,10 @@ struct Entry {
   // Whether a routed request's latency is a sample of this member's load
   // for placement (ANU tuning, mds/cluster/).
   bool load_sample = true;
+  // Whether the time it waits unanswered is this member's backlog (ANU
+  // tuning): not for a request that waits for other clients (a held
+  // F_SETLKW), which says nothing of this member's load.
+  bool backlog = true;
 };
 
 // Every request kind this MDS serves, each once. A kind not in it (a newer

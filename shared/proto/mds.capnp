@@ -115,6 +115,39 @@ struct Request {
     ioschedStatus @40 :Void;      # pvfs-ctl iosched, on the delegate; reply: iosched
     ioschedPolicy @41 :Text;      # pvfs-ctl iosched policy: "none", "fcfs", "sjf", "sa-fcfs",
                                   # "sa-sjf" until the delegate changes; reply: iosched
+
+    # ---- locks across clients (mds/lock_host.h; pvfsmount(8), "Locks") ----
+    lock @42 :Lock;               # to the owner of `ino`'s file set; reply: lock
+    lockStatus @43 :UInt64;       # pvfs-ctl locks: the locks and waiters of inode N (0: of every
+                                  # file set this member holds; routed by N otherwise); reply: locks
+  }
+
+  # One lock operation of a client process. Every one renews the client's
+  # lease in the file set's lock table; a client that sends nothing to it
+  # for a lease loses its locks there and their waiters are granted.
+  struct Lock {
+    ino @0 :UInt64;
+    client @1 :UInt64;            # random per pvfsmount process, never 0: the lease holder
+    owner @2 :UInt64;             # the kernel's lock owner (a process's files, or an open file)
+    op @3 :LockOp;
+    flock @4 :Bool;               # flock(2)'s namespace (whole file); false: POSIX and OFD locks
+    exclusive @5 :Bool;           # F_WRLCK / LOCK_EX; false: F_RDLCK / LOCK_SH
+    first @6 :UInt64;             # the range's first byte
+    last @7 :UInt64;              # its last byte, inclusive; 2^64-1: to the end of the file
+    pid @8 :UInt32;               # the locking process on its client (getlk reports it)
+    waiter @9 :UInt64;            # setlkw, cancel: the waiter the previous answer named (0: none)
+  }
+  enum LockOp {
+    getlk @0;                     # the first conflicting lock, if any (reply: conflict)
+    setlk @1;                     # granted, or conflict
+    setlkw @2;                    # granted, deadlock, or waiting: the member holds the answer
+                                  # until the waiter is granted or ~200 ms passed; the client
+                                  # asks again with `waiter` (renewing it) until granted
+    unlock @3;                    # [first, last] of the owner's locks of the namespace
+    cancel @4;                    # withdraw `waiter` (an interrupted F_SETLKW); one granted
+                                  # meanwhile gives its range back
+    release @5;                   # close: every lock and waiter of the owner on `ino`
+    renew @6;                     # only renews the lease (reply: holds)
   }
 
   # One client's whole view of its I/O steps, sent when it opens, joins or
@@ -247,6 +280,41 @@ struct Reply {
     cluster @16 :ClusterState;    # clusterStatus
     ioStep @17 :IoStepReply;
     iosched @18 :IoschedState;    # ioschedStatus, ioschedPolicy
+    lock @19 :LockReply;
+    locks @20 :LockTableState;    # lockStatus
+  }
+
+  struct LockReply {
+    outcome @0 :LockOutcome;
+    waiter @1 :UInt64;            # waiting: ask again with this
+    leaseMs @2 :UInt32;           # renew well within this
+    holds @3 :Bool;               # the client still holds or awaits a lock in this file set
+    conflict @4 :LockInfo;        # getlk: the conflicting lock, when hasConflict
+    hasConflict @5 :Bool;
+  }
+  enum LockOutcome {
+    granted @0;                   # also: done (getlk, unlock, cancel, release, renew)
+    conflict @1;                  # setlk: another owner holds a conflicting lock (EAGAIN)
+    waiting @2;                   # setlkw: queued as `waiter`
+    deadlock @3;                  # setlkw: waiting would close a cycle of owners (EDEADLK)
+  }
+  struct LockInfo {               # a lock held, or a waiter
+    ino @0 :UInt64;
+    client @1 :UInt64;
+    owner @2 :UInt64;
+    flock @3 :Bool;
+    exclusive @4 :Bool;
+    first @5 :UInt64;
+    last @6 :UInt64;
+    pid @7 :UInt32;
+    waiter @8 :UInt64;            # waiters: their id (0 for a lock held)
+    waitMs @9 :UInt64;            # waiters: since they queued
+  }
+  struct LockTableState {         # lockStatus, as one member sees its file sets
+    member @0 :UInt32;
+    leaseMs @1 :UInt32;
+    held @2 :List(LockInfo);      # by inode, namespace, first byte
+    waiters @3 :List(LockInfo);   # by inode, namespace, arrival
   }
 
   struct IoStepReply {

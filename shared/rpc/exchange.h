@@ -20,6 +20,7 @@
 #include "shared/buffer.h"
 #include "shared/metrics/request_stats.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/job_counters.h"
 #include "shared/rpc/message.h"
 #include "shared/rpc/request_log.h"
 #include "shared/status.h"
@@ -46,6 +47,14 @@ class Exchange {
   std::string_view job() const {
     auto j = msg->envelope().getJobId();
     return {j.begin(), j.size()};
+  }
+  // The row it counts in for pvfs-ctl jobs and /metrics: the job; without
+  // one, kDaemonsJob for another daemon's own traffic (heartbeats,
+  // registrations, pulls, file set moves) and kNoJob for a client's (the
+  // kernel's writeback and readahead, tools).
+  std::string_view counted_job() const {
+    if (std::string_view j = job(); !j.empty()) return j;
+    return conn->peer_identity().kind == Kind::client ? kNoJob : kDaemonsJob;
   }
 
   // Runs `handler` (an awaitable<Status>), turning a kj::Exception from

@@ -7,7 +7,7 @@ namespace pvfs::rpc {
 
 void JobCounters::count(std::string_view job, uint64_t bytes_read, uint64_t bytes_written) {
   ++total_;
-  if (job.empty()) job = "unknown";
+  if (job.empty()) job = kNoJob;
   job = job.substr(0, kMaxJobIdBytes);
   auto it = jobs_.find(job);
   if (it == jobs_.end()) {

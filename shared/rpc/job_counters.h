@@ -16,6 +16,10 @@
 
 namespace pvfs::rpc {
 
+// The rows of requests that carry no job id (see Exchange::counted_job()).
+inline constexpr std::string_view kDaemonsJob = "(daemons)";
+inline constexpr std::string_view kNoJob = "(no-job)";
+
 class JobCounters {
  public:
   // How many distinct jobs are kept.
@@ -26,7 +30,7 @@ class JobCounters {
   JobCounters(const JobCounters&) = delete;
   JobCounters& operator=(const JobCounters&) = delete;
 
-  // Counts one request of `job` (empty ids count as "unknown"; ids longer
+  // Counts one request of `job` (empty ids count as kNoJob; ids longer
   // than kMaxJobIdBytes count as their first kMaxJobIdBytes bytes). A job
   // not yet counted, when kMaxJobs are, replaces the one whose last request
   // is the oldest.

@@ -31,6 +31,9 @@ std::optional<FileSetId> route_of(mp::Request::Reader req) {
     case mp::Request::RELEASE_ORPHAN: return set(req.getReleaseOrphan().getIno());
     case mp::Request::MAKE_FILE_SET: return set(req.getMakeFileSet().getIno());
     case mp::Request::SYNC_FILE_SET: return set(req.getSyncFileSet().getIno());
+    case mp::Request::LOCK: return set(req.getLock().getIno());
+    case mp::Request::LOCK_STATUS:
+      return req.getLockStatus() == 0 ? std::nullopt : set(req.getLockStatus());
     default: return std::nullopt;
   }
 }

@@ -525,3 +525,22 @@ TEST_CASE("a config file that cannot be read is one line without a position") {
 }
 
 }  // namespace pvfs
+
+namespace pvfs {
+
+TEST_CASE("[locks] lease_ms is read, rendered back, and refused out of range") {
+  TempDir dir;
+  auto d = Config::load(dir.write("pvfs.toml", kMinimal));
+  REQUIRE(d.ok());
+  CHECK(d->lock_lease_ms == 5000);
+  auto c = Config::load(dir.write("l.toml", std::string(kMinimal) + "[locks]\nlease_ms = 1500\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  CHECK(c->lock_lease_ms == 1500);
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE(back.ok());
+  CHECK(back->lock_lease_ms == 1500);
+  expect_error_naming(std::string(kMinimal) + "[locks]\nlease_ms = 50\n", "locks.lease_ms");
+  expect_error_naming(std::string(kMinimal) + "[locks]\nlease_ms = \"x\"\n", "locks.lease_ms");
+}
+
+}  // namespace pvfs

@@ -3,7 +3,7 @@
 //
 //   shared/                      the vocabulary, RPC, LMDB: includes only shared/
 //   policy/                      dispatch, load, redirect, elevator, placement,
-//                                membership, qos, iosched: pure code that takes time and
+//                                membership, qos, iosched, locks: pure code that takes time and
 //                                randomness as arguments, so policy/ and the
 //                                vocabulary of shared/ (ids, status) only: never
 //                                config, RPC or a daemon, and no I/O library

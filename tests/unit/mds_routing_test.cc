@@ -64,6 +64,8 @@ TEST_CASE("every request on an inode is routed by that inode's file set") {
       {"getLayoutPolicy", [](auto r, uint64_t i) { r.initGetLayoutPolicy().setIno(i); }},
       {"releaseOrphan", [](auto r, uint64_t i) { r.initReleaseOrphan().setIno(i); }},
       {"makeFileSet", [](auto r, uint64_t i) { r.initMakeFileSet().setIno(i); }},
+      {"lock", [](auto r, uint64_t i) { r.initLock().setIno(i); }},
+      {"lockStatus", [](auto r, uint64_t i) { r.setLockStatus(i); }},
   };
   uint16_t set = 1;
   for (const auto& kind : kinds) {
@@ -71,6 +73,10 @@ TEST_CASE("every request on an inode is routed by that inode's file set") {
     ++set;
     CHECK(route([&](auto r) { kind.fill(r, in_set(set)); }) == FileSetId(set));
   }
+}
+
+TEST_CASE("pvfs-ctl locks without an inode goes to any member") {
+  CHECK(route([](auto r) { r.setLockStatus(0); }) == std::nullopt);
 }
 
 TEST_CASE("every request on a name is routed by its parent directory's file set") {

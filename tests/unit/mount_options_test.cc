@@ -39,6 +39,14 @@ TEST_CASE("an empty list gives the documented defaults") {
   CHECK(o.dispatch == pvfs::sched::Policy::preassign);
 }
 
+TEST_CASE("locks= chooses cluster-wide or node-local file locks, cluster by default") {
+  CHECK(parse_ok("").cluster_locks);
+  CHECK_FALSE(parse_ok("locks=local").cluster_locks);
+  CHECK(parse_ok("locks=local,locks=cluster").cluster_locks);
+  CHECK_FALSE(pvfs::parse_mount_options("locks=remote").ok());
+  CHECK_FALSE(pvfs::parse_mount_options("locks").ok());
+}
+
 TEST_CASE("dispatch= selects each write placement policy and rejects others") {
   CHECK(parse_ok("dispatch=fixed").dispatch == pvfs::sched::Policy::fixed);
   CHECK(parse_ok("dispatch=random").dispatch == pvfs::sched::Policy::random);

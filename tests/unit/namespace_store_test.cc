@@ -1138,6 +1138,21 @@ TEST_CASE_FIXTURE(Fixture, "a file's layout can be replaced only while it is emp
 
 // ---------------------------------------------------------------- servers / misc
 
+TEST_CASE_FIXTURE(Fixture, "file locks are saved per inode, replaced, removed by empty text, and kept across reopen") {
+  const InodeId a = file(kRoot, root, "a").ino, b = file(kRoot, root, "b").ino;
+  REQUIRE(store->save_locks(b, "px 1 2 0 9 7\n").ok());
+  REQUIRE(store->save_locks(a, "fs 3 4 0 18446744073709551615 0\n").ok());
+  REQUIRE(store->save_locks(b, "ps 1 2 0 9 7\n").ok());
+  REQUIRE(store->save_locks(InodeId(a.value + 1000), "").ok());  // nothing to remove: fine
+  reopen();
+  auto stored = store->load_locks();
+  REQUIRE(stored.ok());
+  CHECK(*stored == std::vector<std::pair<InodeId, std::string>>{{a, "fs 3 4 0 18446744073709551615 0\n"},
+                                                                 {b, "ps 1 2 0 9 7\n"}});
+  REQUIRE(store->save_locks(a, "").ok());
+  CHECK(store->load_locks()->size() == 1);
+}
+
 TEST_CASE_FIXTURE(Fixture, "storage servers are saved, replaced and loaded in id order across reopen") {
   REQUIRE(store->save_server(StoredServer{300, "b:1", 10, 5}).ok());
   REQUIRE(store->save_server(StoredServer{2, "a:1", 20, 5}).ok());

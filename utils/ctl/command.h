@@ -75,5 +75,6 @@ void add_loglevel(Commands& commands);    // ctl_metrics.cc
 void add_mds(Commands& commands);         // ctl_mds.cc
 void add_iosched(Commands& commands);     // ctl_iosched.cc
 void add_iostep(Commands& commands);      // ctl_iosched.cc
+void add_locks(Commands& commands);       // ctl_locks.cc
 
 }  // namespace pvfs::ctl
