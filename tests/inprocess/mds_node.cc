@@ -32,7 +32,12 @@ MdsNode::~MdsNode() {
   service_->stop();
   cluster_->stop();
   loop_.settle();
+  // Blocking work that finished after the settle above (a sync on the pool)
+  // has posted its completion to the shared loop: run it now, while the
+  // service it resumes still exists, not in the next settle of the storage
+  // cluster's teardown after this node is freed.
   pool_.join();
+  loop_.settle();
 }
 
 std::shared_ptr<rpc::Connection> MdsNode::connect(rpc::Identity who) {
