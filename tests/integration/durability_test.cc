@@ -31,26 +31,6 @@ double fsync_syncs(const Config& config) {
   return metrics::sum(*families, "pvfs_mds_fsync_syncs_total", {{"fileset", "0"}});
 }
 
-// The pid of the pvfsmount serving `mountpoint` (it daemonizes, so the
-// cluster keeps no pid file for it), or 0.
-int pvfsmount_pid(const std::filesystem::path& mountpoint) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmdline = read_text(entry.path() / "cmdline");
-    std::vector<std::string> argv;
-    for (size_t at = 0; at < cmdline.size();) {
-      const size_t end = cmdline.find('\0', at);
-      argv.push_back(cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at));
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-    if (argv.empty() || !argv[0].ends_with("pvfsmount")) continue;
-    for (const auto& arg : argv)
-      if (arg == mountpoint.string()) return std::stoi(name);
-  }
-  return 0;
-}
 
 // Writes `length` bytes of pattern `seed` at `offset` of descriptor `fd`.
 void write_pattern(int fd, uint64_t seed, uint64_t offset, size_t length) {

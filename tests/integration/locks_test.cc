@@ -34,25 +34,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-// The pid of the pvfsmount serving `mountpoint` (it daemonizes), or 0.
-int pvfsmount_pid(const fs::path& mountpoint) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmdline = read_text(entry.path() / "cmdline");
-    std::vector<std::string> argv;
-    for (size_t at = 0; at < cmdline.size();) {
-      const size_t end = cmdline.find('\0', at);
-      argv.push_back(cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at));
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-    if (argv.empty() || !argv[0].ends_with("pvfsmount")) continue;
-    for (const auto& arg : argv)
-      if (arg == mountpoint.string()) return std::stoi(name);
-  }
-  return 0;
-}
 
 // A cluster mounted twice: two pvfsmount processes, two client nodes.
 struct TwoMounts {

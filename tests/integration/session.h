@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -194,6 +195,26 @@ inline uint64_t rss_bytes(int pid) {
 inline std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The pid of the pvfsmount serving `mountpoint` (it daemonizes), or 0.
+inline int pvfsmount_pid(const std::filesystem::path& mountpoint) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = read_text(entry.path() / "cmdline");
+    std::vector<std::string> argv;
+    for (size_t at = 0; at < cmdline.size();) {
+      const size_t end = cmdline.find('\0', at);
+      argv.push_back(cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    if (argv.empty() || !argv[0].ends_with("pvfsmount")) continue;
+    for (const auto& arg : argv)
+      if (arg == mountpoint.string()) return std::stoi(name);
+  }
+  return 0;
 }
 
 // Where storage server `server` keeps object `index` of `ino` (ObjectStore's
