@@ -277,9 +277,10 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         t.decision = Decision::scaled;
         w.share *= t.factor;
         any_scaled = true;
-      } else if (saturated && w.share == 0 && r.requests == 0) {
-        // The way back for a server the model emptied (its service was
-        // too slow for the band): the others cannot carry the load.
+      } else if (saturated && r.requests == 0 && w.share < 0.25 / static_cast<double>(old.size())) {
+        // The way back for a server the model emptied or shrank to nothing
+        // (its service was too slow for the band): the others cannot carry
+        // the load.
         t.factor = 1;
         t.decision = Decision::scaled;
         w.share = 0.25 / static_cast<double>(old.size());
