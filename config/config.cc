@@ -322,6 +322,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
   }
+  if (auto* t = root.get_as<toml::table>("network")) {
+    if (Status s = read_bool(*t, "network", "local_sockets", c.local_sockets); !s.ok()) return s;
+  }
   if (auto* t = root.get_as<toml::table>("security")) {
     if (Status s = read_bool(*t, "security", "encrypt", c.encrypt); !s.ok()) return s;
     if (Status s = read_bool(*t, "security", "root_squash", c.root_squash); !s.ok()) return s;
@@ -449,6 +452,9 @@ std::string Config::render() const {
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"
+      << "[network]\n"
+      << "local_sockets = " << (local_sockets ? "true" : "false")
+      << "    # peers on one host talk over a Unix-domain socket, not TCP\n\n"
       << "# Every frame is authenticated under per-connection keys; see pvfs.toml(5).\n"
       << "[security]\n"
       << "encrypt = " << (encrypt ? "true" : "false") << "    # also encrypt every frame\n"

@@ -118,6 +118,10 @@ struct Config {
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;
 
+  // [network]: daemons also listen on a Unix-domain socket that peers on
+  // the same host use instead of TCP (shared/rpc/local_socket.h).
+  bool local_sockets = true;
+
   // [security]
   bool encrypt = false;      // encrypt every frame (every frame is authenticated regardless)
   bool root_squash = false;  // the MDS treats uid 0 of clients as nobody (65534)...

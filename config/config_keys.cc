@@ -37,6 +37,7 @@ const std::vector<Section>& sections() {
       {"iosched", {"policy", "lease_ms", "max_wait_s", "idle_ms", "reads", "gather_ms"}},
       {"locks", {"lease_ms"}},
       {"client", {"attr_timeout_s", "entry_timeout_s"}},
+      {"network", {"local_sockets"}},
       {"security", {"encrypt", "root_squash", "root_squash_except"}},
   };
   return all;

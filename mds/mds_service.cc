@@ -21,6 +21,7 @@
 #include "shared/rpc/exchange.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
+#include "shared/rpc/local_socket.h"
 #include "shared/rpc/request_log.h"
 #include "shared/rpc/metrics_wire.h"
 #include "shared/rpc/mds_route.h"
@@ -55,11 +56,13 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
     if (!ec) squash_exempt_.push_back(addr);  // Config::load checked the syntax
+    if (!ec && rpc::is_local_address(addr)) local_exempt_ = true;
   }
 }
 
 bool MdsService::squashes(const rpc::Connection& conn) const {
   if (!config_.root_squash || conn.peer_identity().kind != rpc::Kind::client) return false;
+  if (conn.peer_is_local()) return !local_exempt_;
   asio::error_code ec;
   auto from = asio::ip::make_address(conn.peer_address(), ec);
   if (ec) return true;

@@ -188,6 +188,10 @@ class MdsService {
   Secret key_;
   // [security] root_squash_except, parsed once.
   std::vector<asio::ip::address> squash_exempt_;
+  // A client on this host (over the local socket) is exempt when one of
+  // this host's addresses (loopback or an interface's) is in that list:
+  // over TCP it would have come from one of them.
+  bool local_exempt_ = false;
   uint32_t id_;
   FileSetCatalog& filesets_;
   MdsCluster& cluster_;
