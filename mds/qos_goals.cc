@@ -68,8 +68,9 @@ Result<QosGoals> parse_goals(std::string_view text) {
     return Status(Errc::corrupt, "QoS goals: no checksum line (a truncated file?)");
   {
     std::istringstream tail{std::string(text.substr(at + 9))};
-    std::string hex;
+    std::string hex, extra;
     tail >> hex;
+    if (tail >> extra) return Status(Errc::corrupt, "QoS goals: text after the checksum line");
     if (hex.size() != 16 || hex != fmt::format("{:016x}", fnv1a(text.substr(0, at))))
       return Status(Errc::corrupt, "QoS goals: checksum mismatch (a truncated or edited file?)");
   }
