@@ -200,6 +200,33 @@ TEST_CASE("with a goal set, the storage servers report the job's I/O, its clock 
                    milliseconds(5000)));
 }
 
+TEST_CASE("a job's PVFS_QOS_RUNTIME sets its goal at its first I/O, and never replaces one set with pvfs-ctl") {
+  TestCluster tc(qos_cluster(1, 1));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "set", "chosen", "--runtime", "1h"}).status == 0);
+  Session s(tc.config());
+  for (const char* job : {"asks", "chosen"}) {
+    Credentials cred;
+    cred.job_id = job;
+    cred.qos_runtime_ms = 300000;  // as pvfsmount reads PVFS_QOS_RUNTIME=5m from the caller
+    auto made = s.run(s->create(cred, kRootInode, std::string("env-") + job, 0644, O_RDWR));
+    REQUIRE(made.ok());
+    AlignedBuffer buf(4096);
+    REQUIRE(s.run(s->write(cred, *made->second, 0, buf.span())).ok());
+    REQUIRE(s.run(s->release(cred, made->second)).ok());
+  }
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* a = v.ok() ? job_in(*v, "asks") : nullptr;
+    return a && a->runtime_ms == 300000;
+  }, milliseconds(5000)));
+  auto v = status_of(tc.config());
+  REQUIRE(v.ok());
+  const QosJobRow* chosen = job_in(*v, "chosen");
+  REQUIRE(chosen);
+  CHECK(chosen->runtime_ms == 3600000);
+}
+
 TEST_CASE("under ushape without a model a job's bound is the average one, and says so") {
   TestCluster tc(qos_cluster(1, 1));
   Ctl ctl{tc};
