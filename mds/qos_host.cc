@@ -153,12 +153,18 @@ void QosHost::plan_next(int64_t start_unix_ns) {
     r.idle_cost = m.idle;
     reports.push_back(std::move(r));
   }
+  // Best effort: one report per name the planner sees (requests without
+  // a job id count under kNoJob, merged with a job that calls itself so).
+  std::map<std::string, bool, std::less<>> best_effort;
   for (const auto& [job, m] : period_) {
-    if (goals.goals.contains(job)) continue;
+    const std::string name = job.empty() ? std::string(kNoJob) : job;
+    if (goals.goals.contains(name)) continue;
+    best_effort[name] = best_effort[name] || m.requests > 0 || m.queued;
+  }
+  for (const auto& [name, active] : best_effort) {
     qos::JobReport r;
-    r.job = job.empty() ? std::string(kNoJob) : job;
-    if (goals.goals.contains(r.job)) continue;
-    r.active = m.requests > 0 || m.queued;
+    r.job = name;
+    r.active = active;
     reports.push_back(std::move(r));
   }
   period_.clear();
