@@ -324,8 +324,8 @@ struct Reply {
     iosched @18 :IoschedState;    # ioschedStatus, ioschedPolicy
     lock @19 :LockReply;
     locks @20 :LockTableState;    # lockStatus
-    qos @21 :QosState;            # qosSet, qosClear, qosStatus, qosPolicy
-    qosPlan @22 :QosPlan;         # qosReport
+    qos @22 :QosState;            # qosSet, qosClear, qosStatus, qosPolicy
+    qosPlan @23 :QosPlan;         # qosReport
   }
 
   # The plan a storage server enforces: `windows` in order from each period
@@ -374,6 +374,11 @@ struct Reply {
     cutMs @13 :Float64;           # T_cut taken from it in the last plan
     behind @14 :Bool;             # projected past the goal, or the goal's time is up
   }
+  # mknod, mkdir, symlink, link, unlink, rmdir: the parent directory's
+  # attributes read just after the change (NFS's post-op attributes), so the
+  # client can answer the kernel's GETATTR of the changed directory without
+  # asking again. Unset: not known (older MDS, or the read failed).
+  parentAttr @21 :Attr;
 
   struct LockReply {
     outcome @0 :LockOutcome;
