@@ -11,6 +11,9 @@
 #include <string>
 #include <thread>
 
+#include "shared/proto/mds.capnp.h"
+#include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 #include "utils/common/metrics_probe.h"
@@ -119,6 +122,21 @@ TEST_CASE("pvfs-ctl qos sets, lists and clears goals; an unknown job and bad inp
   const auto bad_policy = ctl({"qos", "policy", "fastest"});
   CHECK(bad_policy.status == 1);
   CHECK(bad_policy.err.find("unknown QoS policy \"fastest\"") != std::string::npos);
+
+  // Only a storage server reports its period, as itself.
+  auto forged = rpc::run_sync([&]() -> asio::awaitable<Status> {
+    auto conn = co_await rpc::Connection::connect(tc.config().mds.at(0).address, key_of(tc.config()), milliseconds(2000));
+    if (!conn) co_return conn.status();
+    (*conn)->start({});
+    rpc::OutMessage out;
+    auto r = out.init_body<proto::mds::Request>().initQosReport();
+    r.setServer(tc.config().servers.at(0).id);
+    r.setPeriodMs(1000);
+    auto reply = co_await (*conn)->call(out, {}, milliseconds(2000));
+    (*conn)->close();
+    co_return reply.status();
+  }());
+  CHECK(forged.code() == Errc::access_denied);
 
   const auto set = ctl({"qos", "set", "jobA", "--runtime", "10m", "--bytes", "64M"});
   REQUIRE_MESSAGE(set.status == 0, set.err);
