@@ -177,6 +177,7 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
       spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
       queue_.set_qos_policy(*policy);
     }
+    if (*policy == qos::QosPolicy::off) installed_start_ = 0;
     if (*policy == qos::QosPolicy::off || p.getStartUnixNs() == 0 || p.getPeriodMs() == 0) co_return;
     qos::Plan plan;
     plan.period = milliseconds(p.getPeriodMs());
@@ -193,6 +194,8 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
     // The delegate's wall-clock start on this host's steady clock (the
     // clock assumption in the file comment).
     const auto start = queue_.now() + nanoseconds(p.getStartUnixNs() - unix_ns());
+    if (installed_start_ == 0)
+      spdlog::info("QoS: enforcing the coordinator's windows ({} ms periods)", p.getPeriodMs());
     installed_start_ = p.getStartUnixNs();
     queue_.install_plan(std::move(plan), start, static_cast<int>(std::clamp<uint32_t>(p.getRepeat(), 1, 16)));
     co_return;

@@ -56,6 +56,12 @@ std::string log_of(TestCluster& tc, const std::string& name) {
   return {};
 }
 
+size_t count_in(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Writes `bytes` to `name` as job `job`, in 1 MiB pieces, on a client of
 // its own (callable from a thread other than the test's).
 Status write_as(const Config& config, const std::string& job, const std::string& name, uint64_t bytes) {
@@ -307,6 +313,9 @@ TEST_CASE("a storage server killed with SIGKILL while a goal is active reports a
     return v.ok() && v->servers.size() == 2;
   }, milliseconds(5000)));
   const uint32_t victim = tc.config().servers.at(1).id;
+  CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: enforcing the coordinator's windows") == 1; },
+                   milliseconds(5000)));
+  const size_t switched = count_in(log_of(tc, "server1"), "QoS: policy average");
   REQUIRE(tc.cluster().kill_daemon("server1", SIGKILL).ok());
   // The coordinator forgets a server that stopped reporting, keeps the goal.
   CHECK(eventually([&] {
@@ -318,7 +327,11 @@ TEST_CASE("a storage server killed with SIGKILL while a goal is active reports a
     auto v = status_of(tc.config());
     return v.ok() && std::find(v->servers.begin(), v->servers.end(), victim) != v->servers.end();
   }, milliseconds(8000)));
-  CHECK(eventually([&] { return log_of(tc, "server1").find("QoS: policy average") != std::string::npos; },
+  // Restarted with [qos] policy off, it takes the coordinator's policy and
+  // windows again (its log is appended to: count the lines).
+  CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: policy average") == switched + 1; },
+                   milliseconds(5000)));
+  CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: enforcing the coordinator's windows") == 2; },
                    milliseconds(5000)));
 }
 
