@@ -285,6 +285,13 @@ Result<Config> Config::load(const std::filesystem::path& file) {
                              qos::parse_qos_policy);
         !s.ok())
       return s;
+    if (Status s = read_uint(*t, "qos", "period_ms", c.qos_period_ms); !s.ok()) return s;
+    if (c.qos_period_ms < 100 || c.qos_period_ms > 60000) return key_error("qos.period_ms", "must be in [100, 60000]");
+    if (Status s = read_uint(*t, "qos", "epoch_ms", c.qos_epoch_ms); !s.ok()) return s;
+    if (c.qos_epoch_ms < 10 || c.qos_epoch_ms > c.qos_period_ms)
+      return key_error("qos.epoch_ms", "must be in [10, period_ms]");
+    if (Status s = read_uint(*t, "qos", "min_window_ms", c.qos_min_window_ms); !s.ok()) return s;
+    if (c.qos_min_window_ms > c.qos_period_ms / 4) return key_error("qos.min_window_ms", "must be <= period_ms / 4");
   }
   if (auto* t = root.get_as<toml::table>("storage")) {
     if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline.max_bytes); !s.ok()) return s;
@@ -430,7 +437,10 @@ std::string Config::render() const {
       << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
       << "[qos]\n"
       << "policy = " << quoted(qos::qos_policy_name(qos_policy)) << "    # "
-      << choices(qos::kQosPolicies, qos::qos_policy_name) << "\n\n"
+      << choices(qos::kQosPolicies, qos::qos_policy_name) << "\n"
+      << "period_ms = " << qos_period_ms << "    # the coordinator plans service windows this often\n"
+      << "epoch_ms = " << qos_epoch_ms << "    # locality measured per epoch\n"
+      << "min_window_ms = " << qos_min_window_ms << "\n\n"
       << "[storage]\n"
       << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"

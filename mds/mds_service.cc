@@ -50,6 +50,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       orphan_timer_(io),
       writer_timer_(io),
       iosched_(io, config, cluster),
+      qos_(io, config, cluster),
       locks_(io, config, filesets, cluster),
       started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
@@ -85,6 +86,7 @@ void MdsService::start() {
   asio::co_spawn(io_, orphan_loop(), asio::detached);
   asio::co_spawn(io_, writer_loop(), asio::detached);
   iosched_.start();
+  qos_.start();
   locks_.start();
 }
 
@@ -94,6 +96,7 @@ void MdsService::stop() {
   orphan_timer_.cancel();
   writer_timer_.cancel();
   iosched_.stop();
+  qos_.stop();
   locks_.stop();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }
