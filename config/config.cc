@@ -237,6 +237,7 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_bool(*t, sec, "top_off", c.anu.top_off); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "divergent", c.anu.divergent); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "backlog", c.anu.backlog); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "busy", c.anu.busy); !s.ok()) return s;
   }
   if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
     return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
@@ -413,7 +414,9 @@ std::string Config::render() const {
       << "divergent = " << (anu.divergent ? "true" : "false")
       << "    # only tune members moving away from the average\n"
       << "backlog = " << (anu.backlog ? "true" : "false")
-      << "    # shrink a member whose queue grows, whatever the average\n\n"
+      << "    # shrink a member whose queue grows, whatever the average\n"
+      << "busy = " << (anu.busy ? "true" : "false")
+      << "    # tune on each member's busy fraction through a queue model\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
       << "redirect_margin_bytes = " << redirect_margin_bytes

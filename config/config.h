@@ -62,8 +62,8 @@ struct Config {
     return heartbeat_interval_ms + (mds_dead_after_ms - heartbeat_interval_ms) * 2 / 3;
   }
   // The delegate's tuning step: threshold (k), thresholding, top_off,
-  // divergent and backlog are keys of [mds_cluster]; average and
-  // max_factor are not.
+  // divergent, backlog and busy are keys of [mds_cluster]; average,
+  // max_factor and significance are not.
   placement::TunerOptions anu;
 
   // [scheduling]: two-choice write dispatch, redirects and pull-back.

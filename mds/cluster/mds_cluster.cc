@@ -53,6 +53,8 @@ std::vector<MdsId> member_ids(const Config& config) {
 // A peer's backlog age as the tuner may take it: a negative or non-finite
 // figure (a broken peer) counts as no backlog rather than stalling tuning.
 double sane_age(double ms) { return std::isfinite(ms) && ms >= 0 ? ms : 0; }
+// The same for a busy fraction: outside [0, 1] counts as unknown.
+double sane_busy(double busy) { return busy >= 0 && busy <= 1 ? busy : 0; }
 
 }  // namespace
 
@@ -348,7 +350,8 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto l = state.getInterval();
   membership_.heard(member, clock_.now(),
                     IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests(), l.getBacklog(),
-                                   sane_age(l.getBacklogAgeMs())});
+                                   sane_age(l.getBacklogAgeMs()), sane_busy(l.getBusy()),
+                                   sane_age(l.getServiceMs())});
   learn_iosched_setting(state.getSetting());
   auto& sets = peer_sets_[member];
   sets.clear();
@@ -397,6 +400,8 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setRequests(meter_.last().requests);
   l.setBacklog(meter_.last().backlog);
   l.setBacklogAgeMs(meter_.last().backlog_age_ms);
+  l.setBusy(meter_.last().busy);
+  l.setServiceMs(meter_.last().service_ms);
   fill_setting(state.initSetting());
 }
 
@@ -536,6 +541,8 @@ void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
       l.setRequests(r->requests);
       l.setBacklog(r->backlog);
       l.setBacklogAgeMs(r->backlog_age_ms);
+      l.setBusy(r->busy);
+      l.setServiceMs(r->service_ms);
     }
     m.setSlowdown(id == self_ ? std::max(options_.slowdown, 1.0) : 0);
   }

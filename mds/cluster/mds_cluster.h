@@ -93,7 +93,7 @@ class MdsCluster {
     SteadyTime arrival;
     Outstanding(MdsCluster* c, SteadyTime a) : cluster(c), arrival(a) { cluster->meter_.arrived(a); }
     Outstanding(const Outstanding&) = delete;
-    ~Outstanding() { cluster->meter_.finished(arrival); }
+    ~Outstanding() { cluster->meter_.finished(arrival, cluster->clock_.now()); }
   };
   // With --slowdown, waits until the virtual server has served a request
   // that arrived at `arrival`; returns at once otherwise.

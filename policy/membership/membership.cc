@@ -3,6 +3,13 @@
 #include <algorithm>
 
 namespace pvfs::mds {
+namespace {
+
+placement::LatencyReport to_latency(MdsId m, const IntervalReport& r) {
+  return {m, r.latency_ms, r.requests, r.backlog, r.backlog_age_ms, r.busy, r.service_ms};
+}
+
+}  // namespace
 
 std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
   if (now - start_ < length_) return std::nullopt;
@@ -20,8 +27,17 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
     last_.backlog_age_ms =
         std::chrono::duration<double, std::milli>(ages).count() / static_cast<double>(outstanding_);
   }
+  if (outstanding_ > 0 && now > busy_since_) {
+    busy_ += now - busy_since_;
+    busy_since_ = now;
+  }
+  const double length = std::chrono::duration<double, std::milli>(now - start_).count();
+  const double busy = std::chrono::duration<double, std::milli>(busy_).count();
+  last_.busy = length > 0 ? std::clamp(busy / length, 0.0, 1.0) : 0;
+  last_.service_ms = requests_ == 0 ? 0 : busy / static_cast<double>(requests_);
   requests_ = 0;
   latency_ = std::chrono::nanoseconds(0);
+  busy_ = std::chrono::nanoseconds(0);
   start_ = now;
   return last_;
 }
@@ -173,15 +189,32 @@ std::optional<NextMap> Membership::next_map(const placement::AnuMap& map, Steady
     auto before = used_.find(m);
     if (before != used_.end()) {
       if (before->second.seq >= it->second.seq) continue;  // nothing new from it
-      previous.push_back({m, before->second.latency_ms, before->second.requests, before->second.backlog,
-                          before->second.backlog_age_ms});
+      previous.push_back(to_latency(m, before->second));
     }
-    current.push_back(
-        {m, it->second.latency_ms, it->second.requests, it->second.backlog, it->second.backlog_age_ms});
+    current.push_back(to_latency(m, it->second));
     used[m] = it->second;
   }
   used_ = std::move(used);
   if (current.empty()) return std::nullopt;
+  // What each member was offered in the earlier intervals under this map
+  // (the tuner pools it with this one's): forgotten when the map changed.
+  if (!tuned_version_ || *tuned_version_ != map.version()) history_.clear();
+  tuned_version_ = map.version();
+  for (placement::LatencyReport& r : current) {
+    const auto h = history_.find(r.server);
+    if (h == history_.end() || h->second.requests == 0) continue;
+    r.history_load = h->second.load / static_cast<double>(h->second.requests);
+    r.history_requests = h->second.requests;
+  }
+  for (const placement::LatencyReport& r : current) {
+    const placement::LatencyReport* prev = nullptr;
+    for (const placement::LatencyReport& p : previous)
+      if (p.server == r.server) prev = &p;
+    if (!prev) continue;  // its backlog's growth is unknown
+    History& h = history_[r.server];
+    h.load += placement::offered_load(r, prev) * static_cast<double>(r.requests);
+    h.requests += r.requests;
+  }
   auto tuned = placement::tune(map, current, previous, options_.tuner);
   if (!tuned) return std::nullopt;
   last_tuning_ = *tuned;

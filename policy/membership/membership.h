@@ -16,6 +16,7 @@
 // Not thread-safe: owned by the MDS's network thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -39,6 +40,12 @@ struct IntervalReport {
   uint64_t requests = 0;
   uint64_t backlog = 0;       // requests outstanding at the interval's end
   double backlog_age_ms = 0;  // their mean age then
+  // How busy the member was (ours, issue 21): the fraction of the interval
+  // with at least one request outstanding, and that busy time per request
+  // completed (its service time when it serves one at a time). 0 and 0
+  // when unknown.
+  double busy = 0;
+  double service_ms = 0;
 };
 
 struct MembershipOptions {
@@ -67,13 +74,17 @@ class IntervalMeter {
   }
   // A request arrived at `arrival` and is outstanding until
   // finished(arrival): the backlog each report carries (issue 21).
+  // From the first arrival to the last finish the member is busy.
   void arrived(SteadyTime arrival) {
+    if (outstanding_ == 0) busy_since_ = std::max(arrival, start_);
     ++outstanding_;
     outstanding_since_ += arrival.time_since_epoch().count();
   }
-  void finished(SteadyTime arrival) {
+  // The request that arrived at `arrival` was answered at `now`.
+  void finished(SteadyTime arrival, SteadyTime now) {
     --outstanding_;
     outstanding_since_ -= arrival.time_since_epoch().count();
+    if (outstanding_ == 0 && now > busy_since_) busy_ += now - busy_since_;
   }
   // Closes the interval when `length` has passed since it opened (the next
   // one opens at `now`): its report, seq counting from 1, with the backlog
@@ -91,6 +102,10 @@ class IntervalMeter {
   // mean age needs no list.
   uint64_t outstanding_ = 0;
   SteadyTime::rep outstanding_since_ = 0;
+  // Busy time in the current interval, and since when it has been busy
+  // (while outstanding_ > 0; never before the interval opened).
+  std::chrono::nanoseconds busy_{0};
+  SteadyTime busy_since_{};
   IntervalReport last_;
 };
 
@@ -192,6 +207,14 @@ class Membership {
   // report of each member it used then (for divergent tuning).
   std::optional<SteadyTime> last_tuned_;
   std::map<MdsId, IntervalReport> used_;
+  std::optional<uint64_t> tuned_version_;  // the version of the map the last tuning ran on
+  // Per member, since the map last changed: the offered load of each
+  // interval tuned on, weighted by its requests, and those requests.
+  struct History {
+    double load = 0;
+    uint64_t requests = 0;
+  };
+  std::map<MdsId, History> history_;
   std::optional<placement::TuneResult> last_tuning_;
 };
 

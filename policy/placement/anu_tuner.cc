@@ -7,12 +7,18 @@
 namespace pvfs::placement {
 namespace {
 
+// The busiest a queue counts as (TunerOptions::busy): a saturated server
+// models 50 service times, not infinity; its backlog shows the rest.
+constexpr double kBusiest = 0.98;
+
 Result<std::map<MdsId, LatencyReport>> index_reports(std::span<const LatencyReport> reports) {
   std::map<MdsId, LatencyReport> out;
   for (const LatencyReport& r : reports) {
     if (!std::isfinite(r.latency_ms) || r.latency_ms < 0 || !std::isfinite(r.backlog_age_ms) ||
-        r.backlog_age_ms < 0)
-      return Status(Errc::invalid_argument, "latency and backlog age must be finite and >= 0");
+        r.backlog_age_ms < 0 || !(r.busy >= 0 && r.busy <= 1) || !std::isfinite(r.service_ms) || r.service_ms < 0 ||
+        !std::isfinite(r.history_load) || r.history_load < 0)
+      return Status(Errc::invalid_argument,
+                    "latency, backlog age and service time must be finite and >= 0, busy in [0, 1]");
     if (!out.emplace(r.server, r).second) return Status(Errc::invalid_argument, "server reported twice");
   }
   return out;
@@ -78,11 +84,18 @@ std::string_view decision_name(Decision decision) {
   return "?";
 }
 
+double offered_load(const LatencyReport& current, const LatencyReport* previous) {
+  if (current.requests == 0) return 0;
+  double arrived = static_cast<double>(current.requests);
+  if (previous) arrived += static_cast<double>(current.backlog) - static_cast<double>(previous->backlog);
+  return current.busy * std::max(arrived, 0.0) / static_cast<double>(current.requests);
+}
+
 Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> current,
                         std::span<const LatencyReport> previous, const TunerOptions& options) {
   if (map.empty()) return Status(Errc::invalid_argument, "empty map");
   if (!(options.threshold >= 0) || !(options.max_factor >= 1) || !std::isfinite(options.max_factor) ||
-      !(options.backlog_growth >= 0) || !(options.backlog_max_factor >= 1) ||
+      !(options.backlog_growth >= 0) || !(options.backlog_max_factor >= 1) || !(options.significance >= 0) ||
       !std::isfinite(options.backlog_max_factor))
     return Status(Errc::invalid_argument, "tuner options out of range");
   auto now = index_reports(current);
@@ -93,7 +106,36 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   // What a server is tuned on: the mean latency of its requests, counting
   // those still outstanding at their age so far (a saturated server's
   // completed requests understate what it makes the queued ones wait).
+  auto modeled = [&](const LatencyReport& r) {
+    return options.busy && r.requests > 0 && r.service_ms > 0 && r.busy > 0;
+  };
+  // The load offered to a server under the current map (offered_load),
+  // pooled with what it was offered in the earlier intervals under the
+  // same map: each interval's count of arrivals is noisy, and near
+  // capacity the noise is as large as the imbalance.
+  auto arrivals = [&](const LatencyReport& r) {
+    auto prev = before->find(r.server);
+    double n = static_cast<double>(r.requests);
+    if (prev != before->end()) n += static_cast<double>(r.backlog) - static_cast<double>(prev->second.backlog);
+    return std::max(n, 0.0);
+  };
+  auto offered = [&](const LatencyReport& r) {
+    auto prev = before->find(r.server);
+    const double here = offered_load(r, prev == before->end() ? nullptr : &prev->second);
+    const double n = static_cast<double>(r.requests), h = static_cast<double>(r.history_requests);
+    return h > 0 ? (here * n + r.history_load * h) / (n + h) : here;
+  };
+  // Whether scaling a modeled server by `factor` is more than the noise
+  // of its offered load: with n arrivals, a Poisson count's relative
+  // standard deviation is 1 / sqrt(n).
+  auto significant = [&](const LatencyReport& r, double factor) {
+    if (options.significance <= 0 || factor <= 0) return true;  // 0: emptied (see model_factor)
+    const double n = arrivals(r) + static_cast<double>(r.history_requests);
+    if (n < 1) return true;
+    return std::abs(factor - 1) > options.significance / std::sqrt(n);
+  };
   auto signal = [&](const LatencyReport& r) {
+    if (modeled(r)) return r.service_ms / (1 - std::min(offered(r), kBusiest));
     if (!options.backlog || r.backlog == 0) return r.latency_ms;
     const double done = static_cast<double>(r.requests), queued = static_cast<double>(r.backlog);
     return (r.latency_ms * done + r.backlog_age_ms * queued) / (done + queued);
@@ -116,6 +158,49 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   }
   TuneResult result;
   result.average_ms = average_of(members, options.average);
+  // The request-weighted latency the servers measured, backlog aside.
+  double measured = 0;
+  {
+    double weights = 0;
+    for (MdsId m : map.servers())
+      if (auto it = now->find(m); it != now->end()) {
+        measured += it->second.latency_ms * static_cast<double>(it->second.requests);
+        weights += static_cast<double>(it->second.requests);
+      }
+    measured = weights > 0 ? measured / weights : 0;
+  }
+  bool saturated = false;  // options.busy: the modeled servers cannot carry what is offered
+  if (options.busy) {
+    // The balanced latency: the W at which the modeled servers, each as
+    // busy as 1 - service / W, carry the load offered to them now.
+    double demand = 0;
+    double slowest = 0;
+    std::vector<const LatencyReport*> queues;
+    for (const LatencyReport& r : members)
+      if (modeled(r)) {
+        queues.push_back(&r);
+        demand += offered(r) / r.service_ms;
+        slowest = std::max(slowest, r.service_ms);
+      }
+    if (!queues.empty()) {
+      auto carried = [&](double w) {
+        double sum = 0;
+        for (const LatencyReport* r : queues) sum += std::max(0.0, 1 - r->service_ms / w) / r->service_ms;
+        return sum;
+      };
+      double lo = 0, hi = slowest / (1 - kBusiest);
+      if (carried(hi) <= demand) {
+        lo = hi;  // more than they can carry: the busiest the model goes
+        saturated = true;
+      } else {
+        for (int i = 0; i < 60; ++i) {
+          const double mid = (lo + hi) / 2;
+          (carried(mid) < demand ? lo : hi) = mid;
+        }
+      }
+      result.average_ms = (lo + hi) / 2;
+    }
+  }
   const double avg = result.average_ms;
   const double low = options.thresholding ? (1 - options.threshold) * avg : avg;
   const double high = options.thresholding ? (1 + options.threshold) * avg : avg;
@@ -138,7 +223,24 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
       const LatencyReport& r = it->second;
       const double lat = signal(r);
       t.latency_ms = lat;
+      // The model's factor: to the busy fraction at which it is at L; 0
+      // when its service alone is above the band around the latency the
+      // cluster's requests measured (the paper's L): any request it serves
+      // is slower than the rest by more than thresholding allows, however
+      // idle it is (the model's L is a queue's mean, which overstates a
+      // steady server's, so it cannot tell).
+      auto model_factor = [&] {
+        auto prev = before->find(r.server);
+        if (prev != before->end() && r.service_ms >= (1 + options.threshold) * measured &&
+            prev->second.service_ms >= (1 + options.threshold) * measured)
+          return 0.0;
+        const double target = 1 - r.service_ms / avg, load = offered(r);
+        return target <= 0 ? 1 / options.max_factor : load > 0 ? target / load : options.max_factor;
+      };
       growing[i] = grows(it->second);
+      // A modeled server's backlog grows by chance at any load: it cannot
+      // keep up only when offered more than it serves, by more than noise.
+      if (growing[i] && modeled(r)) growing[i] = offered(r) > 1 && significant(r, model_factor());
       auto prev = before->find(w.server);
       // grow_underloaded: room below the band, weighted by the server's
       // share plus a floor, so an idle server gets some of the shed to
@@ -148,9 +250,11 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
       if (growing[i]) {
         // It cannot keep up, whatever the average says: shrink it to the
         // part of its arrivals it served, or by L / latency if that
-        // shrinks it more.
+        // shrinks it more (the model's factor when it is modeled).
         const double arrived = static_cast<double>(r.requests + (r.backlog - before->at(r.server).backlog));
-        const double keep = std::min(static_cast<double>(r.requests) / arrived, lat > 0 ? avg / lat : 1.0);
+        const double keep = modeled(r) ? model_factor()
+                                       : std::min(static_cast<double>(r.requests) / arrived,
+                                                  lat > 0 ? avg / lat : 1.0);
         t.factor = std::clamp(keep, 1 / options.backlog_max_factor, 1.0);
         t.decision = Decision::backlogged;
         w.share *= t.factor;
@@ -159,6 +263,28 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         t.decision = Decision::at_average;
       } else if (lat >= low && lat <= high) {
         t.decision = Decision::within_band;
+      } else if (modeled(r) && r.service_ms < avg && !significant(r, model_factor())) {
+        // The change the model asks for is within the noise of its count
+        // of arrivals: moving file sets for it would be churn. (A server
+        // whose service alone is at L is too slow however few it served.)
+        t.decision = Decision::within_band;
+      } else if (modeled(r)) {
+        // Outside the band by the model: to its share of the balanced load,
+        // up or down. Top-off and divergent tuning guard against latency's
+        // over-correction and memento requests; the model has neither.
+        const double f = model_factor();
+        t.factor = f == 0 ? 0 : std::clamp(f, 1 / options.max_factor, options.max_factor);
+        t.decision = Decision::scaled;
+        w.share *= t.factor;
+        any_scaled = true;
+      } else if (saturated && r.requests == 0 && w.share < 0.25 / static_cast<double>(old.size())) {
+        // The way back for a server the model emptied or shrank to nothing
+        // (its service was too slow for the band): the others cannot carry
+        // the load.
+        t.factor = 1;
+        t.decision = Decision::scaled;
+        w.share = 0.25 / static_cast<double>(old.size());
+        any_scaled = true;
       } else if (options.top_off && lat < avg) {
         t.decision = Decision::underloaded;
       } else if (options.divergent && prev != before->end() &&
@@ -181,6 +307,16 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   if (any_scaled) {
     double total = 0;
     for (const ServerShare& w : weights) total += w.share;
+    if (!(total > 0)) {
+      // Every server with a share was emptied (busy): nobody is left to
+      // take the load, so they only shrink by the bound.
+      for (size_t i = 0; i < weights.size(); ++i)
+        if (result.servers[i].decision == Decision::scaled && result.servers[i].factor == 0) {
+          result.servers[i].factor = 1 / options.max_factor;
+          weights[i].share = old[i].share * result.servers[i].factor;
+          total += weights[i].share;
+        }
+    }
     // What the servers whose backlog grows shed must go where there is
     // room: to the servers below the band, the idlest first (an idle
     // server's near-zero share would take next to nothing of it in

@@ -5,8 +5,13 @@
 // over-tuning. Stateless apart from the previous interval's latencies,
 // which the caller passes back in, so a new delegate after a failure
 // carries on (without them divergent tuning is skipped, as the paper says).
-// Ours beyond the paper (switchable, TunerOptions): the backlog each server
-// reports, so a saturated server is seen and shrunk at any load.
+// Ours beyond the paper (switchable, TunerOptions; issue 21): the backlog
+// each server reports, so a saturated server is seen and shrunk at any
+// load; and the busy model: each server's busy fraction and service time
+// give the load it is offered, pooled over the intervals since the map last
+// changed (the caller keeps that history, LatencyReport::history_*), and
+// the servers are balanced on a queue's latency at that load, a change made
+// only when it exceeds the noise of the arrivals counted.
 // Pure: no I/O, no clock; a free function, safe from any thread.
 //
 // How much to scale is not given by the paper ("the delegate scales down
@@ -44,7 +49,23 @@ struct LatencyReport {
   // these show that.
   uint64_t backlog = 0;
   double backlog_age_ms = 0;
+  // How busy it was (ours, issue 21): the fraction of the interval with a
+  // request outstanding, in [0, 1], and that busy time per completed
+  // request (ms); 0 and 0 from a member that does not report them.
+  double busy = 0;
+  double service_ms = 0;
+  // The load it was offered (offered_load) over the earlier intervals
+  // since the map last changed, weighted by their requests, and those
+  // requests (0: none); the delegate keeps them (mds::Membership).
+  double history_load = 0;
+  uint64_t history_requests = 0;
 };
+
+// The load offered to a server in `current`'s interval, as a fraction of
+// what it can serve: its busy fraction scaled by what arrived (completed
+// plus the growth of its backlog since `previous`, when known) over what
+// it completed. Above 1 it cannot keep up; 0 without requests.
+double offered_load(const LatencyReport& current, const LatencyReport* previous);
 
 // How the system-wide average L is formed. The paper uses "a weighted
 // average of the current latencies" without saying of what, and reports
@@ -96,6 +117,20 @@ struct TunerOptions {
   // leaves an idle server's near-zero share near zero). Off by default: in
   // pvfs-sim it did not help (docs/sim/anu-heterogeneous.md).
   bool grow_underloaded = false;
+  // Busy: a server that reports how busy it was (LatencyReport::busy,
+  // service_ms) is tuned on the latency a queue that busy has, M/M/1:
+  // service / (1 - busy), not on the mean of the requests it happened to
+  // complete, and a tuned one is scaled to the busy fraction at which that
+  // model gives the average L, 1 - service / L (a server whose service
+  // alone exceeds L is shrunk by max_factor). Near capacity a small
+  // change of load changes latency a lot: L / latency over-corrects, and
+  // one interval's latency is too noisy to settle on.
+  bool busy = true;
+  // With busy: a modeled server is scaled only when its factor differs
+  // from 1 by more than `significance` standard deviations of its count
+  // of arrivals (1 / sqrt(n) relative, n over every interval since the map
+  // last changed); 0 = always.
+  double significance = 3;
 };
 
 // Why a server's region was or was not scaled explicitly.

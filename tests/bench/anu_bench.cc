@@ -272,9 +272,10 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   co.mds = static_cast<uint32_t>(o.slowdown.size());
   co.mds_slowdown = o.slowdown;
   co.mds_service_us = o.service_us;
-  // "anu-paper": ANU with the paper's tuner ([mds_cluster] backlog = false).
+  // "anu-paper": ANU with the paper's tuner ([mds_cluster] backlog = false, busy = false).
   co.mds_placement = policy == "anu-paper" ? "anu" : policy;
   co.mds_backlog = policy != "anu-paper";
+  co.mds_busy = policy != "anu-paper";
   co.mds_tune_interval_ms = o.interval_ms;
   co.fileset_per_top_directory = true;
   co.start_timeout = milliseconds(30000);

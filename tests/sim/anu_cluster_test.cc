@@ -53,7 +53,14 @@ class Daemons {
       meters_.emplace(id, mds::IntervalMeter(at(Nanos(0)), o.tune_interval));
     }
   }
-  void record(MdsId member, Nanos latency) { meters_.at(member).record(latency); }
+  // A request that arrived `latency` before `now` and is answered now, as
+  // MdsCluster's Outstanding and record() count it.
+  void record(MdsId member, Nanos now, Nanos latency) {
+    mds::IntervalMeter& meter = meters_.at(member);
+    meter.arrived(at(now - latency));
+    meter.record(latency);
+    meter.finished(at(now - latency), at(now));
+  }
   // Every member's heartbeat at `now`, in id order; the map a delegate issued.
   std::optional<placement::AnuMap> heartbeat(Nanos now) {
     const mds::SteadyTime t = at(now);
@@ -102,7 +109,7 @@ std::pair<std::vector<Issued>, std::vector<Issued>> run_both(milliseconds heartb
       const Nanos latency = latency_of(i, ids.size(), sim.map().share(ids[i]), now);
       sim.arrived(ids[i], now - latency);
       sim.record(ids[i], now - latency, latency);
-      daemons.record(ids[i], latency_of(i, ids.size(), daemons.map().share(ids[i]), now));
+      daemons.record(ids[i], now, latency_of(i, ids.size(), daemons.map().share(ids[i]), now));
     }
     if (auto round = sim.heartbeat(now); round.next) from_sim.push_back({now, round.next->map.serialize()});
     if (auto map = daemons.heartbeat(now)) from_daemons.push_back({now, map->serialize()});

@@ -337,24 +337,28 @@ TEST_CASE(
 
 // Issue 21: at 80% of capacity the paper's tuner strands the load on the
 // strongest server (its backlog grows, yet it is the request-weighted
-// average); ours sees the backlog and keeps the cluster out of that trap.
-TEST_CASE("anu-heterogeneous: at 80% load ANU sees backlog and stays far below the paper's tuner") {
+// average); ours tunes on each server's busy fraction through a queue
+// model, stays near prescient and stops moving file sets.
+TEST_CASE("anu-heterogeneous: at 80% load ANU stays near prescient and settles, where the paper's tuner is stuck") {
   const Report r = quick_run("anu-heterogeneous");
   const Table& sweep = table(r, "sweep");
   const std::vector<double> load = column(sweep, "utilization");
   const std::vector<double> ours = column(sweep, "anu_worst_s");
   const std::vector<double> paper = column(sweep, "paper_anu_worst_s");
   const std::vector<double> best = column(sweep, "prescient_worst_s");
+  const std::vector<double> moves = column(sweep, "anu_moves_last_third");
   REQUIRE(load.size() == 2);
   CHECK(load[1] == doctest::Approx(0.8));
   // The paper's tuner at 80%: the strongest server saturated for good.
   CHECK(paper[1] > 50 * best[1]);
-  // Ours: several times closer to prescient in this short run (an order
-  // of magnitude in the full one; not yet within the issue's 1.5x at 80%:
-  // docs/sim/anu-heterogeneous.md).
-  CHECK(ours[1] < paper[1] / 5);
+  // Ours: within 2.5x of prescient in this short run (1.74x; 1.2-1.4x in
+  // the full one; 11x on latency and backlog alone, before the busy model)
+  // and no file set moves in the last third (294 before).
+  CHECK(ours[1] < 2.5 * best[1]);
+  CHECK(moves[1] == 0);
   // At 60% both behave as the paper says: comparable to prescient.
-  CHECK(ours[0] < 3 * best[0]);
+  CHECK(ours[0] < 1.5 * best[0]);
+  CHECK(moves[0] == 0);
 }
 
 TEST_CASE(

@@ -762,6 +762,123 @@ TEST_CASE("a backlog age that is negative or not finite is refused") {
   CHECK(tune(map, std::vector<LatencyReport>{queued(1, 1, 1, 0, 0)}, {}, bad).code() == Errc::invalid_argument);
 }
 
+// ------------------------------------------- the busy model (ours, issue 21)
+
+namespace {
+
+// A member that was `busy` of the interval at `service_ms` a request.
+LatencyReport busy_report(uint32_t id, double latency_ms, uint64_t requests, double busy, double service_ms) {
+  LatencyReport r{MdsId(id), latency_ms, requests};
+  r.busy = busy;
+  r.service_ms = service_ms;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the load offered to a server counts its backlog's growth beside what it served") {
+  LatencyReport now = busy_report(1, 10, 100, 0.8, 8);
+  now.backlog = 30;
+  LatencyReport before{MdsId(1), 10, 100};
+  before.backlog = 5;
+  // 125 arrived, 100 served while busy 0.8 of the time: 1.0 of its capacity.
+  CHECK(offered_load(now, &before) == doctest::Approx(1.0));
+  CHECK(offered_load(now, nullptr) == doctest::Approx(0.8));
+  CHECK(offered_load(LatencyReport{MdsId(1), 0, 0}, nullptr) == 0);
+}
+
+TEST_CASE("busy: a server near capacity is scaled to the load at which a queue is at L, not by L / latency") {
+  const AnuMap map = make_uniform(2);
+  // Both serve a request in 10 ms; server 2 is 95% busy (a queue's mean
+  // latency 200 ms), server 1 half. The balanced latency W carries their
+  // 0.145 requests/ms: 2 x (1 - 10/W) / 10 = 0.145, W = 36.4 ms, each
+  // server 72.5% busy. Server 2 is above the band and scaled by
+  // 0.725 / 0.95; on latency it would be cut by the bound, 4x.
+  const std::vector<LatencyReport> now{busy_report(1, 20, 500, 0.5, 10), busy_report(2, 150, 950, 0.95, 10)};
+  const TuneResult r = must(tune(map, now, {}));
+  CHECK(r.average_ms == doctest::Approx(1 / (1 - 0.725) * 10).epsilon(0.001));
+  CHECK(r.servers[0].decision == Decision::within_band);
+  CHECK(r.servers[1].decision == Decision::scaled);
+  CHECK(r.servers[1].factor == doctest::Approx(0.725 / 0.95).epsilon(0.001));
+  // On latency, server 2 is most of the request-weighted average, inside
+  // the band: nothing moves (the paper's trap near capacity).
+  TunerOptions paper;
+  paper.busy = false;
+  CHECK(must(tune(map, now, {}, paper)).servers[1].decision == Decision::within_band);
+}
+
+TEST_CASE("busy: a change within the noise of a server's arrivals is not made") {
+  const AnuMap map = make_uniform(2);
+  TunerOptions o;
+  o.thresholding = false;  // every deviation from W is outside the band
+  // Loads 0.5 and 0.62: server 2 would be scaled by about 0.9, which 62
+  // arrivals cannot tell from chance (3 / sqrt(62) = 0.38) ...
+  const TuneResult few =
+      must(tune(map, std::vector{busy_report(1, 20, 50, 0.5, 10), busy_report(2, 26, 62, 0.62, 10)}, {}, o));
+  CHECK(few.servers[1].decision == Decision::within_band);
+  CHECK(!few.map);
+  // ... and 6,200 can (0.038).
+  const TuneResult many =
+      must(tune(map, std::vector{busy_report(1, 20, 5000, 0.5, 10), busy_report(2, 26, 6200, 0.62, 10)}, {}, o));
+  CHECK(many.servers[1].decision == Decision::scaled);
+  CHECK(many.servers[1].factor == doctest::Approx(0.9).epsilon(0.02));
+  REQUIRE(many.map);
+  o.significance = 0;  // every change is made
+  CHECK(must(tune(map, std::vector{busy_report(1, 20, 50, 0.5, 10), busy_report(2, 26, 62, 0.62, 10)}, {}, o)).map);
+}
+
+TEST_CASE("busy: a server whose service alone is above the band, twice running, is emptied; it returns at saturation") {
+  const AnuMap map = make_uniform(3);
+  // Servers 1 and 2 answer in about 12 ms; server 3 takes 100 ms for any
+  // request however idle it is: above 1.5 x the cluster's measured 12.8.
+  const std::vector<LatencyReport> now{busy_report(1, 12, 300, 0.3, 10), busy_report(2, 12, 300, 0.3, 10),
+                                       busy_report(3, 110, 5, 0.05, 100)};
+  const TuneResult first = must(tune(map, now, {}));
+  REQUIRE(first.map);
+  CHECK(first.servers[2].factor == doctest::Approx(0.25));  // once: shrunk by the bound
+  CHECK(first.map->share(MdsId(3)) > 0);
+  const TuneResult second = must(tune(map, now, now));
+  REQUIRE(second.map);
+  CHECK(second.servers[2].factor == 0);
+  CHECK(second.map->share(MdsId(3)) == 0);
+
+  // Emptied, it serves nothing; when the others cannot carry what they are
+  // offered (their backlogs grow by a fifth of what they serve), it gets a
+  // share again.
+  const AnuMap emptied = *second.map;
+  std::vector<LatencyReport> saturated{busy_report(1, 900, 1000, 1.0, 10), busy_report(2, 900, 1000, 1.0, 10),
+                                       LatencyReport{MdsId(3), 0, 0}};
+  saturated[0].backlog = saturated[1].backlog = 200;
+  const std::vector<LatencyReport> before{LatencyReport{MdsId(1), 900, 1000}, LatencyReport{MdsId(2), 900, 1000}};
+  const TuneResult back = must(tune(emptied, saturated, before));
+  REQUIRE(back.map);
+  CHECK(back.map->share(MdsId(3)) > 0.05);
+  // Not saturated: it stays empty.
+  saturated[0].backlog = saturated[1].backlog = 0;
+  saturated[0].busy = saturated[1].busy = 0.7;
+  const TuneResult stays = must(tune(emptied, saturated, before));
+  CHECK((stays.map ? *stays.map : emptied).share(MdsId(3)) == 0);
+
+  // The only server with a share is never emptied: nobody would be left.
+  const AnuMap lone = *make_uniform(2).with_shares(std::vector<ServerShare>{{MdsId(1), 0}, {MdsId(2), 1}});
+  const std::vector<LatencyReport> slow{busy_report(1, 1, 10, 0.01, 1), busy_report(2, 40, 10, 0.4, 40)};
+  const TuneResult kept = must(tune(lone, slow, slow));
+  CHECK(kept.servers[1].factor == doctest::Approx(0.25));
+  CHECK((kept.map ? *kept.map : lone).share(MdsId(2)) == 1);
+}
+
+TEST_CASE("busy: a busy fraction outside [0, 1] or a bad service time is refused") {
+  const AnuMap map = make_uniform(2);
+  const LatencyReport fine = busy_report(2, 10, 10, 0.5, 10);
+  CHECK(tune(map, std::vector{busy_report(1, 10, 10, 1.5, 10), fine}, {}).code() == Errc::invalid_argument);
+  CHECK(tune(map, std::vector{busy_report(1, 10, 10, -0.1, 10), fine}, {}).code() == Errc::invalid_argument);
+  CHECK(tune(map, std::vector{busy_report(1, 10, 10, 0.5, -1), fine}, {}).code() == Errc::invalid_argument);
+  CHECK(tune(map, std::vector{busy_report(1, 10, 10, 0.5, NAN), fine}, {}).code() == Errc::invalid_argument);
+  TunerOptions bad;
+  bad.significance = -1;
+  CHECK(tune(map, std::vector{fine}, {}, bad).code() == Errc::invalid_argument);
+}
+
 // ------------------------------------------------- the paper's experiment
 
 namespace {

@@ -285,7 +285,7 @@ TEST_CASE("a member's interval report carries its backlog: requests outstanding 
   IntervalMeter meter(at(0), milliseconds(1000));
   meter.arrived(at(100));
   meter.record(milliseconds(50));
-  meter.finished(at(100));  // answered
+  meter.finished(at(100), at(150));  // answered
   meter.arrived(at(400));
   meter.arrived(at(800));   // both still queued at the end
   auto report = meter.close(at(1000));
@@ -295,8 +295,8 @@ TEST_CASE("a member's interval report carries its backlog: requests outstanding 
   CHECK(report->backlog == 2);
   CHECK(report->backlog_age_ms == doctest::Approx((600.0 + 200.0) / 2));
   // They finish in the next interval: it ends with no backlog.
-  meter.finished(at(400));
-  meter.finished(at(800));
+  meter.finished(at(400), at(1100));
+  meter.finished(at(800), at(1300));
   report = meter.close(at(2000));
   REQUIRE(report.has_value());
   CHECK(report->backlog == 0);
@@ -325,6 +325,66 @@ TEST_CASE("the delegate hands each member's backlog to the tuner: a saturated me
   // 2500 arrived, 2000 served: keeps 4/5 of its share.
   CHECK(second->tuning->servers[2].factor == doctest::Approx(0.8));
   CHECK(second->map.share(MdsId(3)) < map.share(MdsId(3)));
+}
+
+TEST_CASE("a member's interval report carries how busy it was and its busy time per request") {
+  IntervalMeter meter(at(0), milliseconds(1000));
+  meter.arrived(at(100));
+  meter.record(milliseconds(200));
+  meter.finished(at(100), at(300));  // busy 100..300
+  meter.arrived(at(500));
+  meter.arrived(at(600));
+  meter.record(milliseconds(200));
+  meter.finished(at(500), at(700));
+  meter.record(milliseconds(300));
+  meter.finished(at(600), at(900));  // busy 500..900
+  auto report = meter.close(at(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.6));
+  CHECK(report->service_ms == doctest::Approx(200));
+  // A request outstanding across the close is busy time in both intervals.
+  meter.arrived(at(1500));
+  report = meter.close(at(2000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.5));
+  CHECK(report->service_ms == 0);  // nothing completed
+  meter.record(milliseconds(800));
+  meter.finished(at(1500), at(2300));
+  report = meter.close(at(3000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.3));
+  CHECK(report->service_ms == doctest::Approx(300));
+}
+
+TEST_CASE("the delegate pools a member's load since the map last changed: one busy interval moves nothing") {
+  // Two members that serve a request in 10 ms, half busy for six
+  // intervals; then member 2 is 90% busy for one. Alone, that interval
+  // is far outside the band (a queue's latency 100 ms against 33); pooled
+  // with the five before it under the same map, member 2 was offered 0.61
+  // and is inside it. After a map change the same interval counts alone.
+  auto run = [&](bool change_map_before_the_burst) {
+    Membership m(ids({1, 2}), MdsId(1), t0, options());
+    AnuMap map = uniform(ids({1, 2}));
+    auto report = [](uint64_t seq, double busy) {
+      const auto requests = static_cast<uint64_t>(busy * 1000);
+      return IntervalReport{seq, 20.0, requests, 0, 0, busy, 10.0};
+    };
+    std::optional<NextMap> last;
+    for (uint64_t i = 1; i <= 7; ++i) {
+      const int t = static_cast<int>(i) * 10000;
+      m.own_report(report(i, 0.5));
+      m.heard(MdsId(2), at(t), report(i, i == 7 ? 0.9 : 0.5));
+      if (i == 7 && change_map_before_the_burst) map = *map.with_shares(map.shares());
+      last = m.next_map(map, at(t));
+      (void)m.take_tuning();
+      if (i < 7) REQUIRE(!last);  // balanced: nothing to do
+    }
+    return last;
+  };
+  CHECK(!run(false));
+  const auto moved = run(true);
+  REQUIRE(moved.has_value());
+  CHECK(moved->map.share(MdsId(2)) < 0.5);
 }
 
 TEST_CASE("hash and round-robin placement never tune, but still follow membership") {

@@ -262,6 +262,7 @@ Result<LocalCluster> LocalCluster::start(const ClusterOptions& options, const fs
     c.mds_placement = *placement::parse_policy(options.mds_placement);  // validate()d
     c.mds_tune_interval_ms = options.mds_tune_interval_ms;
     c.anu.backlog = options.mds_backlog;
+    c.anu.busy = options.mds_busy;
     c.mds_dead_after_ms = options.mds_dead_after_ms;
     c.iosched_policy = options.iosched_policy;
     c.iosched_lease_ms = options.iosched_lease_ms;

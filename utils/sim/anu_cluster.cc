@@ -26,7 +26,7 @@ void AnuCluster::arrived(MdsId member, Nanos arrival) { meters_.at(member).arriv
 void AnuCluster::record(MdsId member, Nanos arrival, Nanos latency) {
   mds::IntervalMeter& meter = meters_.at(member);
   meter.record(latency);
-  meter.finished(at(arrival));
+  meter.finished(at(arrival), at(arrival + latency));
 }
 
 AnuCluster::Round AnuCluster::heartbeat(Nanos now) {
