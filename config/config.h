@@ -63,8 +63,13 @@ struct Config {
   }
   // The delegate's tuning step: threshold (k), thresholding, top_off,
   // divergent, backlog and busy are keys of [mds_cluster]; average,
-  // max_factor and significance are not.
-  placement::TunerOptions anu;
+  // max_factor and significance are not. busy is off on the daemons until
+  // it settles on them as it does in pvfs-sim (docs/benchmarks.md, issue 21).
+  placement::TunerOptions anu = [] {
+    placement::TunerOptions o;
+    o.busy = false;
+    return o;
+  }();
 
   // [scheduling]: two-choice write dispatch, redirects and pull-back.
   uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed

@@ -76,7 +76,7 @@ TEST_CASE("a full config round-trips through render and load") {
   c.redirect_margin_bytes = 3 << 20;
   c.redirect_skew_factor = 1.5;
   c.anu.backlog = false;
-  c.anu.busy = false;
+  c.anu.busy = true;  // the daemons' default is false
   c.probe_timeout_ms = 7;
   c.load_ttl_ms = 11;
   c.maintainer_threads = 0;
