@@ -225,9 +225,11 @@ void IoschedHost::add_metrics(metrics::Families& out) const {
   if (!scheduler_) return;
   const iosched::Snapshot snap = scheduler_->snapshot(now());
   auto wait = metrics::make_family("pvfs_mds_iosched_token_wait_seconds_total",
-                                   "Time each job's finished I/O steps waited for a token", metrics::Type::counter);
+                                   "Time each job's I/O steps waited for a token, the current one's so far included",
+                                   metrics::Type::counter);
   auto io = metrics::make_family("pvfs_mds_iosched_io_seconds_total",
-                                 "Time each job's finished I/O steps held a token", metrics::Type::counter);
+                                 "Time each job's I/O steps held a token, the current one's so far included",
+                                 metrics::Type::counter);
   auto steps = metrics::make_family("pvfs_mds_iosched_steps_total", "I/O steps each job finished", metrics::Type::counter);
   for (const auto& j : snap.jobs) {
     wait.samples.push_back({{{"job", j.job}}, std::chrono::duration<double>(j.wait).count(), {}});
@@ -237,12 +239,16 @@ void IoschedHost::add_metrics(metrics::Families& out) const {
   auto holding = metrics::make_family("pvfs_mds_iosched_tokens", "Jobs holding an I/O token now (1 per job)",
                                       metrics::Type::gauge);
   for (const auto& s : snap.active) holding.samples.push_back({{{"job", s.job}}, 1.0, {}});
+  auto waiting = metrics::make_family("pvfs_mds_iosched_waiting", "Jobs whose I/O step waits for a token now (1 per job)",
+                                      metrics::Type::gauge);
+  for (const auto& s : snap.pending) waiting.samples.push_back({{{"job", s.job}}, 1.0, {}});
   metrics::add_single(out, "pvfs_mds_iosched_pending_steps", "I/O steps waiting for a token", metrics::Type::gauge,
                       static_cast<double>(snap.pending.size()));
   out.push_back(std::move(wait));
   out.push_back(std::move(io));
   out.push_back(std::move(steps));
   out.push_back(std::move(holding));
+  out.push_back(std::move(waiting));
 }
 
 }  // namespace pvfs::mds

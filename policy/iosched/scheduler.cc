@@ -340,8 +340,18 @@ Snapshot Scheduler::snapshot(Nanos now) const {
   std::sort(active.begin(), active.end(), [](const Step* a, const Step* b) { return a->granted_seq < b->granted_seq; });
   for (const Step* s : active) out.active.push_back(view(*s, now));
   for (const Step* s : pending_order(now)) out.pending.push_back(view(*s, now));
+  std::map<std::string_view, JobStats> totals;
   for (const auto& [job, record] : jobs_)
-    if (record.stats.steps > 0) out.jobs.push_back(record.stats);
+    if (record.stats.steps > 0) totals[job] = record.stats;
+  for (const auto& [id, step] : steps_) {
+    JobStats& t = totals[step.job];
+    t.job = step.job;
+    t.in_step = true;
+    t.wait += (step.granted ? *step.granted : now) - step.arrived;
+    if (step.granted) t.io += now - *step.granted;
+    for (const auto& [client, bytes] : step.written) t.bytes_written += bytes;
+  }
+  for (auto& [job, t] : totals) out.jobs.push_back(std::move(t));
   return out;
 }
 

@@ -98,20 +98,23 @@ struct StepView {
   bool starved = false;  // waited past max_wait (pending steps only)
 };
 
-// Per job, over the scheduler's life (until the job is forgotten).
+// Per job, over the scheduler's life (until the job is forgotten): its
+// finished steps plus, in a snapshot, the step it has now so far (so a job
+// stuck waiting shows its wait growing).
 struct JobStats {
   std::string job;
   uint64_t steps = 0;        // completed or lapsed
-  Nanos wait{0};             // summed arrival-to-grant
-  Nanos io{0};               // summed grant-to-end
+  Nanos wait{0};             // summed arrival-to-grant (a pending step: arrival to now)
+  Nanos io{0};               // summed grant-to-end (a holding step: grant to now)
   uint64_t bytes_written = 0;
+  bool in_step = false;      // the job has a step now (pending or holding)
 };
 
 struct Snapshot {
   Policy policy = Policy::none;
   std::vector<StepView> active;   // by grant order
   std::vector<StepView> pending;  // in the order the policy would serve them
-  std::vector<JobStats> jobs;     // by job id
+  std::vector<JobStats> jobs;     // by job id: every job with a finished or a current step
 };
 
 // What begin() tells the caller.

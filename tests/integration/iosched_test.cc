@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -176,6 +177,77 @@ TEST_CASE("under fcfs a second job waits for the first's token, and gets it when
   CHECK(refused.status == 1);
   CHECK(refused.err.find("unknown I/O scheduling policy \"lifo\"") != std::string::npos);
   CHECK(status_of(config).policy == "sa-sjf");
+}
+
+// The row of `job` in pvfs-ctl jobs' table, split into its cells.
+std::vector<std::string> jobs_row(const std::string& table, const std::string& job) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    std::vector<std::string> row;
+    for (std::string cell; cells >> cell;) row.push_back(cell);
+    if (!row.empty() && row[0] == job) return row;
+  }
+  return {};
+}
+
+TEST_CASE("pvfs-ctl jobs, /metrics and top show each job's I/O time and token wait, and who holds tokens") {
+  TestCluster tc(scheduled("fcfs", 2000));
+  const Config& config = tc.config();
+  const Secret key = key_of(config);
+  const std::string cfg = tc.cluster().config_path().string();
+  wait_for_grants(config);
+  auto a = io_step(config, key, 11, {{"ckpt-a", 1 << 20}});
+  REQUIRE(a.ok());
+  REQUIRE(a->has("ckpt-a"));
+  REQUIRE(io_step(config, key, 22, {{"ckpt-b", 1 << 10}}).ok());
+  // Both renew (as pvfsmount does) for 1.2 s: A holds, B waits.
+  const auto start = Clock::now();
+  while (Clock::now() - start < milliseconds(1200)) {
+    REQUIRE(io_step(config, key, 11, {{"ckpt-a", 1 << 20, {}, true}}).ok());
+    REQUIRE(io_step(config, key, 22, {{"ckpt-b", 1 << 10}}).ok());
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+
+  // pvfs-ctl jobs: JOB OPS READ WRITTEN I/O-TIME TOKEN-WAIT STEP, in seconds.
+  const auto jobs = run_tool("PVFS_CTL", tc.dir(), {"jobs", "-c", cfg});
+  REQUIRE_MESSAGE(jobs.status == 0, jobs.err);
+  CHECK(jobs.out.find("I/O-TIME  TOKEN-WAIT  STEP") != std::string::npos);
+  const auto row_a = jobs_row(jobs.out, "ckpt-a");
+  const auto row_b = jobs_row(jobs.out, "ckpt-b");
+  REQUIRE_MESSAGE(row_a.size() == 11, jobs.out);  // READ and WRITTEN are "0 B", times "1.23 s"
+  REQUIRE_MESSAGE(row_b.size() == 11, jobs.out);
+  CHECK(row_a[10] == "holding");
+  CHECK(std::stod(row_a[6]) >= 1.1);  // held since before the renewals
+  CHECK(row_b[10] == "waiting");
+  CHECK(std::stod(row_b[8]) >= 1.1);  // its wait so far, before any step ended
+
+  // /metrics: the same, live, on the delegate.
+  auto families = fetch_metrics(DaemonKind::mds, config.mds.at(0).address, key, milliseconds(3000));
+  REQUIRE_MESSAGE(families.ok(), families.status().to_string());
+  CHECK(metrics::sum(*families, "pvfs_mds_iosched_token_wait_seconds_total", {{"job", "ckpt-b"}}) >= 1.1);
+  CHECK(metrics::sum(*families, "pvfs_mds_iosched_io_seconds_total", {{"job", "ckpt-a"}}) >= 1.1);
+  CHECK(metrics::sum(*families, "pvfs_mds_iosched_waiting", {{"job", "ckpt-b"}}) == 1);
+
+  // top: who holds the token, who waits.
+  const auto top = run_tool("PVFS_CTL", tc.dir(), {"top", "-n", "1", "-d", "0.2", "-c", cfg});
+  REQUIRE_MESSAGE(top.status == 0, top.err);
+  CHECK_MESSAGE(top.out.find("I/O tokens: ckpt-a; waiting: ckpt-b") != std::string::npos, top.out);
+
+  // A ends: its I/O time stays in the table, B holds and its wait stops growing.
+  REQUIRE(io_step(config, key, 11, {}, {"ckpt-a"}).ok());
+  auto b = io_step(config, key, 22, {{"ckpt-b", 1 << 10}});
+  REQUIRE(b.ok());
+  CHECK(b->has("ckpt-b"));
+  const auto after = run_tool("PVFS_CTL", tc.dir(), {"jobs", "-c", cfg});
+  REQUIRE(after.status == 0);
+  const auto done_a = jobs_row(after.out, "ckpt-a");
+  REQUIRE_MESSAGE(done_a.size() == 11, after.out);
+  CHECK(done_a[10] == "-");
+  CHECK(std::stod(done_a[6]) >= 1.1);
+  CHECK(jobs_row(after.out, "ckpt-b").at(10) == "holding");
+  const auto top_after = run_tool("PVFS_CTL", tc.dir(), {"top", "-n", "1", "-d", "0.2", "-c", cfg});
+  CHECK_MESSAGE(top_after.out.find("I/O tokens: ckpt-b\n") != std::string::npos, top_after.out);
 }
 
 TEST_CASE("a client that neither renews nor ends loses its token when its lease lapses") {

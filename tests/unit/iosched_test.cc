@@ -358,7 +358,8 @@ TEST_CASE("switching policy keeps tokens given and orders the queue by the new p
   CHECK(finish(s, "b", at(3)) == Jobs{"d"});
 }
 
-TEST_CASE("the snapshot lists active steps in grant order, the queue in policy order, and job totals") {
+TEST_CASE("the snapshot lists active steps in grant order, the queue in policy order, and job totals with the "
+          "current step's time so far") {
   auto s = make(Policy::sjf);
   begin(s, step("a", 1, 10), at(0));
   s.schedule(at(0));
@@ -370,10 +371,21 @@ TEST_CASE("the snapshot lists active steps in grant order, the queue in policy o
   CHECK(snap.policy == Policy::sjf);
   CHECK(jobs(snap.active) == Jobs{"c"});
   CHECK(jobs(snap.pending) == Jobs{"b"});
-  REQUIRE(snap.jobs.size() == 1);
+  REQUIRE(snap.jobs.size() == 3);
   CHECK(snap.jobs[0].job == "a");
   CHECK(snap.jobs[0].io == seconds(4));
   CHECK(snap.jobs[0].bytes_written == 10);
+  CHECK_FALSE(snap.jobs[0].in_step);
+  // b still waits: its token wait grows with the clock; c holds since 4.
+  CHECK(snap.jobs[1].job == "b");
+  CHECK(snap.jobs[1].in_step);
+  CHECK(snap.jobs[1].wait == seconds(4));
+  CHECK(snap.jobs[1].io == seconds(0));
+  CHECK(s.snapshot(at(9)).jobs[1].wait == seconds(8));
+  CHECK(snap.jobs[2].job == "c");
+  CHECK(snap.jobs[2].wait == seconds(2));
+  CHECK(snap.jobs[2].io == seconds(1));
+  CHECK(snap.jobs[2].steps == 0);
   CHECK(snap.active[0].granted == at(4));
 }
 

@@ -87,6 +87,8 @@ struct TopFrame {
   // Jobs whose I/O step holds a token now (pvfs_mds_iosched_tokens, on the
   // delegate), by name.
   std::vector<std::string> token_holders;
+  // Jobs whose I/O step waits for a token now (pvfs_mds_iosched_waiting).
+  std::vector<std::string> token_waiters;
 };
 
 // Rates from two polls of the same daemons `elapsed_s` apart (`before` and
@@ -99,8 +101,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
 // The frame as text: `title` on the first line, then the storage server
 // table (SERVER, LOAD, QUEUE, MiB/s-IN, MiB/s-OUT, REDIRECTS), the MDS
 // table (MDS, OPS/s, LATENCY, FILESETS, INODES) and the jobs table (JOB,
-// OPS/s, MiB/s; "(no active jobs)" without any), then "I/O tokens: ..."
-// when jobs hold I/O-step tokens. A down daemon's row reads
+// OPS/s, MiB/s; "(no active jobs)" without any), then "I/O tokens: A B;
+// waiting: C" when jobs hold or wait for I/O-step tokens ("(none)" for no
+// holder). A down daemon's row reads
 // "down"; a NaN rate "-". Lines longer than `width` are cut (0: no limit).
 // Ends with a newline.
 std::string render_top(const TopFrame& frame, std::string_view title, size_t width);
