@@ -199,7 +199,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
   if (offset + data.size() < offset) co_return Status(Errc::too_big);
   // A job in an I/O step writes only while it holds the token.
-  co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
+  const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
   const std::vector<Piece> pieces = split_range(state.layout, offset, data.size());
@@ -215,6 +215,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   ++state.writes_in_flight;
   Status st = co_await rpc::run_all(std::move(tasks));
   --state.writes_in_flight;
+  if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
   const uint64_t size_before = state.size;
   state.size = std::max(state.size, offset + data.size());
@@ -239,7 +240,7 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
   if (offset >= state.size || length == 0) co_return got;
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
   length = static_cast<size_t>(std::min<uint64_t>(length, state.size - offset));
-  co_await impl_->io_admit(who.job_id, state.layout, length, false);
+  const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, length, false);
   const auto pieces = split_range(state.layout, offset, length);
   got.buffers.resize(pieces.size());  // not resized again: the tasks write into it
   std::vector<asio::awaitable<Status>> tasks;
@@ -250,6 +251,7 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
                                origin_of(who)));
   }
   Status st = co_await rpc::run_all(std::move(tasks));
+  if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
   co_return got;
 }
