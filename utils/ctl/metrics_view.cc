@@ -290,6 +290,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
     if (cur.families && cur.target.kind == DaemonKind::mds)
       for (const auto& [job, waits] : metrics::by_label(*cur.families, prefix + "iosched_waiting", "job"))
         if (waits > 0) frame.token_waiters.push_back(job);
+    if (cur.families && cur.target.kind == DaemonKind::mds)
+      for (const auto& [job, behind] : metrics::by_label(*cur.families, prefix + "qos_behind", "job"))
+        if (behind > 0) frame.behind_goal.push_back(job);
     if (!cur.families || !prev) continue;
     for (const auto& [job, ops] : metrics::by_label(*cur.families, prefix + "job_requests_total", "job")) {
       const std::vector<metrics::Label> j{{"job", job}};
@@ -317,6 +320,8 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
   std::sort(frame.token_waiters.begin(), frame.token_waiters.end());
   frame.token_waiters.erase(std::unique(frame.token_waiters.begin(), frame.token_waiters.end()),
                             frame.token_waiters.end());
+  std::sort(frame.behind_goal.begin(), frame.behind_goal.end());
+  frame.behind_goal.erase(std::unique(frame.behind_goal.begin(), frame.behind_goal.end()), frame.behind_goal.end());
   return frame;
 }
 
@@ -355,6 +360,11 @@ std::string render_top(const TopFrame& frame, std::string_view title, size_t wid
       out += "; waiting:";
       for (const auto& job : frame.token_waiters) out += " " + job;
     }
+    out += "\n";
+  }
+  if (!frame.behind_goal.empty()) {
+    out += "\nBehind their QoS goal:";
+    for (const auto& job : frame.behind_goal) out += " " + job;
     out += "\n";
   }
   if (width == 0) return out;
