@@ -202,7 +202,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   if (offset + data.size() < offset) co_return Status(Errc::too_big);
   // A job in an I/O step writes only while it holds the token.
   impl_->qos_announce(who.job_id, who.qos_runtime_ms);
-  co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
+  const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
   const std::vector<Piece> pieces = split_range(state.layout, offset, data.size());
@@ -218,6 +218,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   ++state.writes_in_flight;
   Status st = co_await rpc::run_all(std::move(tasks));
   --state.writes_in_flight;
+  if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
   const uint64_t size_before = state.size;
   state.size = std::max(state.size, offset + data.size());
@@ -243,7 +244,7 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
   length = static_cast<size_t>(std::min<uint64_t>(length, state.size - offset));
   impl_->qos_announce(who.job_id, who.qos_runtime_ms);
-  co_await impl_->io_admit(who.job_id, state.layout, length, false);
+  const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, length, false);
   const auto pieces = split_range(state.layout, offset, length);
   got.buffers.resize(pieces.size());  // not resized again: the tasks write into it
   std::vector<asio::awaitable<Status>> tasks;
@@ -254,6 +255,7 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
                                origin_of(who)));
   }
   Status st = co_await rpc::run_all(std::move(tasks));
+  if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
   co_return got;
 }

@@ -225,7 +225,8 @@ struct Client::Impl {
     bool granted = false;
     rpc::Clock::time_point confirmed{};  // when the delegate last confirmed the token (request sent)
     rpc::Clock::time_point granted_at{};
-    rpc::Clock::time_point last_io{};
+    rpc::Clock::time_point last_io{};  // the last admission or completion of a data request
+    uint32_t in_flight = 0;            // admitted data requests not completed: the step is not idle
     uint64_t written = 0;
   };
   // Waits until `job` may send a data request of `bytes` to `layout`'s
@@ -235,9 +236,12 @@ struct Client::Impl {
   // transparent step. When the scheduler cannot be reached for an RPC
   // timeout, requests pass (logged once) until it answers again.
   // `declared`: the caller's PVFS_IOSTEP_BYTES (0: none), the size of a
-  // transparent step it opens or of one not yet declared.
-  asio::awaitable<void> io_admit(const std::string& job, const Layout& layout, uint64_t bytes, bool write,
+  // transparent step it opens or of one not yet declared. True when the
+  // request was admitted into a step: the caller then calls io_done() when
+  // it completes, so a step is never idle while its requests are in flight.
+  asio::awaitable<bool> io_admit(const std::string& job, const Layout& layout, uint64_t bytes, bool write,
                                  uint64_t declared = 0);
+  void io_done(const std::string& job);
   // user.pvfs.iostep: "begin [job=J] [bytes=N] [servers=a,b]" or "end [job=J]"
   // (`job` defaults to the caller's). Errors: invalid_argument for anything
   // else; not_found for the end of a job with no step here.

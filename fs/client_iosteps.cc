@@ -58,13 +58,13 @@ void Client::Impl::io_start() {
   asio::co_spawn(io, io_loop(alive), asio::detached);
 }
 
-asio::awaitable<void> Client::Impl::io_admit(const std::string& job, const Layout& layout, uint64_t bytes,
+asio::awaitable<bool> Client::Impl::io_admit(const std::string& job, const Layout& layout, uint64_t bytes,
                                              bool write, uint64_t declared) {
-  if (job.empty() || (!write && !config.iosched_reads)) co_return;
+  if (job.empty() || (!write && !config.iosched_reads)) co_return false;
   if (auto known = io_steps.find(job); known != io_steps.end()) {
     if (known->second.declared == 0) known->second.declared = declared;
   } else {
-    if (!write || config.iosched_idle_ms == 0) co_return;
+    if (!write || config.iosched_idle_ms == 0) co_return false;
     IoStep step;
     step.declared = declared;
     for (ServerId s : layout.servers) step.servers.push_back(s.value);
@@ -78,18 +78,26 @@ asio::awaitable<void> Client::Impl::io_admit(const std::string& job, const Layou
   asio::steady_timer poll(io);
   for (;;) {
     auto it = io_steps.find(job);
-    if (it == io_steps.end()) co_return;  // ended meanwhile (user.pvfs.iostep end)
+    if (it == io_steps.end()) co_return false;  // ended meanwhile (user.pvfs.iostep end)
     const auto now = rpc::Clock::now();
     it->second.last_io = now;
     if (io_token_valid(it->second, now) || io_fail_open) {
       it->second.written += write ? bytes : 0;
-      co_return;
+      ++it->second.in_flight;
+      co_return true;
     }
     poll.expires_after(kWaiterPoll);
     asio::error_code ec;
     co_await poll.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!*alive) co_return;
+    if (!*alive) co_return false;
   }
+}
+
+void Client::Impl::io_done(const std::string& job) {
+  auto it = io_steps.find(job);
+  if (it == io_steps.end()) return;  // ended meanwhile (user.pvfs.iostep end, lease)
+  if (it->second.in_flight > 0) --it->second.in_flight;
+  it->second.last_io = rpc::Clock::now();
 }
 
 Status Client::Impl::io_command(const std::string& caller_job, std::string_view command) {
@@ -200,7 +208,7 @@ asio::awaitable<void> Client::Impl::io_sync() {
   for (auto it = io_steps.begin(); it != io_steps.end();) {
     const IoStep& s = it->second;
     bool close = false;
-    if (!s.explicit_step && s.granted && idle.count() > 0 && now - s.last_io >= idle) {
+    if (!s.explicit_step && s.granted && idle.count() > 0 && s.in_flight == 0 && now - s.last_io >= idle) {
       close = true;
     } else if (s.explicit_step && s.granted && now - std::max(s.last_io, s.granted_at) >= io_lease) {
       spdlog::warn("job {}'s I/O step was begun but neither written nor ended for {} ms: ending it", it->first,

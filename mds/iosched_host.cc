@@ -63,23 +63,50 @@ iosched::Nanos IoschedHost::now() const {
 bool IoschedHost::in_grace() const { return cluster_.clock().now() < grace_until_; }
 
 bool IoschedHost::hosting() {
-  const bool acting = cluster_.acting_delegate();
-  if (acting && !scheduler_) {
-    // A policy switched at run time outlives the delegate that took it.
-    const auto& shared = cluster_.iosched_setting();
-    if (!shared.policy.empty())
-      if (auto switched = iosched::parse_policy(shared.policy)) policy_ = *switched;
-    scheduler_.emplace(options_of(config_, policy_));
-    grace_until_ = cluster_.clock().now() + milliseconds(config_.iosched_lease_ms);
-    spdlog::info("I/O scheduler: hosted here (policy {}); new tokens wait {} ms for clients to re-register",
-                 iosched::policy_name(policy_), config_.iosched_lease_ms);
-  } else if (!acting && scheduler_) {
-    spdlog::info("I/O scheduler: no longer the delegate; {} steps left to the next one",
-                 scheduler_->step_count());
+  const auto t = cluster_.clock().now();
+  const milliseconds lease(config_.iosched_lease_ms);
+  if (cluster_.acting_delegate()) {
+    if (!scheduler_) {
+      // A policy switched at run time outlives the delegate that took it.
+      const auto& shared = cluster_.iosched_setting();
+      if (!shared.policy.empty())
+        if (auto switched = iosched::parse_policy(shared.policy)) policy_ = *switched;
+      scheduler_.emplace(options_of(config_, policy_));
+      grace_until_ = t + lease;
+      spdlog::info("I/O scheduler: hosted here (policy {}); new tokens wait {} ms for clients to re-register",
+                   iosched::policy_name(policy_), config_.iosched_lease_ms);
+    } else if (lapsed_) {
+      // Back from a lapse of this member's cluster lease (heartbeat answers
+      // late on a loaded machine) without another member becoming the
+      // delegate in its view. It granted and confirmed nothing meanwhile.
+      // Shorter than an I/O lease: no other member can have granted since
+      // (a new delegate first waits dead_after, then an I/O lease), so the
+      // queues go on as they were; longer: the grace of a new delegate.
+      const auto away = t - last_acting_;
+      if (away >= lease) grace_until_ = t + lease;
+      spdlog::info("I/O scheduler: the cluster lease is back after {} ms; {} steps kept{}",
+                   std::chrono::duration_cast<milliseconds>(away).count(), scheduler_->step_count(),
+                   away >= lease ? fmt::format(", new tokens wait {} ms", lease.count()) : std::string());
+    }
+    lapsed_ = false;
+    last_acting_ = t;
+    return true;
+  }
+  if (scheduler_ && cluster_.delegate() == cluster_.self()) {
+    if (!lapsed_)
+      spdlog::warn("I/O scheduler: this member's cluster lease lapsed; no tokens are given or confirmed until it "
+                   "is back ({} steps kept)",
+                   scheduler_->step_count());
+    lapsed_ = true;
+    return false;
+  }
+  if (scheduler_) {
+    spdlog::info("I/O scheduler: no longer the delegate; {} steps left to the next one", scheduler_->step_count());
     scheduler_.reset();
+    lapsed_ = false;
     policy_ = iosched::parse_policy(config_.iosched_policy).value_or(iosched::Policy::none);
   }
-  return scheduler_.has_value();
+  return false;
 }
 
 asio::awaitable<void> IoschedHost::tick_loop() {
@@ -99,6 +126,10 @@ asio::awaitable<void> IoschedHost::tick_loop() {
 }
 
 Status IoschedHost::not_delegate() const {
+  if (cluster_.delegate() == cluster_.self())
+    return Status(Errc::unavailable, fmt::format("mds {} is the delegate but has no cluster lease now (too few members "
+                                                 "answer its heartbeats): retry",
+                                                 cluster_.self().value));
   return Status(Errc::unavailable, fmt::format("mds {} is not the delegate: mds {} hosts the I/O scheduler",
                                                cluster_.self().value, cluster_.delegate().value));
 }
@@ -225,9 +256,11 @@ void IoschedHost::add_metrics(metrics::Families& out) const {
   if (!scheduler_) return;
   const iosched::Snapshot snap = scheduler_->snapshot(now());
   auto wait = metrics::make_family("pvfs_mds_iosched_token_wait_seconds_total",
-                                   "Time each job's finished I/O steps waited for a token", metrics::Type::counter);
+                                   "Time each job's I/O steps waited for a token, the current one's so far included",
+                                   metrics::Type::counter);
   auto io = metrics::make_family("pvfs_mds_iosched_io_seconds_total",
-                                 "Time each job's finished I/O steps held a token", metrics::Type::counter);
+                                 "Time each job's I/O steps held a token, the current one's so far included",
+                                 metrics::Type::counter);
   auto steps = metrics::make_family("pvfs_mds_iosched_steps_total", "I/O steps each job finished", metrics::Type::counter);
   for (const auto& j : snap.jobs) {
     wait.samples.push_back({{{"job", j.job}}, std::chrono::duration<double>(j.wait).count(), {}});
@@ -237,12 +270,16 @@ void IoschedHost::add_metrics(metrics::Families& out) const {
   auto holding = metrics::make_family("pvfs_mds_iosched_tokens", "Jobs holding an I/O token now (1 per job)",
                                       metrics::Type::gauge);
   for (const auto& s : snap.active) holding.samples.push_back({{{"job", s.job}}, 1.0, {}});
+  auto waiting = metrics::make_family("pvfs_mds_iosched_waiting", "Jobs whose I/O step waits for a token now (1 per job)",
+                                      metrics::Type::gauge);
+  for (const auto& s : snap.pending) waiting.samples.push_back({{{"job", s.job}}, 1.0, {}});
   metrics::add_single(out, "pvfs_mds_iosched_pending_steps", "I/O steps waiting for a token", metrics::Type::gauge,
                       static_cast<double>(snap.pending.size()));
   out.push_back(std::move(wait));
   out.push_back(std::move(io));
   out.push_back(std::move(steps));
   out.push_back(std::move(holding));
+  out.push_back(std::move(waiting));
 }
 
 }  // namespace pvfs::mds

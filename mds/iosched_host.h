@@ -5,8 +5,11 @@
 // back tokens that clients re-register (a client stops using a token one
 // lease after its last renewal, so nothing a former delegate granted can
 // still be in use when new grants start). A member that stops being the
-// delegate forgets its queues. The run-time policy set with pvfs-ctl lives
-// on the delegate only: a new delegate starts from [iosched] policy.
+// delegate forgets its queues; one that stays the delegate in its own view
+// but loses its cluster lease for a while keeps them, answers nothing
+// meanwhile, and goes on without a grace if the lapse was shorter than an
+// I/O lease. The run-time policy set with pvfs-ctl is shared with the
+// members through the heartbeats (MdsCluster::iosched_setting()).
 // Not thread-safe: runs on the MDS's network thread.
 #pragma once
 
@@ -68,6 +71,8 @@ class IoschedHost {
   iosched::Policy policy_;
   std::optional<iosched::Scheduler> scheduler_;
   TimePoint grace_until_{};
+  TimePoint last_acting_{};  // when hosting() last found this member the acting delegate
+  bool lapsed_ = false;      // the scheduler is kept through a lapse of the cluster lease
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

@@ -208,7 +208,7 @@ std::vector<StepView> Scheduler::schedule(Nanos now) {
     // behind a token holder goes as soon as the token is back.
     if (!any_active && earliest && *earliest >= idle_since_) {
       if (!gather_until_) gather_until_ = *earliest + options_.gather;
-      if (now < *gather_until_) return granted;
+      if (now < *gather_until_ && worth_gathering(now)) return granted;
     }
     gather_until_.reset();
   }
@@ -240,6 +240,28 @@ std::vector<StepView> Scheduler::schedule(Nanos now) {
     granted.push_back(view(step, now));
   }
   return granted;
+}
+
+bool Scheduler::worth_gathering(Nanos now) const {
+  const auto order = pending_order(now);
+  if (order.empty()) return false;
+  // Nothing remembered: any job may be about to arrive, wait the window.
+  bool known = false;
+  for (const auto& [job, record] : jobs_) known = known || !record.sizes.empty();
+  if (!known) return true;
+  // Otherwise wait only for a remembered job, absent now, that the policy
+  // would serve before the head of the queue on a server it uses (under
+  // FCFS none can: it would arrive later).
+  if (!shortest_first(options_.policy)) return false;
+  const Step& head = *order.front();
+  const auto head_size = head.declared ? head.declared : head.predicted;
+  for (const auto& [job, record] : jobs_) {
+    if (record.sizes.empty() || by_job_.contains(job)) continue;
+    const auto size = predicted_bytes(job);
+    const bool sooner = !head_size || *size < *head_size;
+    if (sooner && (!sharing_aware(options_.policy) || conflicts(record.servers, head.servers))) return true;
+  }
+  return false;
 }
 
 std::optional<bool> Scheduler::granted(std::string_view job) const {
@@ -309,6 +331,7 @@ Finished Scheduler::finish(std::map<uint64_t, Step>::iterator it, Nanos now, boo
   // dying: no basis for predicting the next one.
   if (!lapsed && out.step.bytes_written > 0) {
     record.sizes.push_back(out.step.bytes_written);
+    record.servers = step.servers;
     while (record.sizes.size() > std::max<size_t>(options_.history, 1)) record.sizes.pop_front();
   }
   const bool was_granted = step.granted.has_value();
@@ -340,8 +363,18 @@ Snapshot Scheduler::snapshot(Nanos now) const {
   std::sort(active.begin(), active.end(), [](const Step* a, const Step* b) { return a->granted_seq < b->granted_seq; });
   for (const Step* s : active) out.active.push_back(view(*s, now));
   for (const Step* s : pending_order(now)) out.pending.push_back(view(*s, now));
+  std::map<std::string_view, JobStats> totals;
   for (const auto& [job, record] : jobs_)
-    if (record.stats.steps > 0) out.jobs.push_back(record.stats);
+    if (record.stats.steps > 0) totals[job] = record.stats;
+  for (const auto& [id, step] : steps_) {
+    JobStats& t = totals[step.job];
+    t.job = step.job;
+    t.in_step = true;
+    t.wait += (step.granted ? *step.granted : now) - step.arrived;
+    if (step.granted) t.io += now - *step.granted;
+    for (const auto& [client, bytes] : step.written) t.bytes_written += bytes;
+  }
+  for (auto& [job, t] : totals) out.jobs.push_back(std::move(t));
   return out;
 }
 

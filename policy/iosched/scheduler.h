@@ -60,7 +60,12 @@ struct Options {
   // holds a token, the first grant waits until this long after the
   // earliest of them arrived, so that jobs starting within that window
   // are ordered by the policy instead of the first taking the token (SJF
-  // does not preempt). Zero turns it off; never applies under `none`.
+  // does not preempt). The window closes early once no job remembered
+  // from earlier steps, absent now, would be served before the head of
+  // the queue (on a server it uses, under sa-*): a lone job that is the
+  // smallest known, or any job under FCFS, is not delayed. With no job
+  // remembered it lasts its whole length. Zero turns it off; never
+  // applies under `none`.
   Nanos gather = Nanos(0);
   // Completed steps per job that the size prediction averages.
   size_t history = 4;
@@ -98,20 +103,23 @@ struct StepView {
   bool starved = false;  // waited past max_wait (pending steps only)
 };
 
-// Per job, over the scheduler's life (until the job is forgotten).
+// Per job, over the scheduler's life (until the job is forgotten): its
+// finished steps plus, in a snapshot, the step it has now so far (so a job
+// stuck waiting shows its wait growing).
 struct JobStats {
   std::string job;
   uint64_t steps = 0;        // completed or lapsed
-  Nanos wait{0};             // summed arrival-to-grant
-  Nanos io{0};               // summed grant-to-end
+  Nanos wait{0};             // summed arrival-to-grant (a pending step: arrival to now)
+  Nanos io{0};               // summed grant-to-end (a holding step: grant to now)
   uint64_t bytes_written = 0;
+  bool in_step = false;      // the job has a step now (pending or holding)
 };
 
 struct Snapshot {
   Policy policy = Policy::none;
   std::vector<StepView> active;   // by grant order
   std::vector<StepView> pending;  // in the order the policy would serve them
-  std::vector<JobStats> jobs;     // by job id
+  std::vector<JobStats> jobs;     // by job id: every job with a finished or a current step
 };
 
 // What begin() tells the caller.
@@ -204,11 +212,14 @@ class Scheduler {
   };
   struct JobRecord {
     std::deque<uint64_t> sizes;  // completed steps' bytes, newest last
+    std::vector<ServerId> servers;  // of the last step that fed `sizes`
     JobStats stats;
     uint64_t last_used = 0;
   };
 
   bool starved(const Step& step, Nanos now) const;
+  // Whether an open gathering window should go on holding the first grant.
+  bool worth_gathering(Nanos now) const;
   // Whether `step` shares a server with a token holder under the policy.
   bool conflicts_with_active(const Step& step) const;
   void grant(Step& step, Nanos now);

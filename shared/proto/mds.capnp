@@ -443,8 +443,8 @@ struct Reply {
   struct IoJobTotals {
     job @0 :Text;
     steps @1 :UInt64;
-    waitMs @2 :UInt64;            # summed token wait
-    ioMs @3 :UInt64;              # summed grant-to-end
+    waitMs @2 :UInt64;            # summed token wait: finished steps, plus the current one's so far
+    ioMs @3 :UInt64;              # summed grant-to-end: finished steps, plus the current one's so far
     bytesWritten @4 :UInt64;
   }
 

@@ -98,10 +98,26 @@ TEST_CASE("jobs are summed over daemons and sorted busiest first") {
 }
 
 TEST_CASE("the jobs table right-aligns numbers and says when there are none") {
-  CHECK(render_jobs({{"job42", 12, 0, 1048576}}) ==
-        "JOB    OPS  READ  WRITTEN\n"
-        "job42   12   0 B  1.0 MiB\n");
-  CHECK(render_jobs({}) == "JOB  OPS  READ  WRITTEN\n(no jobs)\n");
+  CHECK(render_jobs({{"job42", 12, 0, 1048576}}, std::vector<JobIoTimes>{}) ==
+        "JOB    OPS  READ  WRITTEN  I/O-TIME  TOKEN-WAIT  STEP\n"
+        "job42   12   0 B  1.0 MiB         -           -  -\n");
+  CHECK(render_jobs({}, std::vector<JobIoTimes>{}) == "JOB  OPS  READ  WRITTEN  I/O-TIME  TOKEN-WAIT  STEP\n(no jobs)\n");
+}
+
+TEST_CASE("the jobs table gives each job's I/O time and token wait from the scheduler, and its step now") {
+  const std::vector<JobStat> jobs = {{"ckpt-a", 40, 0, 4 << 20}, {"ckpt-b", 3, 0, 0}};
+  const std::vector<JobIoTimes> io = {{"ckpt-b", 0, 2500, "waiting"}, {"ckpt-a", 1520, 10, "holding"},
+                                      {"declared", 0, 120, "waiting"}};
+  CHECK(render_jobs(jobs, io) ==
+        "JOB       OPS  READ  WRITTEN  I/O-TIME  TOKEN-WAIT  STEP\n"
+        "ckpt-a     40   0 B  4.0 MiB    1.52 s      0.01 s  holding\n"
+        "ckpt-b      3   0 B      0 B    0.00 s      2.50 s  waiting\n"
+        "declared    0   0 B      0 B    0.00 s      0.12 s  waiting\n");
+  // The scheduler did not answer: the daemons' counters still show.
+  CHECK(render_jobs(jobs, std::nullopt) ==
+        "JOB     OPS  READ  WRITTEN  I/O-TIME  TOKEN-WAIT  STEP\n"
+        "ckpt-a   40   0 B  4.0 MiB         ?           ?  ?\n"
+        "ckpt-b    3   0 B      0 B         ?           ?  ?\n");
 }
 
 TEST_CASE("ping fails daemons that are down, refuse the key or are someone else") {

@@ -197,17 +197,21 @@ TEST_CASE("several daemons make one Prometheus text with a daemon label, and JSO
   CHECK(json.find("mds0") == std::string::npos);
 }
 
-TEST_CASE("top names the jobs holding I/O-step tokens on the delegate") {
+TEST_CASE("top names the jobs holding I/O-step tokens on the delegate, and those waiting for one") {
   const auto targets = cluster_targets();
   metrics::Families mds = mds_families(10, 0, 10, 3);
   auto tokens = metrics::make_family("pvfs_mds_iosched_tokens", "t", Type::gauge);
   tokens.samples.push_back({{{"job", "ckpt-b"}}, 1.0, {}});
   tokens.samples.push_back({{{"job", "ckpt-a"}}, 1.0, {}});
   mds.push_back(tokens);
+  auto waiting = metrics::make_family("pvfs_mds_iosched_waiting", "w", Type::gauge);
+  waiting.samples.push_back({{{"job", "ckpt-c"}}, 1.0, {}});
+  mds.push_back(waiting);
   std::vector<DaemonSnapshot> now = {{targets[0], mds}, {targets[1], std::nullopt}, {targets[2], std::nullopt}};
   const TopFrame frame = compute_top({}, now, 1.0, 10);
   CHECK(frame.token_holders == std::vector<std::string>{"ckpt-a", "ckpt-b"});
-  CHECK(render_top(frame, "t", 0).find("\nI/O tokens: ckpt-a ckpt-b\n") != std::string::npos);
+  CHECK(frame.token_waiters == std::vector<std::string>{"ckpt-c"});
+  CHECK(render_top(frame, "t", 0).find("\nI/O tokens: ckpt-a ckpt-b; waiting: ckpt-c\n") != std::string::npos);
 }
 
 TEST_CASE("top marks the jobs behind their QoS goal on the delegate, and only those") {

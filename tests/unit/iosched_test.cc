@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "policy/iosched/scheduler.h"
@@ -358,7 +360,8 @@ TEST_CASE("switching policy keeps tokens given and orders the queue by the new p
   CHECK(finish(s, "b", at(3)) == Jobs{"d"});
 }
 
-TEST_CASE("the snapshot lists active steps in grant order, the queue in policy order, and job totals") {
+TEST_CASE("the snapshot lists active steps in grant order, the queue in policy order, and job totals with the "
+          "current step's time so far") {
   auto s = make(Policy::sjf);
   begin(s, step("a", 1, 10), at(0));
   s.schedule(at(0));
@@ -370,10 +373,21 @@ TEST_CASE("the snapshot lists active steps in grant order, the queue in policy o
   CHECK(snap.policy == Policy::sjf);
   CHECK(jobs(snap.active) == Jobs{"c"});
   CHECK(jobs(snap.pending) == Jobs{"b"});
-  REQUIRE(snap.jobs.size() == 1);
+  REQUIRE(snap.jobs.size() == 3);
   CHECK(snap.jobs[0].job == "a");
   CHECK(snap.jobs[0].io == seconds(4));
   CHECK(snap.jobs[0].bytes_written == 10);
+  CHECK_FALSE(snap.jobs[0].in_step);
+  // b still waits: its token wait grows with the clock; c holds since 4.
+  CHECK(snap.jobs[1].job == "b");
+  CHECK(snap.jobs[1].in_step);
+  CHECK(snap.jobs[1].wait == seconds(4));
+  CHECK(snap.jobs[1].io == seconds(0));
+  CHECK(s.snapshot(at(9)).jobs[1].wait == seconds(8));
+  CHECK(snap.jobs[2].job == "c");
+  CHECK(snap.jobs[2].wait == seconds(2));
+  CHECK(snap.jobs[2].io == seconds(1));
+  CHECK(snap.jobs[2].steps == 0);
   CHECK(snap.active[0].granted == at(4));
 }
 
@@ -441,6 +455,67 @@ TEST_CASE("a re-registered token comes back at once unless it conflicts with one
   y.holds_token = true;
   CHECK(f.begin(x, at(0))->granted);
   CHECK_FALSE(f.begin(y, at(0))->granted);  // one job system-wide
+}
+
+TEST_CASE("a gathering window waits only for remembered jobs the policy would serve first") {
+  Options o;
+  o.policy = Policy::sjf;
+  o.gather = seconds(1);
+  Scheduler s(o);
+  // Earlier steps teach the scheduler three jobs' sizes (predicted from then on).
+  int t = 0;
+  for (const auto& [job, bytes] : {std::pair{"j2", 10}, {"j4", 40}, {"j8", 160}}) {
+    REQUIRE(s.begin({job, 1, std::nullopt, {}}, at(t)).ok());
+    REQUIRE(jobs(s.schedule(at(t + 2))) == Jobs{job});
+    REQUIRE(s.end(job, 1, static_cast<uint64_t>(bytes), at(t + 3)).ok());
+    t += 4;
+  }
+  // The smallest known job alone is not delayed.
+  REQUIRE(s.begin({"j2", 1, std::nullopt, {}}, at(30)).ok());
+  CHECK(jobs(s.schedule(at(30))) == Jobs{"j2"});
+  REQUIRE(s.end("j2", 1, 10, at(31)).ok());
+  // The largest waits, but only until the smaller ones came: the window closes
+  // when the last job that would go before the head arrives.
+  REQUIRE(s.begin({"j8", 2, std::nullopt, {}}, at(40)).ok());
+  CHECK(s.schedule(at(40)).empty());
+  REQUIRE(s.begin({"j4", 3, std::nullopt, {}}, at(40) + std::chrono::milliseconds(200)).ok());
+  CHECK(s.schedule(at(40) + std::chrono::milliseconds(200)).empty());  // j2 could still come
+  REQUIRE(s.begin({"j2", 4, std::nullopt, {}}, at(40) + std::chrono::milliseconds(300)).ok());
+  CHECK(jobs(s.schedule(at(40) + std::chrono::milliseconds(300))) == Jobs{"j2"});
+  // Under FCFS no later arrival could go first: no wait at all.
+  Options f = o;
+  f.policy = Policy::fcfs;
+  Scheduler fcfs(f);
+  REQUIRE(fcfs.begin({"x", 1, std::nullopt, {}}, at(0)).ok());
+  CHECK(fcfs.schedule(at(0)).empty());  // nothing remembered yet: the whole window
+  REQUIRE(jobs(fcfs.schedule(at(1))) == Jobs{"x"});
+  REQUIRE(fcfs.end("x", 1, 5, at(2)).ok());
+  REQUIRE(fcfs.begin({"y", 1, std::nullopt, {}}, at(5)).ok());
+  CHECK(jobs(fcfs.schedule(at(5))) == Jobs{"y"});
+}
+
+TEST_CASE("under sa-sjf a gathering window waits only for remembered smaller jobs sharing a server") {
+  Options o;
+  o.policy = Policy::sa_sjf;
+  o.gather = seconds(1);
+  Scheduler s(o);
+  const std::vector<ServerId> left{ServerId(0), ServerId(1)}, right{ServerId(2), ServerId(3)};
+  int t = 0;
+  for (const auto& [job, bytes, servers] : {std::tuple{"small-left", 10, left}, {"big-right", 100, right},
+                                            {"big-left", 100, left}}) {
+    REQUIRE(s.begin({job, 1, std::nullopt, servers}, at(t)).ok());
+    REQUIRE(jobs(s.schedule(at(t + 2))) == Jobs{job});
+    REQUIRE(s.end(job, 1, static_cast<uint64_t>(bytes), at(t + 3)).ok());
+    t += 4;
+  }
+  // big-right shares no server with small-left: no reason to wait.
+  REQUIRE(s.begin({"big-right", 1, std::nullopt, right}, at(30)).ok());
+  CHECK(jobs(s.schedule(at(30))) == Jobs{"big-right"});
+  REQUIRE(s.end("big-right", 1, 100, at(31)).ok());
+  // big-left does: it waits for small-left (or the window's end).
+  REQUIRE(s.begin({"big-left", 1, std::nullopt, left}, at(40)).ok());
+  CHECK(s.schedule(at(40)).empty());
+  CHECK(jobs(s.schedule(at(41))) == Jobs{"big-left"});
 }
 
 TEST_CASE("with gathering, steps arriving within the window after an idle spell are ordered by the policy") {

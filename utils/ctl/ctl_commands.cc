@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <chrono>
 #include <thread>
@@ -28,6 +29,7 @@
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/ctl/ctl_format.h"
 #include "utils/ctl/genconfig.h"
+#include "utils/ctl/iosched_view.h"
 
 namespace pvfs::ctl {
 
@@ -252,8 +254,21 @@ int jobs(const DaemonOptions& options, bool per_daemon) {
     status = 1;
   }
   if (answered.empty()) return status;
+  std::optional<std::vector<JobIoTimes>> io;
+  if (auto sched = iosched_status(cluster->config, cluster->key, cluster->timeout)) {
+    io.emplace();
+    std::set<std::string> holding, waiting;
+    for (const auto& s : sched->active) holding.insert(s.job);
+    for (const auto& s : sched->pending) waiting.insert(s.job);
+    for (const auto& j : sched->jobs)
+      io->push_back({j.job, j.io_ms, j.wait_ms,
+                     holding.contains(j.job) ? "holding" : waiting.contains(j.job) ? "waiting" : ""});
+  } else {
+    error("jobs: I/O times and token waits unknown: {}", sched.status().to_string());
+    status = 1;
+  }
   if (!per_daemon) {
-    std::fputs(render_jobs(merge_jobs(answered)).c_str(), stdout);
+    std::fputs(render_jobs(merge_jobs(answered), io).c_str(), stdout);
     return status;
   }
   bool first = true;
@@ -261,7 +276,8 @@ int jobs(const DaemonOptions& options, bool per_daemon) {
     if (!reports[i]) continue;
     std::fputs(fmt::format("{}{} ({})\n", first ? "" : "\n", targets[i].name,
                            targets[i].address.to_string()).c_str(), stdout);
-    std::fputs(render_jobs(merge_jobs({*reports[i]})).c_str(), stdout);
+    // The scheduler's times are the cluster's, not one daemon's: only in the sum.
+    std::fputs(render_jobs(merge_jobs({*reports[i]}), std::vector<JobIoTimes>{}).c_str(), stdout);
     first = false;
   }
   return status;
@@ -521,7 +537,8 @@ void add_fileset(Commands& commands) {
 
 void add_jobs(Commands& commands) {
   auto per_daemon = std::make_shared<bool>(false);
-  auto* jobs_command = commands.add("jobs", "per-job operations and bytes, summed over all daemons",
+  auto* jobs_command = commands.add("jobs", "per-job operations and bytes, summed over all daemons, with each job's I/O "
+                                    "time and token wait from the I/O-step scheduler",
                                     [per_daemon](const DaemonOptions& d) { return jobs(d, *per_daemon); });
   commands.add_daemon_options(jobs_command);
   jobs_command->add_flag("--per-daemon", *per_daemon, "one table per daemon instead of the sum");

@@ -146,13 +146,31 @@ std::vector<JobStat> merge_jobs(const std::vector<DaemonReport>& reports) {
   return out;
 }
 
-std::string render_jobs(const std::vector<JobStat>& jobs) {
-  std::vector<std::vector<std::string>> rows = {{"JOB", "OPS", "READ", "WRITTEN"}};
+std::string render_jobs(const std::vector<JobStat>& jobs, const std::optional<std::vector<JobIoTimes>>& io) {
+  std::vector<std::vector<std::string>> rows = {{"JOB", "OPS", "READ", "WRITTEN", "I/O-TIME", "TOKEN-WAIT", "STEP"}};
+  std::map<std::string, const JobIoTimes*> times;
+  if (io)
+    for (const auto& t : *io) times[t.job_id] = &t;
+  const auto seconds = [](uint64_t ms) { return fmt::format("{:.2f} s", static_cast<double>(ms) / 1000); };
+  const auto add = [&](const std::string& job, std::vector<std::string> row) {
+    if (!io) {
+      row.insert(row.end(), {"?", "?", "?"});
+    } else if (auto it = times.find(job); it == times.end()) {
+      row.insert(row.end(), {"-", "-", "-"});
+    } else {
+      row.insert(row.end(), {seconds(it->second->io_ms), seconds(it->second->wait_ms),
+                             it->second->step.empty() ? std::string("-") : it->second->step});
+      times.erase(it);
+    }
+    rows.push_back(std::move(row));
+  };
   for (const auto& j : jobs)
-    rows.push_back({j.job_id, std::to_string(j.ops), human_bytes(j.bytes_read),
-                    human_bytes(j.bytes_written)});
-  std::string out = table(rows, {1, 2, 3});
-  if (jobs.empty()) out += "(no jobs)\n";
+    add(j.job_id, {j.job_id, std::to_string(j.ops), human_bytes(j.bytes_read), human_bytes(j.bytes_written)});
+  if (io)
+    for (const auto& t : *io)
+      if (times.contains(t.job_id)) add(t.job_id, {t.job_id, "0", human_bytes(0), human_bytes(0)});
+  std::string out = table(rows, {1, 2, 3, 4, 5});
+  if (rows.size() == 1) out += "(no jobs)\n";
   return out;
 }
 

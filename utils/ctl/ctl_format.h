@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -51,9 +52,21 @@ std::string render_layout(std::string_view path, const LayoutPolicy& layout, boo
 // same whatever order the daemons answered in.
 std::vector<JobStat> merge_jobs(const std::vector<DaemonReport>& reports);
 
-// The jobs table (JOB, OPS, READ, WRITTEN) with a header line; "(no jobs)"
-// under the header when `jobs` is empty. Ends with a newline.
-std::string render_jobs(const std::vector<JobStat>& jobs);
+// A job's I/O steps as the delegate's scheduler counts them (pvfs-ctl
+// iosched): summed over its finished steps and the current one so far.
+struct JobIoTimes {
+  std::string job_id;
+  uint64_t io_ms = 0;    // holding a token
+  uint64_t wait_ms = 0;  // waiting for one
+  std::string step;      // "holding", "waiting" or "" (no step now)
+};
+
+// The jobs table with a header line: JOB, OPS, READ, WRITTEN, then
+// I/O-TIME, TOKEN-WAIT and STEP from `io` ("-" for a job the scheduler
+// does not know; "?" in every row when `io` is nullopt: the scheduler did
+// not answer). Jobs only the scheduler knows come last, with 0 operations.
+// "(no jobs)" under the header when there is no row. Ends with a newline.
+std::string render_jobs(const std::vector<JobStat>& jobs, const std::optional<std::vector<JobIoTimes>>& io);
 
 // One daemon of the cluster as pvfs-ctl names it: "mds0", "server3".
 // Pads every cell of `rows` (the first is the header) to its column's

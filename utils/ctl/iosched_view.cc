@@ -116,7 +116,7 @@ std::string render_iosched(const IoschedView& v) {
     out += ctl::table(rows, {3, 4});
   }
   if (!v.jobs.empty()) {
-    out += "\nfinished steps per job:\n";
+    out += "\nper job (finished steps, and the current one so far):\n";
     std::vector<std::vector<std::string>> rows = {{"job", "steps", "token wait", "I/O time", "written"}};
     for (const auto& j : v.jobs)
       rows.push_back({j.job, std::to_string(j.steps), ms_cell(j.wait_ms), ms_cell(j.io_ms),

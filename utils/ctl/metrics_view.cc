@@ -288,6 +288,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
       for (const auto& [job, held] : metrics::by_label(*cur.families, prefix + "iosched_tokens", "job"))
         if (held > 0) frame.token_holders.push_back(job);
     if (cur.families && cur.target.kind == DaemonKind::mds)
+      for (const auto& [job, waits] : metrics::by_label(*cur.families, prefix + "iosched_waiting", "job"))
+        if (waits > 0) frame.token_waiters.push_back(job);
+    if (cur.families && cur.target.kind == DaemonKind::mds)
       for (const auto& [job, behind] : metrics::by_label(*cur.families, prefix + "qos_behind", "job"))
         if (behind > 0) frame.behind_goal.push_back(job);
     if (!cur.families || !prev) continue;
@@ -314,6 +317,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
   std::sort(frame.token_holders.begin(), frame.token_holders.end());
   frame.token_holders.erase(std::unique(frame.token_holders.begin(), frame.token_holders.end()),
                             frame.token_holders.end());
+  std::sort(frame.token_waiters.begin(), frame.token_waiters.end());
+  frame.token_waiters.erase(std::unique(frame.token_waiters.begin(), frame.token_waiters.end()),
+                            frame.token_waiters.end());
   std::sort(frame.behind_goal.begin(), frame.behind_goal.end());
   frame.behind_goal.erase(std::unique(frame.behind_goal.begin(), frame.behind_goal.end()), frame.behind_goal.end());
   return frame;
@@ -346,9 +352,14 @@ std::string render_top(const TopFrame& frame, std::string_view title, size_t wid
   for (const auto& j : frame.jobs) rows.push_back({j.job, rate_text(j.ops_s), rate_text(j.mib_s)});
   out += "\n" + table(rows, {1, 2});
   if (frame.jobs.empty()) out += "(no active jobs)\n";
-  if (!frame.token_holders.empty()) {
+  if (!frame.token_holders.empty() || !frame.token_waiters.empty()) {
     out += "\nI/O tokens:";
     for (const auto& job : frame.token_holders) out += " " + job;
+    if (frame.token_holders.empty()) out += " (none)";
+    if (!frame.token_waiters.empty()) {
+      out += "; waiting:";
+      for (const auto& job : frame.token_waiters) out += " " + job;
+    }
     out += "\n";
   }
   if (!frame.behind_goal.empty()) {
