@@ -4,6 +4,7 @@
 // Everything here runs on the client's single io thread.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -115,6 +116,9 @@ struct Client::Impl {
   const Config& config;
   Secret key;
   milliseconds timeout;
+  // How long a close waits for the servers' block counts (st_blocks) before
+  // it publishes the size without them: a slow server must not hold up close.
+  milliseconds blocks_timeout() const { return std::min(timeout, milliseconds(1000)); }
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
   MdsRouter router;
