@@ -24,7 +24,7 @@ namespace fuse {
 // ---- helpers -------------------------------------------------------------
 
 void attach_handle(fuse_file_info* fi, std::shared_ptr<OpenFile> file, Credentials opener) {
-  auto* handle = new FileHandle{std::move(file), std::move(opener)};
+  auto* handle = new FileHandle{std::move(file), std::move(opener), {}};
   fi->fh = reinterpret_cast<uintptr_t>(handle);
 }
 
