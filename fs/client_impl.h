@@ -13,6 +13,7 @@
 
 #include "fs/client.h"
 #include "fs/mds_router.h"
+#include "fs/server_reachability.h"
 #include "policy/dispatch/dispatcher.h"
 #include "policy/dispatch/load_memory.h"
 #include "shared/proto/mds.capnp.h"
@@ -138,6 +139,8 @@ struct Client::Impl {
   // server that moved while calls may still be waiting on the old one.
   std::map<uint32_t, std::shared_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
+  // Servers a call could not reach: later calls to them fail fast.
+  ServerReachability reachability{milliseconds(1000)};
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
 
   // Extended attributes (and their absence) seen recently, kept for the
