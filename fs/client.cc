@@ -177,6 +177,26 @@ void Client::Impl::remember_xattr(InodeId ino, const std::string& name,
   xattr_cache[{ino, name}] = CachedXattr{std::move(value), rpc::Clock::now() + ttl};
 }
 
+void Client::Impl::learn_parent_attr(mp::Reply::Reader reply) {
+  if (!reply.hasParentAttr()) return;
+  auto ttl = std::chrono::duration_cast<rpc::Clock::duration>(
+      std::chrono::duration<double>(config.attr_timeout_s));
+  if (ttl <= rpc::Clock::duration::zero()) return;
+  Attr dir = rpc::from_wire(reply.getParentAttr());
+  if (!S_ISDIR(dir.mode)) return;
+  if (post_op_dirs.size() >= kMaxPostOpDirs) post_op_dirs.clear();
+  post_op_dirs[dir.ino] = PostOpAttr{std::move(dir), rpc::Clock::now() + ttl};
+}
+
+std::optional<Attr> Client::Impl::take_post_op_attr(InodeId dir) {
+  auto it = post_op_dirs.find(dir);
+  if (it == post_op_dirs.end()) return std::nullopt;
+  std::optional<Attr> fresh;
+  if (it->second.expires >= rpc::Clock::now()) fresh = std::move(it->second.attr);
+  post_op_dirs.erase(it);
+  return fresh;
+}
+
 void set_object(proto::storage::ObjectId::Builder b, InodeId ino, uint32_t index) {
   rpc::to_wire(ObjectId{ino, index}, b);
 }
@@ -206,12 +226,16 @@ namespace {
 asio::awaitable<Result<Attr>> attr_reply(Client::Impl& impl, rpc::OutMessage& out, bool idempotent) {
   auto reply = co_await impl.call_mds(out, idempotent);
   if (!reply) co_return reply.status();
-  co_return impl.merge_local(rpc::from_wire((*reply)->body<mp::Reply>().getAttr()));
+  auto body = (*reply)->body<mp::Reply>();
+  impl.learn_parent_attr(body);
+  co_return impl.merge_local(rpc::from_wire(body.getAttr()));
 }
 
 asio::awaitable<Status> none_reply(Client::Impl& impl, rpc::OutMessage& out, bool idempotent) {
   auto reply = co_await impl.call_mds(out, idempotent);
-  co_return reply.status();
+  if (!reply) co_return reply.status();
+  impl.learn_parent_attr((*reply)->body<mp::Reply>());
+  co_return Status{};
 }
 }  // namespace
 
@@ -224,6 +248,7 @@ asio::awaitable<Result<Attr>> Client::lookup(const Credentials& who, InodeId par
 }
 
 asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId ino) {
+  if (auto fresh = impl_->take_post_op_attr(ino)) co_return *fresh;
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
   auto attr = co_await attr_reply(*impl_, out, true);
@@ -235,6 +260,7 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
+  impl_->post_op_dirs.erase(ino);
   if (change.mask & kSetSize) {
     // Objects first: if we fail in between, the recorded size is still the
     // old one and no stale bytes can reappear past a later extension.
@@ -311,11 +337,14 @@ asio::awaitable<Status> Client::unlink(const Credentials& who, InodeId parent, s
   u.setKeepOpen(state != nullptr);
   auto reply = co_await impl_->call_mds(out, false);
   if (!reply) co_return reply.status();
-  if (state && (*reply)->body<mp::Reply>().getUnlink().getNlink() == 0) state->unlinked = true;
+  auto body = (*reply)->body<mp::Reply>();
+  impl_->learn_parent_attr(body);
+  if (state && body.getUnlink().getNlink() == 0) state->unlinked = true;
   co_return Status{};
 }
 
 asio::awaitable<Status> Client::rmdir(const Credentials& who, InodeId parent, std::string name) {
+  impl_->post_op_dirs.clear();  // the directory removed may be among them
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRmdir();
   r.setParent(parent.value);
@@ -347,6 +376,7 @@ asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, s
   std::shared_ptr<InodeState> replaced;
   if (!(flags & kRenameExchange))
     replaced = co_await open_here(*this, *impl_, who, new_parent, new_name);
+  impl_->post_op_dirs.clear();  // both parents and a moved directory change
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRename();
   r.setParent(parent.value);
@@ -461,6 +491,7 @@ asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, st
     co_return Status(Errc::not_permitted, name + " is read-only");
   if (name == kFileSetXattr) co_return co_await make_fileset(who, ino, value);
   if (name == kIoStepXattr) co_return impl_->io_command(who.job_id, value);
+  impl_->post_op_dirs.erase(ino);
   rpc::OutMessage out;
   auto req = impl_->begin_mds(out, who);
   if (name == kLayoutXattr) {
@@ -555,6 +586,7 @@ asio::awaitable<Status> Client::removexattr(const Credentials& who, InodeId ino,
     co_return co_await setxattr(who, ino, name, "", 0);
   }
   impl_->forget_xattr(ino, name);
+  impl_->post_op_dirs.erase(ino);
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRemovexattr();
   r.setIno(ino.value);

@@ -181,7 +181,9 @@ asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> Client::crea
   if (reply) {
     // The creator may open what it just made: no permission check, no
     // truncation, and the attributes came with the reply (one round trip).
-    Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
+    auto body = (*reply)->body<mp::Reply>();
+    impl_->learn_parent_attr(body);
+    Attr attr = rpc::from_wire(body.getAttr());
     co_return std::make_pair(attr, impl_->track_open(attr, flags));
   }
   if (reply.code() != Errc::exists || (flags & O_EXCL)) co_return reply.status();

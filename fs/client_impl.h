@@ -157,6 +157,23 @@ struct Client::Impl {
   void remember_xattr(InodeId ino, const std::string& name, std::optional<std::string> value);
   void forget_xattr(InodeId ino, const std::string& name) { xattr_cache.erase({ino, name}); }
 
+  // Directories' attributes as the MDS read them just after a change this
+  // client made in them (Reply.parentAttr, NFS's post-op attributes). The
+  // kernel drops its cached attributes of a directory after each create,
+  // mkdir, unlink... in it and asks again (GETATTR) before the next lookup
+  // there; the first getattr of that directory within the attribute timeout
+  // is answered from here, saving one of a create's three round trips. Each
+  // is used once; a setattr, xattr change, rename or rmdir by this client
+  // forgets them first. Nothing is kept with an attribute timeout of 0.
+  struct PostOpAttr {
+    Attr attr;
+    rpc::Clock::time_point expires;
+  };
+  std::map<InodeId, PostOpAttr> post_op_dirs;
+  static constexpr size_t kMaxPostOpDirs = 1024;
+  void learn_parent_attr(proto::mds::Reply::Reader reply);
+  std::optional<Attr> take_post_op_attr(InodeId dir);
+
   // Starts tracking an open file description of `attr` (fresh from the MDS).
   std::shared_ptr<OpenFile> track_open(const Attr& attr, int flags);
 

@@ -1,5 +1,7 @@
 #include "mds/handlers/call.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "shared/request_limits.h"
@@ -22,6 +24,13 @@ Status Call::attr_or(Result<Attr> attr) {
   if (!attr) return attr.status();
   rpc::to_wire(*attr, reply.initAttr());
   return Status{};
+}
+
+void Call::add_parent_attr(uint64_t parent) {
+  auto s = at(parent);
+  if (!s) return;
+  auto attr = (*s)->getattr(InodeId(parent));
+  if (attr && S_ISDIR(attr->mode)) rpc::to_wire(*attr, reply.initParentAttr());
 }
 
 Status Call::none_or(Status st) {

@@ -36,6 +36,16 @@ struct Call {
   Status attr_or(Result<Attr> attr);
   // The reply is none, or `st` is returned.
   Status none_or(Status st);
+  // After a change in directory `parent` that succeeded: its attributes as
+  // they are now go into the reply's parentAttr, so the client need not ask
+  // for them (the kernel does, after every create or unlink). A hint: a
+  // failure to read them leaves the field unset.
+  void add_parent_attr(uint64_t parent);
+  // `st`, after add_parent_attr(parent) when it is ok.
+  Status with_parent_attr(uint64_t parent, Status st) {
+    if (st.ok()) add_parent_attr(parent);
+    return st;
+  }
 };
 
 // A handler: see the file comment. The table (mds/handlers/table.cc) maps

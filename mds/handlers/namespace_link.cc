@@ -9,8 +9,9 @@ asio::awaitable<Status> link(Call& c) {
     co_return Status(Errc::cross_device, "another file set");
   auto s = c.at(r.getIno());
   if (!s) co_return s.status();
-  co_return c.attr_or(
-      (*s)->link(c.caller, InodeId(r.getIno()), InodeId(r.getNewParent()), text(r.getNewName()), c.now));
+  co_return c.with_parent_attr(
+      r.getNewParent(),
+      c.attr_or((*s)->link(c.caller, InodeId(r.getIno()), InodeId(r.getNewParent()), text(r.getNewName()), c.now)));
 }
 
 }  // namespace pvfs::mds::handlers

@@ -10,7 +10,8 @@ asio::awaitable<Status> mkdir(Call& c) {
     co_return c.attr_or(c.mds.mkdir_fileset(c.caller, text(r.getName()), r.getMode(), c.now));
   auto s = c.at(r.getParent());
   if (!s) co_return s.status();
-  co_return c.attr_or((*s)->mkdir(c.caller, InodeId(r.getParent()), text(r.getName()), r.getMode(), c.now));
+  co_return c.with_parent_attr(
+      r.getParent(), c.attr_or((*s)->mkdir(c.caller, InodeId(r.getParent()), text(r.getName()), r.getMode(), c.now)));
 }
 
 }  // namespace pvfs::mds::handlers

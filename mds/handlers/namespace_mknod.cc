@@ -16,8 +16,9 @@ asio::awaitable<Status> mknod(Call& c) {
     if (!chosen) co_return chosen.status();
     layout = std::move(*chosen);
   }
-  co_return c.attr_or((*s)->mknod(c.caller, InodeId(r.getParent()), text(r.getName()), r.getMode(),
-                                  r.getRdev(), layout, c.now));
+  co_return c.with_parent_attr(r.getParent(), c.attr_or((*s)->mknod(c.caller, InodeId(r.getParent()),
+                                                                     text(r.getName()), r.getMode(),
+                                                                     r.getRdev(), layout, c.now)));
 }
 
 }  // namespace pvfs::mds::handlers

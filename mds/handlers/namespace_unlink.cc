@@ -13,6 +13,7 @@ asio::awaitable<Status> unlink(Call& c) {
   auto u = c.reply.initUnlink();
   u.setIno(result->ino.value);
   u.setNlink(result->nlink);
+  c.add_parent_attr(r.getParent());
   c.mds.wake_orphan_collector();
   co_return Status{};
 }

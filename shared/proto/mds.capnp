@@ -289,6 +289,11 @@ struct Reply {
     lock @19 :LockReply;
     locks @20 :LockTableState;    # lockStatus
   }
+  # mknod, mkdir, symlink, link, unlink, rmdir: the parent directory's
+  # attributes read just after the change (NFS's post-op attributes), so the
+  # client can answer the kernel's GETATTR of the changed directory without
+  # asking again. Unset: not known (older MDS, or the read failed).
+  parentAttr @21 :Attr;
 
   struct LockReply {
     outcome @0 :LockOutcome;

@@ -95,6 +95,7 @@ class Session {
     return run(client_->lookup(kRoot, parent, name));
   }
   Result<Attr> getattr(InodeId ino) { return run(client_->getattr(kRoot, ino)); }
+  Result<Attr> setattr(InodeId ino, const SetAttr& change) { return run(client_->setattr(kRoot, ino, change)); }
 
  private:
   asio::io_context io_;

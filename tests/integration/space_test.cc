@@ -34,20 +34,8 @@ bool write_small(const fs::path& file, const std::string& text) {
   return out.good();
 }
 
-// Counter or gauge `name` of daemon `daemon` (with label `label`, e.g.
-// `type="remove"`, when given) from `pvfs-ctl stats --prometheus`; 0 when absent.
 double metric(TestCluster& c, const std::string& daemon, const std::string& name, const std::string& label = {}) {
-  auto out = run_tool("PVFS_CTL", c.dir(),
-                      {"stats", "-c", c.cluster().config_path().string(), daemon, "--prometheus"});
-  REQUIRE_MESSAGE(out.status == 0, out);
-  std::istringstream in(out.out);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(name, 0) != 0 || line.size() <= name.size()) continue;
-    if (line[name.size()] != ' ' && line[name.size()] != '{') continue;
-    if (!label.empty() && line.find(label) == std::string::npos) continue;
-    return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return 0;
+  return daemon_metric(c.dir(), c.cluster().config_path(), daemon, name, label);
 }
 
 // Object files on every storage server, fragments not included.

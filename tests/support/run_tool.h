@@ -66,4 +66,22 @@ inline Outcome run_tool(const char* var, const std::filesystem::path& scratch,
   return o;
 }
 
+// Counter or gauge `name` of daemon `daemon` ("mds0", "server1"; with label
+// `label`, e.g. `type="remove"`, when given) from `pvfs-ctl stats
+// --prometheus` of the cluster configured in `config`; 0 when absent.
+inline double daemon_metric(const std::filesystem::path& scratch, const std::filesystem::path& config,
+                            const std::string& daemon, const std::string& name,
+                            const std::string& label = {}) {
+  auto out = run_tool("PVFS_CTL", scratch, {"stats", "-c", config.string(), daemon, "--prometheus"});
+  REQUIRE_MESSAGE(out.status == 0, out);
+  std::istringstream in(out.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name, 0) != 0 || line.size() <= name.size()) continue;
+    if (line[name.size()] != ' ' && line[name.size()] != '{') continue;
+    if (!label.empty() && line.find(label) == std::string::npos) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return 0;
+}
+
 }  // namespace pvfs::test
