@@ -285,6 +285,13 @@ Result<Config> Config::load(const std::filesystem::path& file) {
                              qos::parse_qos_policy);
         !s.ok())
       return s;
+    if (Status s = read_uint(*t, "qos", "period_ms", c.qos_period_ms); !s.ok()) return s;
+    if (c.qos_period_ms < 100 || c.qos_period_ms > 60000) return key_error("qos.period_ms", "must be in [100, 60000]");
+    if (Status s = read_uint(*t, "qos", "epoch_ms", c.qos_epoch_ms); !s.ok()) return s;
+    if (c.qos_epoch_ms < 10 || c.qos_epoch_ms > c.qos_period_ms)
+      return key_error("qos.epoch_ms", "must be in [10, period_ms]");
+    if (Status s = read_uint(*t, "qos", "min_window_ms", c.qos_min_window_ms); !s.ok()) return s;
+    if (c.qos_min_window_ms > c.qos_period_ms / 4) return key_error("qos.min_window_ms", "must be <= period_ms / 4");
   }
   if (auto* t = root.get_as<toml::table>("storage")) {
     if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline.max_bytes); !s.ok()) return s;
@@ -321,6 +328,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
+  }
+  if (auto* t = root.get_as<toml::table>("network")) {
+    if (Status s = read_bool(*t, "network", "local_sockets", c.local_sockets); !s.ok()) return s;
   }
   if (auto* t = root.get_as<toml::table>("security")) {
     if (Status s = read_bool(*t, "security", "encrypt", c.encrypt); !s.ok()) return s;
@@ -427,7 +437,10 @@ std::string Config::render() const {
       << "urgent_max_service_ms = " << urgent_max_service_ms << "\n\n"
       << "[qos]\n"
       << "policy = " << quoted(qos::qos_policy_name(qos_policy)) << "    # "
-      << choices(qos::kQosPolicies, qos::qos_policy_name) << "\n\n"
+      << choices(qos::kQosPolicies, qos::qos_policy_name) << "\n"
+      << "period_ms = " << qos_period_ms << "    # the coordinator plans service windows this often\n"
+      << "epoch_ms = " << qos_epoch_ms << "    # locality measured per epoch\n"
+      << "min_window_ms = " << qos_min_window_ms << "\n\n"
       << "[storage]\n"
       << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"
@@ -449,6 +462,9 @@ std::string Config::render() const {
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
       << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"
+      << "[network]\n"
+      << "local_sockets = " << (local_sockets ? "true" : "false")
+      << "    # peers on one host talk over a Unix-domain socket, not TCP\n\n"
       << "# Every frame is authenticated under per-connection keys; see pvfs.toml(5).\n"
       << "[security]\n"
       << "encrypt = " << (encrypt ? "true" : "false") << "    # also encrypt every frame\n"

@@ -85,6 +85,9 @@ struct Config {
 
   // [qos]: per-job service windows from execution-time goals (U-Shape paper).
   qos::QosPolicy qos_policy = qos::QosPolicy::off;
+  uint32_t qos_period_ms = 1000;     // T_period: the coordinator plans windows this often
+  uint32_t qos_epoch_ms = 100;       // locality is measured per epoch (§3.1)
+  uint32_t qos_min_window_ms = 20;   // no window shorter (<= period_ms / 4)
 
   // [storage]: where each storage server runs its disk operations.
   // inline_max_bytes (larger ones always go to the disk pool; 0: all do)
@@ -117,6 +120,10 @@ struct Config {
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;
+
+  // [network]: daemons also listen on a Unix-domain socket that peers on
+  // the same host use instead of TCP (shared/rpc/local_socket.h).
+  bool local_sockets = true;
 
   // [security]
   bool encrypt = false;      // encrypt every frame (every frame is authenticated regardless)

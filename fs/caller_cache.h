@@ -19,6 +19,7 @@ struct CallerInfo {
   std::vector<uint32_t> groups;
   std::string job_id;
   uint64_t iostep_bytes = 0;  // PVFS_IOSTEP_BYTES (fs/job_id.h)
+  uint64_t qos_runtime_ms = 0;  // PVFS_QOS_RUNTIME (fs/job_id.h)
 };
 
 class CallerCache {

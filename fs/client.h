@@ -42,6 +42,7 @@ struct Credentials {
   uint32_t pid = 0;
   std::string job_id;  // sent with every request; daemons count per job
   uint64_t iostep_bytes = 0;  // the caller's PVFS_IOSTEP_BYTES: its transparent I/O steps' size (0: none)
+  uint64_t qos_runtime_ms = 0;  // the caller's PVFS_QOS_RUNTIME: its job's goal at its first I/O (0: none)
   uint64_t request_id = 0;  // names this operation in every daemon's log (0: none)
 };
 

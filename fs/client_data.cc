@@ -204,6 +204,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
   if (offset + data.size() < offset) co_return Status(Errc::too_big);
   // A job in an I/O step writes only while it holds the token.
+  impl_->qos_announce(who.job_id, who.qos_runtime_ms);
   co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
   std::vector<asio::awaitable<Status>> tasks;
@@ -244,6 +245,7 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
   if (offset >= state.size || length == 0) co_return got;
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
   length = static_cast<size_t>(std::min<uint64_t>(length, state.size - offset));
+  impl_->qos_announce(who.job_id, who.qos_runtime_ms);
   co_await impl_->io_admit(who.job_id, state.layout, length, false);
   const auto pieces = split_range(state.layout, offset, length);
   got.buffers.resize(pieces.size());  // not resized again: the tasks write into it

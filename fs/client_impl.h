@@ -267,6 +267,14 @@ struct Client::Impl {
   bool io_running = false;
   std::shared_ptr<asio::steady_timer> io_kick;  // the loop's sleep; cancelled to wake it
   std::optional<uint32_t> io_delegate;
+
+  // --- QoS goals from jobs' environments (client_qos.cc) ---
+  // The first I/O of `job` with a PVFS_QOS_RUNTIME of `runtime_ms` (> 0)
+  // through this client sets its goal on the delegate, unless it has one
+  // (qosSet with fromEnv); in the background, once per job and client.
+  void qos_announce(const std::string& job, uint64_t runtime_ms);
+  std::set<std::string> qos_announced;  // bounded: kMaxQosAnnounced
+  static constexpr size_t kMaxQosAnnounced = 4096;
   rpc::Clock::time_point io_unreachable_since{};  // first failure in a row; epoch: none
   bool io_fail_open = false;
 

@@ -127,6 +127,7 @@ Credentials Bridge::credentials(fuse_req_t req) {
     who.caller.groups = known->groups;
     who.job_id = known->job_id;
     who.iostep_bytes = known->iostep_bytes;
+    who.qos_runtime_ms = known->qos_runtime_ms;
     return who;
   }
   // The kernel gives the thread id; the job id belongs to its process, so
@@ -139,9 +140,10 @@ Credentials Bridge::credentials(fuse_req_t req) {
   JobInfo job = jobs_.job_info(process, who.caller.uid);
   who.job_id = std::move(job.id);
   who.iostep_bytes = job.iostep_bytes;
+  who.qos_runtime_ms = job.qos_runtime_ms;
   // pid 0 is the kernel itself (writeback): nothing to remember.
   if (who.pid != 0)
-    callers_.store(who.pid, ctx->uid, ctx->gid, {who.caller.groups, who.job_id, who.iostep_bytes}, now);
+    callers_.store(who.pid, ctx->uid, ctx->gid, {who.caller.groups, who.job_id, who.iostep_bytes, who.qos_runtime_ms}, now);
   return who;
 }
 

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <charconv>
 
+#include "shared/text_format.h"
+
 namespace pvfs {
 namespace {
 
@@ -192,6 +194,14 @@ JobInfo JobIdCache::job_info(uint32_t pid, uint32_t uid) {
   return id;
 }
 
+std::optional<uint64_t> pick_qos_runtime(std::string_view environ_block) {
+  const std::string_view text = find_variable(environ_block, "PVFS_QOS_RUNTIME");
+  if (text.empty()) return std::nullopt;
+  auto d = parse_duration(text);
+  if (!d) return std::nullopt;
+  return static_cast<uint64_t>(d->count());
+}
+
 size_t JobIdCache::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();
@@ -204,6 +214,7 @@ JobInfo JobIdCache::read_job_info(uint32_t pid, uint32_t uid) const {
   JobInfo info;
   info.id = pick_job_id(environ_block.value_or(""), comm.value_or(""), uid, jobid_var_);
   info.iostep_bytes = pick_iostep_bytes(environ_block.value_or("")).value_or(0);
+  info.qos_runtime_ms = pick_qos_runtime(environ_block.value_or("")).value_or(0);
   return info;
 }
 

@@ -38,10 +38,17 @@ std::string pick_job_id(std::string_view environ_block, std::string_view comm, u
 // 1024). nullopt when unset, empty, malformed or zero.
 std::optional<uint64_t> pick_iostep_bytes(std::string_view environ_block);
 
+// PVFS_QOS_RUNTIME from a NUL-separated environment block: the execution
+// time the job asks for (pvfsmount(8), QoS), as shared/text_format.h's
+// parse_duration() reads it ("10m", "1h30m", "600"), in milliseconds.
+// nullopt when unset, empty, malformed or zero.
+std::optional<uint64_t> pick_qos_runtime(std::string_view environ_block);
+
 // What a calling process's environment says about its job.
 struct JobInfo {
   std::string id;             // pick_job_id()
   uint64_t iostep_bytes = 0;  // pick_iostep_bytes(); 0: none
+  uint64_t qos_runtime_ms = 0;  // pick_qos_runtime(); 0: none
 };
 
 // The process start time (field 22, clock ticks since boot) from the text of

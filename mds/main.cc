@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       io, self.address,
       pvfs::rpc::Auth(key, {pvfs::rpc::Kind::mds, id}, config.encrypt),
       [&service](auto conn, auto msg) { return service.handle(std::move(conn), std::move(msg)); },
-      std::chrono::milliseconds(config.connect_timeout_ms));
+      std::chrono::milliseconds(config.connect_timeout_ms), config.local_sockets);
   if (!server) {
     std::fprintf(stderr, "pvfs-mds: %s\n", server.status().to_string().c_str());
     return 1;

@@ -99,6 +99,7 @@ metrics::Families MdsService::metrics() {
     job_ops.samples.push_back({{{"job", j.id}}, static_cast<double>(j.ops), {}});
   out.push_back(std::move(job_ops));
   iosched_.add_metrics(out);
+  qos_.add_metrics(out);
 
   metrics::add_single(out, "pvfs_mds_requests_in_progress", "Requests being served now.", Type::gauge,
                       static_cast<double>(open_.count()));

@@ -21,6 +21,7 @@
 #include "shared/rpc/exchange.h"
 #include "shared/rpc/fan_out.h"
 #include "shared/rpc/frame.h"
+#include "shared/rpc/local_socket.h"
 #include "shared/rpc/request_log.h"
 #include "shared/rpc/metrics_wire.h"
 #include "shared/rpc/mds_route.h"
@@ -49,17 +50,20 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       orphan_timer_(io),
       writer_timer_(io),
       iosched_(io, config, cluster),
+      qos_(io, config, cluster),
       locks_(io, config, filesets, cluster),
       started_(clock.now()) {
   for (const auto& text : config.root_squash_except) {
     asio::error_code ec;
     auto addr = asio::ip::make_address(text, ec);
     if (!ec) squash_exempt_.push_back(addr);  // Config::load checked the syntax
+    if (!ec && rpc::is_local_address(addr)) local_exempt_ = true;
   }
 }
 
 bool MdsService::squashes(const rpc::Connection& conn) const {
   if (!config_.root_squash || conn.peer_identity().kind != rpc::Kind::client) return false;
+  if (conn.peer_is_local()) return !local_exempt_;
   asio::error_code ec;
   auto from = asio::ip::make_address(conn.peer_address(), ec);
   if (ec) return true;
@@ -82,6 +86,7 @@ void MdsService::start() {
   asio::co_spawn(io_, orphan_loop(), asio::detached);
   asio::co_spawn(io_, writer_loop(), asio::detached);
   iosched_.start();
+  qos_.start();
   locks_.start();
 }
 
@@ -91,6 +96,7 @@ void MdsService::stop() {
   orphan_timer_.cancel();
   writer_timer_.cancel();
   iosched_.stop();
+  qos_.stop();
   locks_.stop();
   for (auto& [id, peer] : storage_peers_) peer->close();
 }

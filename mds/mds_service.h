@@ -20,6 +20,7 @@
 #include "mds/cluster/mds_cluster.h"
 #include "mds/fileset_catalog.h"
 #include "mds/iosched_host.h"
+#include "mds/qos_host.h"
 #include "mds/lock_host.h"
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
@@ -76,6 +77,7 @@ class MdsService {
   uint32_t id() const { return id_; }
   rpc::JobCounters& jobs() { return jobs_; }
   IoschedHost& iosched() { return iosched_; }
+  QosHost& qos() { return qos_; }
   LockHost& locks() { return locks_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
   // Where the handlers read time (the injected clock).
@@ -188,6 +190,10 @@ class MdsService {
   Secret key_;
   // [security] root_squash_except, parsed once.
   std::vector<asio::ip::address> squash_exempt_;
+  // A client on this host (over the local socket) is exempt when one of
+  // this host's addresses (loopback or an interface's) is in that list:
+  // over TCP it would have come from one of them.
+  bool local_exempt_ = false;
   uint32_t id_;
   FileSetCatalog& filesets_;
   MdsCluster& cluster_;
@@ -220,6 +226,7 @@ class MdsService {
   uint64_t sizes_reconciled_ = 0;   // sizes grown by reconcile_size()
   asio::steady_timer writer_timer_;
   IoschedHost iosched_;  // jobs' I/O steps, while this member is the delegate
+  QosHost qos_;          // per-job QoS goals and windows, while this member is the delegate
   LockHost locks_;       // fcntl/flock locks of the file sets held here
   bool stopped_ = false;
   TimePoint started_;

@@ -36,6 +36,35 @@ void IoQueue::clear_plan() {
   pump();
 }
 
+bool IoQueue::in_own_window(std::string_view job, elevator::Nanos t) const {
+  if (!windows_.installed()) return false;
+  const auto w = windows_.current(t);
+  if (w.kind == qos::WindowGate::Current::Kind::dedicated) return w.job == job;
+  if (w.kind == qos::WindowGate::Current::Kind::shared) return windows_.admit(job, t) == qos::Admission::yes;
+  return false;
+}
+
+void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arrival, bool in_window) {
+  if (!observer_ || qos_ == qos::QosPolicy::off) return;
+  Served s;
+  s.job = op.job;
+  s.object = op.elevator_key;
+  s.offset = op.offset;
+  s.length = length;
+  s.arrival = arrival;
+  s.done = now();
+  s.in_window = in_window;
+  observer_(s);
+}
+
+std::map<std::string, uint64_t, std::less<>> IoQueue::queued_by_job() const {
+  std::map<std::string, uint64_t, std::less<>> out;
+  if (qos_ == qos::QosPolicy::off) return out;
+  for (const auto& [id, p] : pending_)
+    if (!p->done) ++out[p->op.job];
+  return out;
+}
+
 uint32_t IoQueue::job_number(const std::string& job) {
   if (job.empty()) return 0;
   if (auto it = job_numbers_.find(job); it != job_numbers_.end()) return it->second;
@@ -86,6 +115,7 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
     });
   }
   const uint64_t id = next_id_++;
+  const elevator::Nanos arrival = now();
   elevator::Request r;
   r.id = id;
   r.object = op.elevator_key;
@@ -100,6 +130,7 @@ asio::awaitable<Result<size_t>> IoQueue::submit(Op op) {
   Pending p;
   p.op = op;
   p.length = length;
+  p.arrival = arrival;
   p.wake = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
   pending_[id] = &p;
   pump();
@@ -145,6 +176,11 @@ void IoQueue::pump() {
 asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
   std::vector<Pending*> ops;
   for (uint64_t id : d.ids) ops.push_back(pending_.at(id));
+  std::vector<char> in_window;
+  if (observer_ && qos_ != qos::QosPolicy::off) {
+    const elevator::Nanos t = now();
+    for (Pending* p : ops) in_window.push_back(in_own_window(p->op.job, t));
+  }
   ObjectStore* store = ops.front()->op.store;
   const ObjectId key = ops.front()->op.key;
   bool sync = false;
@@ -180,6 +216,7 @@ asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
       p->result = static_cast<size_t>(*done > start ? std::min<uint64_t>(*done - start, p->length) : 0);
     }
     p->done = true;
+    if (i < in_window.size()) report_served(p->op, p->length, p->arrival, in_window[i] != 0);
     pending_.erase(d.ids[i]);
     p->wake->cancel();
   }

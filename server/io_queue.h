@@ -19,6 +19,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,6 +85,23 @@ class IoQueue {
   void install_plan(qos::Plan plan, elevator::Nanos start, int repeat = 1);
   // Drops the plan: every job is let in again.
   void clear_plan();
+  // A request served while QoS is on, for the QoS agent (server/qos_agent.h)
+  // to measure locality and window use. `in_window`: it was dispatched in
+  // the window its plan gives it (its own, or the shared one it is in).
+  struct Served {
+    std::string_view job;
+    ObjectId object;  // the elevator's key
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    elevator::Nanos arrival{0};
+    elevator::Nanos done{0};  // not decreasing from one call to the next
+    bool in_window = false;
+  };
+  // Called on this queue's executor for each request served with QoS on;
+  // replaces the one set before.
+  void on_served(std::function<void(const Served&)> observer) { observer_ = std::move(observer); }
+  // Requests queued now, by job id ("" for none); empty while QoS is off.
+  std::map<std::string, uint64_t, std::less<>> queued_by_job() const;
   // The window in force now.
   qos::WindowGate::Current window() const { return windows_.current(now()); }
   elevator::Nanos now() const;
@@ -105,7 +123,11 @@ class IoQueue {
     Result<size_t> result = size_t{0};
     bool done = false;
     std::shared_ptr<asio::steady_timer> wake;
+    elevator::Nanos arrival{0};
   };
+  // Whether a request of `job` dispatched at `t` is in the window its plan gives it.
+  bool in_own_window(std::string_view job, elevator::Nanos t) const;
+  void report_served(const Op& op, uint64_t length, elevator::Nanos arrival, bool in_window);
   void pump();
   // The elevator's next dispatch under the window in force.
   std::optional<elevator::Dispatch> next_dispatch();
@@ -136,6 +158,7 @@ class IoQueue {
   static constexpr size_t kMaxJobs = 65536;
   std::map<std::string, uint32_t, std::less<>> job_numbers_;
   std::vector<std::string> job_names_{std::string()};
+  std::function<void(const Served&)> observer_;
   asio::steady_timer window_timer_;
   bool window_timer_armed_ = false;
 };

@@ -11,6 +11,7 @@
 #include "server/calibration.h"
 #include "server/maintainer.h"
 #include "server/object_store.h"
+#include "server/qos_agent.h"
 #include "server/registration.h"
 #include "server/storage_service.h"
 #include "config/config.h"
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
       io, self.address,
       pvfs::rpc::Auth(key, {pvfs::rpc::Kind::server, id}, config.encrypt),
       [&service](auto conn, auto msg) { return (*service)->handle(std::move(conn), std::move(msg)); },
-      std::chrono::milliseconds(config.connect_timeout_ms));
+      std::chrono::milliseconds(config.connect_timeout_ms), config.local_sockets);
   if (!server) {
     std::fprintf(stderr, "pvfs-server: %s\n", server.status().to_string().c_str());
     return 1;
@@ -98,10 +99,13 @@ int main(int argc, char** argv) {
   registration.start();
   pvfs::Maintainer maintainer(io.get_executor(), config, key, id, **service);
   maintainer.start();
+  pvfs::QosAgent qos(io.get_executor(), config, key, id, (*service)->io_queue());
+  qos.start();
   if (!loop.serve_metrics(self.metrics, [&service] { return (*service)->metrics(); })) return 1;
   loop.on_shutdown([&] {
     registration.stop();
     maintainer.stop();
+    qos.stop();
     (*server)->stop();
   });
   if (int rc = loop.run(ready_file, advertised.port,

@@ -76,6 +76,8 @@ class StorageService {
   static std::span<const Route> routes();
 
   Straggler& straggler() { return straggler_; }
+  // The I/O queue, for the QoS agent (server/qos_agent.h) on this thread.
+  IoQueue& io_queue() { return io_; }
   const Clock& clock() const { return clock_; }
 
   // The server's counters and gauges as metric families (pvfs-ctl stats and

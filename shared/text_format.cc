@@ -1,6 +1,7 @@
 #include "shared/text_format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <vector>
@@ -8,6 +9,47 @@
 #include <fmt/format.h>
 
 namespace pvfs {
+
+namespace {
+
+Status bad_duration(std::string_view text) {
+  return Status(Errc::invalid_argument,
+                fmt::format("\"{}\" is not a duration: say e.g. 90s, 10m, 1h30m, 500ms (a plain number: seconds)", text));
+}
+
+}  // namespace
+
+Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  if (text.empty()) return bad_duration(text);
+  if (std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (text.size() > 9) return bad_duration(text);
+    const uint64_t s = std::stoull(std::string(text));
+    if (s == 0) return bad_duration(text);
+    return std::chrono::milliseconds(s * 1000);
+  }
+  uint64_t total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i || j - i > 9) return bad_duration(text);
+    const uint64_t n = std::stoull(std::string(text.substr(i, j - i)));
+    size_t k = j;
+    while (k < text.size() && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
+    const std::string_view unit = text.substr(j, k - j);
+    uint64_t scale = 0;
+    if (unit == "ms") scale = 1;
+    else if (unit == "s") scale = 1000;
+    else if (unit == "m") scale = 60'000;
+    else if (unit == "h") scale = 3'600'000;
+    else if (unit == "d") scale = 86'400'000;
+    else return bad_duration(text);
+    total += n * scale;
+    i = k;
+  }
+  if (total == 0) return bad_duration(text);
+  return std::chrono::milliseconds(total);
+}
 
 Result<uint64_t> parse_size(std::string_view text) {
   const auto bad = [&] {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,6 +19,11 @@ namespace pvfs {
 // case, powers of 1024). invalid_argument, with a one-line detail quoting
 // the text, for anything else or an overflow.
 Result<uint64_t> parse_size(std::string_view text);
+
+// A duration: "90s", "10m", "1h30m", "500ms", "2d" (units ms, s, m, h, d,
+// each after up to 9 digits), or a plain number of seconds.
+// invalid_argument, saying how to write one, for anything else or 0.
+Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 // `text` as a JSON string literal, quotes included; control characters
 // escaped.

@@ -24,6 +24,7 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr const char* kMapFile = "anu-map";
+constexpr const char* kQosFile = "qos-goals";  // mds/qos_goals.h
 constexpr size_t kKeptMoves = 64;
 constexpr size_t kKeptTunings = 32;
 
@@ -76,6 +77,10 @@ MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret&
       fence_timer_(io) {}
 
 Status MdsCluster::load() {
+  // A damaged goals file costs this member its copy, not its start: the
+  // other members' heartbeats bring the goals back.
+  if (auto goals = load_goals(filesets_.data_dir() / kQosFile)) qos_ = std::move(*goals);
+  else spdlog::error("QoS goals not loaded (the other members' copies replace them): {}", goals.status().to_string());
   const auto path = filesets_.data_dir() / kMapFile;
   std::ifstream in(path);
   if (in) {
@@ -323,9 +328,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto p = out.init_body<mp::Request>().initPeerPing();
   p.setFrom(self_.value);
   p.setMap(map_.serialize());
-  auto setting = p.initSetting();
-  setting.setIoschedPolicy(iosched_setting_.policy);
-  setting.setVersion(iosched_setting_.version);
+  fill_setting(p.initSetting());
   // Shorter than the failure timeout, so a hung member is not counted alive.
   const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
   const auto sent = clock_.now();
@@ -394,9 +397,7 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setRequests(meter_.last().requests);
   l.setBacklog(meter_.last().backlog);
   l.setBacklogAgeMs(meter_.last().backlog_age_ms);
-  auto setting = state.initSetting();
-  setting.setIoschedPolicy(iosched_setting_.policy);
-  setting.setVersion(iosched_setting_.version);
+  fill_setting(state.initSetting());
 }
 
 void MdsCluster::share_iosched_policy(std::string policy) {
@@ -404,7 +405,50 @@ void MdsCluster::share_iosched_policy(std::string policy) {
   ++iosched_setting_.version;
 }
 
+void MdsCluster::fill_setting(mp::Request::ClusterSetting::Builder out) const {
+  out.setIoschedPolicy(iosched_setting_.policy);
+  out.setVersion(iosched_setting_.version);
+  if (qos_.version > 0) {
+    out.setQos(serialize(qos_));
+    out.setQosVersion(qos_.version);
+  }
+}
+
+Status MdsCluster::share_qos(QosGoals next) {
+  next.version = qos_.version + 1;
+  if (Status st = save_goals(filesets_.data_dir() / kQosFile, next); !st.ok()) return st;
+  qos_ = std::move(next);
+  return {};
+}
+
+asio::awaitable<uint32_t> MdsCluster::replicate_qos() {
+  const uint64_t version = qos_.version;
+  uint32_t holders = 1;
+  for (MdsId member : membership_.alive_members(clock_.now())) {
+    if (member == self_) continue;
+    rpc::OutMessage out;
+    auto p = out.init_body<mp::Request>().initPeerPing();
+    p.setFrom(self_.value);
+    p.setMap(map_.serialize());
+    fill_setting(p.initSetting());
+    auto reply = co_await peer(member).call(out, {}, milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100)));
+    if (stopped_) co_return holders;
+    if (reply && (*reply)->body<mp::Reply>().getPeer().getSetting().getQosVersion() >= version) ++holders;
+  }
+  co_return holders;
+}
+
+void MdsCluster::learn_qos(mp::Request::ClusterSetting::Reader theirs) {
+  if (theirs.getQosVersion() <= qos_.version) return;
+  auto goals = parse_goals(text(theirs.getQos()));
+  if (!goals || goals->version != theirs.getQosVersion()) return;  // a damaged copy: the next heartbeat
+  if (Status st = save_goals(filesets_.data_dir() / kQosFile, *goals); !st.ok())
+    spdlog::warn("saving the QoS goals: {}", st.to_string());
+  qos_ = std::move(*goals);
+}
+
 void MdsCluster::learn_iosched_setting(mp::Request::ClusterSetting::Reader theirs) {
+  learn_qos(theirs);
   const std::string_view policy = text(theirs.getIoschedPolicy());
   const bool newer = theirs.getVersion() > iosched_setting_.version ||
                      (theirs.getVersion() == iosched_setting_.version && policy < iosched_setting_.policy);

@@ -32,6 +32,7 @@
 #include "policy/health/health.h"
 #include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
+#include "mds/qos_goals.h"
 #include "config/config.h"
 #include "shared/clock.h"
 #include "shared/proto/mds.capnp.h"
@@ -118,6 +119,15 @@ class MdsCluster {
   const IoschedSetting& iosched_setting() const { return iosched_setting_; }
   void share_iosched_policy(std::string policy);
   void learn_iosched_setting(proto::mds::Request::ClusterSetting::Reader theirs);
+  // The QoS goals and run-time QoS policy (mds/qos_goals.h), kept by every
+  // member in its data dir and sent with each heartbeat both ways, so that
+  // they outlive the delegate that took them. share_qos() is the
+  // delegate's change: it bumps the version and saves it here (errors:
+  // io); replicate_qos() then hands it to every live member at once and
+  // says how many members hold it (this one included).
+  const QosGoals& qos() const { return qos_; }
+  Status share_qos(QosGoals next);
+  asio::awaitable<uint32_t> replicate_qos();
   // setMap from the delegate: adopts `map_text` if newer. Errors: those of
   // parsing the map.
   Status take_map(std::string_view map_text);
@@ -254,6 +264,9 @@ class MdsCluster {
   std::deque<MoveRecord> moves_;
   std::deque<TuningRecord> tunings_;
   IoschedSetting iosched_setting_;
+  QosGoals qos_;
+  void fill_setting(proto::mds::Request::ClusterSetting::Builder out) const;
+  void learn_qos(proto::mds::Request::ClusterSetting::Reader theirs);
   uint64_t moves_in_ = 0, moves_out_ = 0;
   IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle

@@ -27,6 +27,8 @@ Handler statfs, get_servers, register_server, status, set_layout, get_layout_pol
     scan_files, make_file_set;
 // Jobs' I/O steps: pvfsmount and pvfs-ctl, on the delegate (mds/iosched_host.h).
 Handler io_step, iosched_status, iosched_policy;
+// Per-job QoS: pvfs-ctl, pvfsmount and storage servers, on the delegate (mds/qos_host.h).
+Handler qos_set, qos_clear, qos_status, qos_policy, qos_report;
 // Locks across clients: pvfsmount and pvfs-ctl, on the owner of the file set (mds/lock_host.h).
 Handler lock, lock_status;
 
@@ -80,6 +82,12 @@ constexpr Entry kTable[] = {
     {R::IO_STEP, io_step},
     {R::IOSCHED_STATUS, iosched_status},
     {R::IOSCHED_POLICY, iosched_policy},
+
+    {R::QOS_SET, qos_set, false},
+    {R::QOS_CLEAR, qos_clear, false},
+    {R::QOS_STATUS, qos_status, false},
+    {R::QOS_POLICY, qos_policy, false},
+    {R::QOS_REPORT, qos_report, false},
 
     // A held F_SETLKW waits for another client, not for this member.
     {R::LOCK, lock, false, false},

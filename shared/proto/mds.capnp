@@ -123,6 +123,46 @@ struct Request {
     lock @42 :Lock;               # to the owner of `ino`'s file set; reply: lock
     lockStatus @43 :UInt64;       # pvfs-ctl locks: the locks and waiters of inode N (0: of every
                                   # file set this member holds; routed by N otherwise); reply: locks
+
+    # ---- per-job QoS from execution-time goals (mds/qos_host.h; U-Shape,
+    # Zhang, Davis, Jiang). All go to the delegate; others answer
+    # unavailable, naming it ----
+    qosSet @44 :QosGoal;          # pvfs-ctl qos set: a job's goal, kept by every live member before
+                                  # the reply; reply: qos
+    qosClear @45 :Text;           # pvfs-ctl qos clear JOB; notFound for a job without a goal; reply: qos
+    qosStatus @46 :Void;          # pvfs-ctl qos status / list; reply: qos
+    qosPolicy @47 :Text;          # pvfs-ctl qos policy: "off", "average" or "ushape" until changed
+                                  # again (outlives the delegate); reply: qos
+    qosReport @48 :QosReport;     # a storage server's last period; reply: qosPlan
+  }
+
+  # A job's execution-time goal.
+  struct QosGoal {
+    job @0 :Text;                 # non-empty, at most kMaxJobIdBytes
+    runtimeMs @1 :UInt64;         # the required execution time, > 0
+    startUnixMs @2 :Int64;        # when the clock starts; 0: at the job's first I/O a server reports
+    bytes @3 :UInt64;             # the job's total I/O, for the `average` bound; 0: unknown
+    fromEnv @4 :Bool;             # set by the job's client from PVFS_QOS_RUNTIME: an existing goal
+                                  # is kept as it is (reply: qos all the same)
+  }
+
+  # What one storage server saw of each job in the period just ended.
+  struct QosReport {
+    server @0 :UInt32;
+    periodMs @1 :UInt32;          # the length it measured over
+    jobs @2 :List(QosJobReport);
+  }
+  struct QosJobReport {
+    job @0 :Text;                 # "": requests without a job id (best effort)
+    bytes @1 :UInt64;             # served for it
+    windowBytes @2 :UInt64;       # of those, served in the window the plan gave it
+    requests @3 :UInt64;
+    queued @4 :Bool;              # it has requests waiting now
+    avgDistBytes @5 :Float64;     # §3.1's AvgDist over the period's epochs (request-weighted)
+    avgSizeBytes @6 :Float64;     # §3.1's AvgSize likewise
+    serviceNs @7 :UInt64;         # §3.1's summed service time
+    seekCostNs @8 :UInt64;        # what a request of it pays when served among others (a seek)
+    idleCostNs @9 :UInt64;        # mean gap from one completion to its next arrival here
   }
 
   # One lock operation of a client process. Every one renews the client's
@@ -186,6 +226,8 @@ struct Request {
   struct ClusterSetting {
     ioschedPolicy @0 :Text;       # empty: the configuration's [iosched] policy
     version @1 :UInt64;           # 0: never switched at run time
+    qos @2 :Text;                 # the QoS goals and policy (mds/qos_goals.h's file format)
+    qosVersion @3 :UInt64;        # 0: none ever set; the higher wins
   }
 
   struct ShipChunk {
@@ -288,6 +330,55 @@ struct Reply {
     iosched @18 :IoschedState;    # ioschedStatus, ioschedPolicy
     lock @19 :LockReply;
     locks @20 :LockTableState;    # lockStatus
+    qos @22 :QosState;            # qosSet, qosClear, qosStatus, qosPolicy
+    qosPlan @23 :QosPlan;         # qosReport
+  }
+
+  # The plan a storage server enforces: `windows` in order from each period
+  # start, periods of periodMs from startUnixNs on the delegate's wall
+  # clock (the hosts' clocks agree: NTP or chrony), for `repeat` periods.
+  struct QosPlan {
+    policy @0 :Text;              # "off": clear any plan
+    periodMs @1 :UInt32;
+    startUnixNs @2 :Int64;        # 0: no plan yet (every job admitted)
+    repeat @3 :UInt32;
+    windows @4 :List(QosWindow);
+    sharedMembers @5 :List(Text);
+    goals @6 :List(Text);         # jobs with a goal (the others are best effort)
+  }
+  struct QosWindow {
+    kind @0 :Text;                # "dedicated", "shared" or "best-effort"
+    job @1 :Text;                 # dedicated only
+    lengthNs @2 :Int64;
+  }
+  struct QosState {               # the delegate's coordinator
+    delegate @0 :UInt32;
+    policy @1 :Text;
+    periodMs @2 :UInt32;
+    epochMs @3 :UInt32;
+    version @4 :UInt64;           # of the goals and policy every member keeps
+    replicas @5 :UInt32;          # members that acknowledged this version (the delegate included)
+    servers @6 :List(UInt32);     # storage servers that reported in the last two periods
+    jobs @7 :List(QosJobState);   # by job id
+    windows @8 :List(QosWindow);  # the plan in force
+    planStartUnixNs @9 :Int64;
+  }
+  struct QosJobState {
+    job @0 :Text;
+    runtimeMs @1 :UInt64;         # the goal
+    startUnixMs @2 :Int64;        # 0: not started (no I/O reported yet)
+    bytes @3 :UInt64;             # the goal's declared total; 0: unknown
+    elapsedMs @4 :UInt64;
+    projectedMs @5 :UInt64;       # projected execution time; 0: unknown (no declared bytes)
+    boundBps @6 :Float64;         # B_required now, all servers
+    boundSource @7 :Text;         # "average", "none (no model and no --bytes)", "off"
+    throughputBps @8 :Float64;    # achieved in the last period, all servers
+    bytesDone @9 :UInt64;         # served since the goal started, all servers
+    windowMs @10 :Float64;        # its dedicated window (0: shared or none)
+    dedicated @11 :Bool;
+    lossMs @12 :Float64;          # T_loss recorded and not yet made up
+    cutMs @13 :Float64;           # T_cut taken from it in the last plan
+    behind @14 :Bool;             # projected past the goal, or the goal's time is up
   }
   # mknod, mkdir, symlink, link, unlink, rmdir: the parent directory's
   # attributes read just after the change (NFS's post-op attributes), so the

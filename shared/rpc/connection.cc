@@ -9,6 +9,7 @@
 #include "shared/log.h"
 #include "shared/rpc/frame.h"
 #include "shared/rpc/handshake.h"
+#include "shared/rpc/local_socket.h"
 #include "shared/rpc/origin.h"
 #include "shared/rpc/wire_status.h"
 
@@ -137,6 +138,21 @@ auto at_least(size_t need) {
   };
 }
 
+// A TCP stream to `target` (`to` as configured, for messages), within `timeout`.
+asio::awaitable<Result<Stream>> connect_tcp(asio::any_io_executor ex, const tcp::endpoint& target,
+                                            const Endpoint& to, milliseconds timeout) {
+  tcp::socket socket(ex);
+  asio::steady_timer timer(ex, timeout);
+  asio::error_code ec, timer_ec;
+  auto first = co_await (socket.async_connect(target, redirect_error(use_awaitable, ec)) ||
+                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  if (first.index() == 1)
+    co_return Status(Errc::timeout, fmt::format("connecting to {} timed out", to.to_string()));
+  if (ec)
+    co_return Status(Errc::unavailable, fmt::format("cannot connect to {}: {}", to.to_string(), ec.message()));
+  co_return Stream(std::move(socket));
+}
+
 std::span<std::byte> bytes_of(kj::Array<capnp::word>& words) {
   auto b = words.asBytes();
   return {reinterpret_cast<std::byte*>(b.begin()), b.size()};
@@ -148,6 +164,7 @@ Connection::Connection(Stream stream, Identity peer, const SessionKeys& keys, bo
     : stream_(std::move(stream)),
       peer_(stream_.describe()),
       peer_address_(stream_.address()),
+      peer_is_local_(stream_.is_local()),
       peer_identity_(peer),
       send_seal_(initiator ? keys.initiator_to_responder : keys.responder_to_initiator, encrypt),
       receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {}
@@ -160,16 +177,13 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::connect(const E
   auto ex = co_await asio::this_coro::executor;
   auto target = resolve(to);
   if (!target) co_return target.status();
-  tcp::socket socket(ex);
-  asio::steady_timer timer(ex, timeout);
-  asio::error_code ec, timer_ec;
-  auto first = co_await (socket.async_connect(*target, redirect_error(use_awaitable, ec)) ||
-                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
-  if (first.index() == 1)
-    co_return Status(Errc::timeout, fmt::format("connecting to {} timed out", to.to_string()));
-  if (ec)
-    co_return Status(Errc::unavailable, fmt::format("cannot connect to {}: {}", to.to_string(), ec.message()));
-  auto made = co_await over(Stream(std::move(socket)), auth, true, timeout);
+  std::optional<Stream> stream = co_await connect_local(*target, timeout);
+  if (!stream) {
+    auto tcp_stream = co_await connect_tcp(ex, *target, to, timeout);
+    if (!tcp_stream) co_return tcp_stream.status();
+    stream.emplace(std::move(*tcp_stream));
+  }
+  auto made = co_await over(std::move(*stream), auth, true, timeout);
   if (!made) {
     if (made.status().code() == Errc::timeout)
       co_return Status(Errc::timeout, fmt::format("handshake with {} timed out", to.to_string()));

@@ -3,8 +3,9 @@
 // deadline; requests from the peer go to a handler coroutine each. Every
 // frame is sealed (frame_seal.h); one that fails its check closes the
 // connection and fails the calls in flight with `io` (EIO).
-// Runs over a Stream: TCP between processes, or an in-process MemoryStream
-// (memory_network.h) for tests, with the same code.
+// Runs over a Stream: TCP between processes, a local socket between
+// processes on one host (local_socket.h: connect() picks it when it can), or
+// an in-process MemoryStream (memory_network.h) for tests, with the same code.
 // Does not reconnect (see Peer) and does not know any service's schema.
 // Thread-safety: a Connection belongs to one single-threaded io_context;
 // every member must be called from that thread.
@@ -87,8 +88,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::string& peer() const { return peer_; }
   // Who the peer said it is in its hello (bound into its proof).
   const Identity& peer_identity() const { return peer_identity_; }
-  // The peer's IP address as text ("127.0.0.1"); empty when unknown.
+  // The peer's IP address as text ("127.0.0.1"); empty when unknown (over a
+  // local socket: see peer_is_local()).
   const std::string& peer_address() const { return peer_address_; }
+  // The peer came over the local socket (local_socket.h): it runs on this host.
+  bool peer_is_local() const { return peer_is_local_; }
   bool encrypted() const { return send_seal_.encrypts(); }
   asio::any_io_executor executor() { return stream_.get_executor(); }
 
@@ -120,6 +124,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Stream stream_;
   std::string peer_;
   std::string peer_address_;
+  bool peer_is_local_ = false;
   Identity peer_identity_;
   FrameSeal send_seal_;
   FrameSeal receive_seal_;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "shared/log.h"
+#include "shared/rpc/local_socket.h"
 
 namespace pvfs::rpc {
 
@@ -32,11 +33,17 @@ void probe_liveness(tcp::socket& socket) {
 
 Result<std::unique_ptr<RpcServer>> RpcServer::listen(asio::io_context& io, const Endpoint& at,
                                                      const Auth& auth, Connection::Handler handler,
-                                                     milliseconds handshake_timeout) {
+                                                     milliseconds handshake_timeout, bool local_socket) {
   auto acceptor = listen_on(io, at);
   if (!acceptor) return acceptor.status();
-  return std::make_unique<RpcServer>(io, std::move(*acceptor), auth, std::move(handler),
-                                     handshake_timeout);
+  auto server = std::make_unique<RpcServer>(io, std::move(*acceptor), auth, std::move(handler), handshake_timeout);
+  if (local_socket) {
+    asio::error_code ec;
+    auto local = listen_local(io, server->acceptor_.local_endpoint(ec));
+    if (local) server->local_acceptor_.emplace(std::move(*local));
+    else spdlog::warn("{}; peers on this host use TCP", local.status().detail());
+  }
+  return server;
 }
 
 RpcServer::RpcServer(asio::io_context& io, tcp::acceptor acceptor, const Auth& auth,
@@ -52,11 +59,15 @@ uint16_t RpcServer::port() const {
   return acceptor_.local_endpoint(ec).port();
 }
 
-void RpcServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
+void RpcServer::start() {
+  asio::co_spawn(io_, accept_loop(), asio::detached);
+  if (local_acceptor_) asio::co_spawn(io_, accept_local_loop(), asio::detached);
+}
 
 void RpcServer::stop() {
   asio::error_code ec;
   acceptor_.close(ec);
+  if (local_acceptor_) local_acceptor_->close(ec);
   auto conns = std::move(connections_);
   for (auto& c : conns) c->close();
 }
@@ -74,15 +85,31 @@ asio::awaitable<void> RpcServer::accept_loop() {
       continue;
     }
     probe_liveness(socket);
-    asio::co_spawn(io_, admit(std::move(socket)), asio::detached);
+    const auto from = socket.remote_endpoint(ec);
+    std::string who = ec ? std::string() : fmt::format("{}:{}", from.address().to_string(), from.port());
+    asio::co_spawn(io_, admit(Stream(std::move(socket)), std::move(who)), asio::detached);
   }
 }
 
-asio::awaitable<void> RpcServer::admit(tcp::socket socket) {
-  asio::error_code ec;
-  const auto from = socket.remote_endpoint(ec);
-  const std::string who = ec ? std::string() : fmt::format("{}:{}", from.address().to_string(), from.port());
-  auto conn = co_await Connection::accept(std::move(socket), auth_, handshake_timeout_);
+asio::awaitable<void> RpcServer::accept_local_loop() {
+  // No keepalive: a peer on this host that dies closes its end.
+  while (local_acceptor_->is_open()) {
+    asio::error_code ec;
+    auto socket = co_await local_acceptor_->async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) break;
+      spdlog::warn("accept on the local socket failed: {}", ec.message());
+      asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    asio::co_spawn(io_, admit(Stream(std::move(socket), "a peer on this host (local socket)"), {}),
+                   asio::detached);
+  }
+}
+
+asio::awaitable<void> RpcServer::admit(Stream stream, std::string who) {
+  auto conn = co_await Connection::over(std::move(stream), auth_, false, handshake_timeout_);
   if (!conn) {
     rejected(conn.status().detail(), who);
     co_return;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <asio.hpp>
@@ -17,11 +18,13 @@ namespace pvfs::rpc {
 
 class RpcServer {
  public:
-  // Binds `at` (port 0 picks a free port). Errors: unavailable, naming the
-  // address and the reason (e.g. address in use).
+  // Binds `at` (port 0 picks a free port) and, with `local_socket`, the
+  // local socket of the address bound (local_socket.h; a name already taken
+  // is logged and left out: peers then use TCP). Errors: unavailable, naming
+  // the address and the reason (e.g. address in use).
   static Result<std::unique_ptr<RpcServer>> listen(asio::io_context& io, const Endpoint& at,
                                                    const Auth& auth, Connection::Handler handler,
-                                                   milliseconds handshake_timeout);
+                                                   milliseconds handshake_timeout, bool local_socket = true);
   // The port actually bound.
   uint16_t port() const;
   // Starts accepting; returns at once.
@@ -34,7 +37,9 @@ class RpcServer {
 
  private:
   asio::awaitable<void> accept_loop();
-  asio::awaitable<void> admit(asio::ip::tcp::socket socket);
+  asio::awaitable<void> accept_local_loop();
+  // The handshake on a new connection from `who`, then its requests.
+  asio::awaitable<void> admit(Stream stream, std::string who);
   // Logs a failed handshake from `who`, rate-limited.
   void rejected(const std::string& detail, const std::string& who);
   // Logs the counts of rejections held back, once a second while there are any.
@@ -42,6 +47,7 @@ class RpcServer {
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
+  std::optional<asio::local::stream_protocol::acceptor> local_acceptor_;
   Auth auth_;
   Connection::Handler handler_;
   milliseconds handshake_timeout_;

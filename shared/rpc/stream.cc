@@ -13,11 +13,19 @@ Stream::Stream(tcp::socket socket) : s_(std::move(socket)) {
   s.non_blocking(true, ec);
 }
 
+Stream::Stream(LocalSocket socket, std::string name) : s_(std::move(socket)), local_name_(std::move(name)) {
+  asio::error_code ec;
+  std::get<LocalSocket>(s_).non_blocking(true, ec);
+}
+
 void Stream::close() {
+  asio::error_code ec;
   if (auto* s = std::get_if<tcp::socket>(&s_)) {
-    asio::error_code ec;
     s->shutdown(tcp::socket::shutdown_both, ec);
     s->close(ec);
+  } else if (auto* l = std::get_if<LocalSocket>(&s_)) {
+    l->shutdown(LocalSocket::shutdown_both, ec);
+    l->close(ec);
   } else {
     std::get<MemoryStream>(s_).close();
   }
@@ -25,6 +33,7 @@ void Stream::close() {
 
 std::string Stream::describe() const {
   if (const auto* m = std::get_if<MemoryStream>(&s_)) return m->peer_name();
+  if (is_local()) return local_name_;
   asio::error_code ec;
   auto ep = std::get<tcp::socket>(s_).remote_endpoint(ec);
   if (ec) return "unknown peer";
@@ -33,6 +42,7 @@ std::string Stream::describe() const {
 
 std::string Stream::address() const {
   if (const auto* m = std::get_if<MemoryStream>(&s_)) return m->peer_address();
+  if (is_local()) return {};
   asio::error_code ec;
   auto ep = std::get<tcp::socket>(s_).remote_endpoint(ec);
   if (ec) return {};

@@ -1,7 +1,8 @@
-// The byte stream under a Connection: a TCP socket between processes, or a
+// The byte stream under a Connection: a TCP socket between processes, a
+// Unix-domain socket between processes on one host (local_socket.h), or a
 // MemoryStream between a client and a service in one process (tests). One
-// type for both, so the Connection's handshake, sealing and framing code is
-// the same over either. Models Asio's AsyncReadStream and AsyncWriteStream.
+// type for all, so the Connection's handshake, sealing and framing code is
+// the same over each. Models Asio's AsyncReadStream and AsyncWriteStream.
 // Belongs to one single-threaded io_context.
 #pragma once
 
@@ -19,8 +20,13 @@ class Stream {
  public:
   using executor_type = asio::any_io_executor;
 
+  using LocalSocket = asio::local::stream_protocol::socket;
+
   // A connected TCP socket: Nagle off, non-blocking (write_some never waits).
   explicit Stream(asio::ip::tcp::socket socket);
+  // A connected local socket, non-blocking; `name` says who is at the other
+  // end, for logs ("127.0.0.1:7000 (local)").
+  Stream(LocalSocket socket, std::string name);
   explicit Stream(MemoryStream memory) : s_(std::move(memory)) {}
 
   executor_type get_executor() {
@@ -52,12 +58,16 @@ class Stream {
   // Shuts down and closes; pending operations fail.
   void close();
   // The peer as "host:port" (or "memory:NAME"), and its address alone
-  // ("127.0.0.1"; empty when unknown), for logs and trust decisions.
+  // ("127.0.0.1"; empty when unknown, as over a local socket), for logs and
+  // trust decisions.
   std::string describe() const;
   std::string address() const;
+  // Over a local socket: the peer runs on this host.
+  bool is_local() const { return std::holds_alternative<LocalSocket>(s_); }
 
  private:
-  std::variant<asio::ip::tcp::socket, MemoryStream> s_;
+  std::variant<asio::ip::tcp::socket, LocalSocket, MemoryStream> s_;
+  std::string local_name_;  // LocalSocket: describe()
 };
 
 }  // namespace pvfs::rpc

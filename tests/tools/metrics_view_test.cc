@@ -210,4 +210,19 @@ TEST_CASE("top names the jobs holding I/O-step tokens on the delegate") {
   CHECK(render_top(frame, "t", 0).find("\nI/O tokens: ckpt-a ckpt-b\n") != std::string::npos);
 }
 
+TEST_CASE("top marks the jobs behind their QoS goal on the delegate, and only those") {
+  const auto targets = cluster_targets();
+  metrics::Families mds = mds_families(10, 0, 10, 3);
+  auto behind = metrics::make_family("pvfs_mds_qos_behind", "b", Type::gauge);
+  behind.samples.push_back({{{"job", "late"}}, 1.0, {}});
+  behind.samples.push_back({{{"job", "on-time"}}, 0.0, {}});
+  mds.push_back(behind);
+  std::vector<DaemonSnapshot> now = {{targets[0], mds}, {targets[1], std::nullopt}, {targets[2], std::nullopt}};
+  const TopFrame frame = compute_top({}, now, 1.0, 10);
+  CHECK(frame.behind_goal == std::vector<std::string>{"late"});
+  CHECK(render_top(frame, "t", 0).find("\nBehind their QoS goal: late\n") != std::string::npos);
+  const TopFrame none = compute_top({}, {{targets[0], mds_families(10, 0, 10, 3)}}, 1.0, 10);
+  CHECK(render_top(none, "t", 0).find("QoS goal") == std::string::npos);
+}
+
 }  // namespace pvfs::ctl

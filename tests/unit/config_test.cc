@@ -176,6 +176,26 @@ TEST_CASE("[qos] policy is off by default, read, rendered back, and a bad value 
   expect_error_naming(std::string(kMinimal) + "[qos]\npolicy = 3\n", "qos.policy");
 }
 
+TEST_CASE("[qos] period, epoch and minimum window are read, rendered back, and out-of-range values name their key") {
+  TempDir dir;
+  auto plain = Config::load(dir.write("plain.toml", kMinimal));
+  REQUIRE(plain.ok());
+  CHECK(plain->qos_period_ms == 1000);
+  CHECK(plain->qos_epoch_ms == 100);
+  CHECK(plain->qos_min_window_ms == 20);
+  auto c = Config::load(
+      dir.write("q.toml", std::string(kMinimal) + "[qos]\nperiod_ms = 2000\nepoch_ms = 50\nmin_window_ms = 100\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().to_string());
+  auto back = Config::load(dir.write("back.toml", c->render()));
+  REQUIRE(back.ok());
+  CHECK(back->qos_period_ms == 2000);
+  CHECK(back->qos_epoch_ms == 50);
+  CHECK(back->qos_min_window_ms == 100);
+  expect_error_naming(std::string(kMinimal) + "[qos]\nperiod_ms = 10\n", "qos.period_ms");
+  expect_error_naming(std::string(kMinimal) + "[qos]\nepoch_ms = 5000\n", "qos.epoch_ms");
+  expect_error_naming(std::string(kMinimal) + "[qos]\nmin_window_ms = 300\n", "qos.min_window_ms");
+}
+
 TEST_CASE("[mds_cluster] placement and tuning are read as the policy's own options and rendered back") {
   TempDir dir;
   auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +

@@ -64,6 +64,19 @@ TEST_CASE("PVFS_IOSTEP_BYTES declares a step size in bytes with an optional bina
     CHECK_MESSAGE(pick_iostep_bytes("PVFS_IOSTEP_BYTES="s + bad + "\0"s) == std::nullopt, bad);
 }
 
+TEST_CASE("PVFS_QOS_RUNTIME asks for an execution time, as pvfs-ctl qos set --runtime reads one") {
+  CHECK(pick_qos_runtime("A=1\0PVFS_QOS_RUNTIME=10m\0"s) == 600000);
+  CHECK(pick_qos_runtime("PVFS_QOS_RUNTIME=1h30m\0"s) == 5400000);
+  CHECK(pick_qos_runtime("PVFS_QOS_RUNTIME=90\0"s) == 90000);
+  CHECK(pick_qos_runtime("HOME=/\0"s) == std::nullopt);
+  for (const char* bad : {"", "0", "soon", "-5m", "1.5h"})
+    CHECK_MESSAGE(pick_qos_runtime("PVFS_QOS_RUNTIME="s + bad + "\0"s) == std::nullopt, bad);
+  TempDir dir("qosinfo");
+  make_process(dir.path(), 301, "ior", 5, "PVFS_JOBID=q1\0PVFS_QOS_RUNTIME=5m\0"s);
+  JobIdCache cache("", 16, dir.path());
+  CHECK(cache.job_info(301, 1000).qos_runtime_ms == 300000);
+}
+
 TEST_CASE("the cache reports a process's declared step size with its job id") {
   TempDir dir("jobinfo");
   make_process(dir.path(), 300, "ckpt", 5, "PVFS_JOBID=j9\0PVFS_IOSTEP_BYTES=8k\0"s);

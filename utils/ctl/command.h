@@ -78,5 +78,6 @@ void add_iostep(Commands& commands);      // ctl_iosched.cc
 void add_health(Commands& commands);      // ctl_health.cc
 void add_client(Commands& commands);      // ctl_client.cc
 void add_locks(Commands& commands);       // ctl_locks.cc
+void add_qos(Commands& commands);         // ctl_qos.cc
 
 }  // namespace pvfs::ctl

@@ -287,6 +287,9 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
     if (cur.families && cur.target.kind == DaemonKind::mds)
       for (const auto& [job, held] : metrics::by_label(*cur.families, prefix + "iosched_tokens", "job"))
         if (held > 0) frame.token_holders.push_back(job);
+    if (cur.families && cur.target.kind == DaemonKind::mds)
+      for (const auto& [job, behind] : metrics::by_label(*cur.families, prefix + "qos_behind", "job"))
+        if (behind > 0) frame.behind_goal.push_back(job);
     if (!cur.families || !prev) continue;
     for (const auto& [job, ops] : metrics::by_label(*cur.families, prefix + "job_requests_total", "job")) {
       const std::vector<metrics::Label> j{{"job", job}};
@@ -311,6 +314,8 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
   std::sort(frame.token_holders.begin(), frame.token_holders.end());
   frame.token_holders.erase(std::unique(frame.token_holders.begin(), frame.token_holders.end()),
                             frame.token_holders.end());
+  std::sort(frame.behind_goal.begin(), frame.behind_goal.end());
+  frame.behind_goal.erase(std::unique(frame.behind_goal.begin(), frame.behind_goal.end()), frame.behind_goal.end());
   return frame;
 }
 
@@ -344,6 +349,11 @@ std::string render_top(const TopFrame& frame, std::string_view title, size_t wid
   if (!frame.token_holders.empty()) {
     out += "\nI/O tokens:";
     for (const auto& job : frame.token_holders) out += " " + job;
+    out += "\n";
+  }
+  if (!frame.behind_goal.empty()) {
+    out += "\nBehind their QoS goal:";
+    for (const auto& job : frame.behind_goal) out += " " + job;
     out += "\n";
   }
   if (width == 0) return out;

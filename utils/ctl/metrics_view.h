@@ -87,6 +87,9 @@ struct TopFrame {
   // Jobs whose I/O step holds a token now (pvfs_mds_iosched_tokens, on the
   // delegate), by name.
   std::vector<std::string> token_holders;
+  // Jobs projected past their QoS goal, or past it already
+  // (pvfs_mds_qos_behind, on the delegate), by name.
+  std::vector<std::string> behind_goal;
 };
 
 // Rates from two polls of the same daemons `elapsed_s` apart (`before` and
@@ -100,7 +103,8 @@ TopFrame compute_top(const std::vector<DaemonSnapshot>& before, const std::vecto
 // table (SERVER, LOAD, QUEUE, MiB/s-IN, MiB/s-OUT, REDIRECTS), the MDS
 // table (MDS, OPS/s, LATENCY, FILESETS, INODES) and the jobs table (JOB,
 // OPS/s, MiB/s; "(no active jobs)" without any), then "I/O tokens: ..."
-// when jobs hold I/O-step tokens. A down daemon's row reads
+// when jobs hold I/O-step tokens, and "Behind their QoS goal: ..." when
+// jobs are. A down daemon's row reads
 // "down"; a NaN rate "-". Lines longer than `width` are cut (0: no limit).
 // Ends with a newline.
 std::string render_top(const TopFrame& frame, std::string_view title, size_t width);

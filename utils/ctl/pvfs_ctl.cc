@@ -14,7 +14,7 @@ constexpr void (*kCommands[])(pvfs::ctl::Commands&) = {
     pvfs::ctl::add_health,    pvfs::ctl::add_ping,      pvfs::ctl::add_servers,   pvfs::ctl::add_sched,    pvfs::ctl::add_inject,
     pvfs::ctl::add_elevator,  pvfs::ctl::add_genconfig, pvfs::ctl::add_fsck,     pvfs::ctl::add_stats,
     pvfs::ctl::add_top,       pvfs::ctl::add_loglevel,  pvfs::ctl::add_mds,      pvfs::ctl::add_iosched,
-    pvfs::ctl::add_iostep,    pvfs::ctl::add_client,    pvfs::ctl::add_locks,
+    pvfs::ctl::add_iostep,    pvfs::ctl::add_qos,       pvfs::ctl::add_client,    pvfs::ctl::add_locks,
 };
 
 }  // namespace

@@ -1,0 +1,32 @@
+// A job's QoS goal from its environment (PVFS_QOS_RUNTIME, pvfsmount(8)):
+// the first I/O of a job that asks for one sets it on the delegate's QoS
+// coordinator (mds/qos_host.h), which keeps a goal set earlier (pvfs-ctl
+// qos set wins). Best effort: the I/O never waits for it; a failure is
+// logged once per job. Runs on the client's executor.
+#include <fmt/format.h>
+
+#include "fs/client_impl.h"
+#include "shared/log.h"
+
+namespace pvfs {
+
+namespace mp = proto::mds;
+
+void Client::Impl::qos_announce(const std::string& job, uint64_t runtime_ms) {
+  if (runtime_ms == 0 || job.empty() || qos_announced.contains(job)) return;
+  if (qos_announced.size() >= kMaxQosAnnounced) return;
+  qos_announced.insert(job);
+  asio::co_spawn(io, [this, job, runtime_ms, alive = alive]() -> asio::awaitable<void> {
+    auto reply = co_await call_delegate([&](rpc::OutMessage& out) {
+      auto g = out.init_body<mp::Request>().initQosSet();
+      g.setJob(job);
+      g.setRuntimeMs(runtime_ms);
+      g.setFromEnv(true);
+    });
+    if (!*alive) co_return;
+    if (reply) spdlog::info("QoS: job {}'s PVFS_QOS_RUNTIME of {} ms sent (a goal set before stays)", job, runtime_ms);
+    else spdlog::warn("QoS: job {}'s PVFS_QOS_RUNTIME not set as its goal: {}", job, reply.status().to_string());
+  }, asio::detached);
+}
+
+}  // namespace pvfs

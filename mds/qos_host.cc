@@ -1,0 +1,387 @@
+#include "mds/qos_host.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "shared/log.h"
+#include "shared/request_limits.h"
+
+namespace pvfs::mds {
+
+namespace mp = proto::mds;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+namespace {
+
+std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+
+// Best effort's name in the planner, which needs one: requests without a job id.
+constexpr std::string_view kNoJob = "(no-job)";
+
+std::string_view kind_name(qos::WindowKind k) {
+  switch (k) {
+    case qos::WindowKind::dedicated: return "dedicated";
+    case qos::WindowKind::shared: return "shared";
+    case qos::WindowKind::best_effort: return "best-effort";
+  }
+  return "dedicated";
+}
+
+double seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+QosHost::QosHost(asio::io_context& io, const Config& config, MdsCluster& cluster)
+    : io_(io), config_(config), cluster_(cluster), timer_(io) {}
+
+void QosHost::start() { asio::co_spawn(io_, tick_loop(), asio::detached); }
+
+void QosHost::stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+int64_t QosHost::unix_ns() const {
+  return std::chrono::duration_cast<nanoseconds>(cluster_.clock().wall().time_since_epoch()).count();
+}
+
+qos::QosPolicy QosHost::policy() const {
+  const std::string& shared = cluster_.qos().policy;
+  if (!shared.empty())
+    if (auto p = qos::parse_qos_policy(shared)) return *p;
+  return config_.qos_policy;
+}
+
+bool QosHost::hosting() {
+  const bool acting = cluster_.acting_delegate();
+  if (acting && !hosting_) {
+    hosting_ = true;
+    spdlog::info("QoS coordinator: hosted here (policy {}, {} goals)", qos::qos_policy_name(policy()),
+                 cluster_.qos().goals.size());
+  } else if (!acting && hosting_) {
+    spdlog::info("QoS coordinator: no longer the delegate");
+    hosting_ = false;
+    planner_.reset();
+    period_.clear();
+    runs_.clear();
+    servers_.clear();
+    plan_ = {};
+    plan_start_ = 0;
+  }
+  return hosting_;
+}
+
+Status QosHost::not_delegate() const {
+  return Status(Errc::unavailable, fmt::format("mds {} is not the delegate: mds {} hosts the QoS coordinator",
+                                               cluster_.self().value, cluster_.delegate().value));
+}
+
+void QosHost::reset_planner() {
+  qos::PlannerOptions o;
+  o.period = milliseconds(config_.qos_period_ms);
+  o.min_window = milliseconds(config_.qos_min_window_ms);
+  // The baseline reserves a window per job and forgets shortages (§4.3).
+  o.share_by_locality = policy() == qos::QosPolicy::ushape;
+  o.track_loss = policy() == qos::QosPolicy::ushape;
+  planner_.emplace(o);
+  planner_policy_ = policy();
+}
+
+asio::awaitable<void> QosHost::tick_loop() {
+  const int64_t period = int64_t{config_.qos_period_ms} * 1'000'000;
+  while (!stopped_) {
+    const int64_t now = unix_ns();
+    int64_t next = now - now % period + period / 2;
+    if (next <= now) next += period;
+    timer_.expires_after(nanoseconds(next - now));
+    asio::error_code ec;
+    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (stopped_) break;
+    if (!hosting()) continue;
+    const int64_t start = next - period / 2 + period;
+    plan_next(start);
+    // Goals whose clock started this period: every member learns the start.
+    QosGoals next_goals = cluster_.qos();
+    bool started = false;
+    for (auto& [job, g] : next_goals.goals)
+      if (g.start_unix_ms == 0 && runs_.contains(job) && runs_.at(job).bytes_done > 0) {
+        g.start_unix_ms = (unix_ns() - period) / 1'000'000;
+        started = true;
+        spdlog::info("QoS: job {}'s goal of {} ms started with its first I/O", job, g.runtime_ms);
+      }
+    if (started) {
+      Status st = co_await share(std::move(next_goals));
+      if (!st.ok()) spdlog::error("QoS: saving the goals' start times: {}", st.to_string());
+    }
+  }
+}
+
+void QosHost::plan_next(int64_t start_unix_ns) {
+  const qos::QosPolicy p = policy();
+  const QosGoals& goals = cluster_.qos();
+  const int64_t now_ns = unix_ns();
+  const double period_s = config_.qos_period_ms / 1000.0;
+  std::erase_if(runs_, [&](const auto& kv) { return !goals.goals.contains(kv.first); });
+  std::erase_if(servers_, [&](const auto& kv) { return now_ns - kv.second > 3 * int64_t{config_.qos_period_ms} * 1'000'000; });
+  std::vector<qos::JobReport> reports;
+  for (const auto& [job, g] : goals.goals) {
+    Run& run = runs_[job];
+    const Measured m = period_.contains(job) ? period_.at(job) : Measured{};
+    run.bytes_done += m.bytes;
+    run.throughput = static_cast<double>(m.bytes) / period_s;
+    if (g.bytes > 0) {
+      run.bound = static_cast<double>(g.bytes) / (static_cast<double>(g.runtime_ms) / 1000.0);
+      run.source = p == qos::QosPolicy::ushape ? "average (no model)" : "average";
+    } else {
+      run.bound = 0;
+      run.source = "none (no model and no --bytes)";
+    }
+    if (p == qos::QosPolicy::off) run.source = "off";
+    qos::JobReport r;
+    r.job = job;
+    r.goal = true;
+    r.bound = run.bound;
+    r.bytes = m.bytes;
+    r.window_bytes = m.window_bytes;
+    r.active = m.requests > 0 || m.queued;
+    const int64_t start_ms = g.start_unix_ms > 0 ? g.start_unix_ms : now_ns / 1'000'000;
+    r.left = milliseconds(start_ms + static_cast<int64_t>(g.runtime_ms) - now_ns / 1'000'000);
+    r.seek_cost = m.seek;
+    r.idle_cost = m.idle;
+    reports.push_back(std::move(r));
+  }
+  // Best effort: one report per name the planner sees (requests without
+  // a job id count under kNoJob, merged with a job that calls itself so).
+  std::map<std::string, bool, std::less<>> best_effort;
+  for (const auto& [job, m] : period_) {
+    const std::string name = job.empty() ? std::string(kNoJob) : job;
+    if (goals.goals.contains(name)) continue;
+    best_effort[name] = best_effort[name] || m.requests > 0 || m.queued;
+  }
+  for (const auto& [name, active] : best_effort) {
+    qos::JobReport r;
+    r.job = name;
+    r.active = active;
+    reports.push_back(std::move(r));
+  }
+  period_.clear();
+  if (p == qos::QosPolicy::off) {
+    planner_.reset();
+    plan_ = {};
+    plan_start_ = 0;
+    return;
+  }
+  if (!planner_ || planner_policy_ != p) reset_planner();
+  plan_ = planner_->plan(reports);
+  plan_start_ = start_unix_ns;
+}
+
+Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder reply) {
+  if (!hosting()) return not_delegate();
+  if (req.getJobs().size() > kMaxReportJobs)
+    return Status(Errc::invalid_argument, fmt::format("a QoS report of more than {} jobs", kMaxReportJobs));
+  if (req.getPeriodMs() > 0) {
+    servers_[req.getServer()] = unix_ns();
+    for (auto j : req.getJobs()) {
+      const std::string_view job = text(j.getJob());
+      if (job.size() > kMaxJobIdBytes) continue;
+      Measured& m = period_[std::string(job)];
+      m.bytes += j.getBytes();
+      m.window_bytes += std::min(j.getWindowBytes(), j.getBytes());
+      m.requests += j.getRequests();
+      m.queued = m.queued || j.getQueued();
+      m.seek = std::max(m.seek, nanoseconds(static_cast<int64_t>(std::min<uint64_t>(j.getSeekCostNs(), 60'000'000'000))));
+      if (j.getIdleCostNs() > 0) {
+        const auto idle = nanoseconds(static_cast<int64_t>(std::min<uint64_t>(j.getIdleCostNs(), 60'000'000'000)));
+        m.idle = (m.idle * m.idle_n + idle) / (m.idle_n + 1);
+        ++m.idle_n;
+      }
+    }
+  }
+  auto out = reply.initQosPlan();
+  out.setPolicy(std::string(qos::qos_policy_name(policy())));
+  out.setPeriodMs(config_.qos_period_ms);
+  out.setStartUnixNs(plan_start_);
+  // A plan repeats for two periods: a server that misses one fetch keeps
+  // its windows; one that hears nothing for longer opens to everyone.
+  out.setRepeat(2);
+  auto windows = out.initWindows(static_cast<unsigned>(plan_.windows.size()));
+  for (size_t i = 0; i < plan_.windows.size(); ++i) {
+    auto w = windows[static_cast<unsigned>(i)];
+    w.setKind(std::string(kind_name(plan_.windows[i].kind)));
+    w.setJob(plan_.windows[i].job);
+    w.setLengthNs(plan_.windows[i].length.count());
+  }
+  auto shared = out.initSharedMembers(static_cast<unsigned>(plan_.shared_members.size()));
+  for (size_t i = 0; i < plan_.shared_members.size(); ++i) shared.set(static_cast<unsigned>(i), plan_.shared_members[i]);
+  const auto& goals = cluster_.qos().goals;
+  auto names = out.initGoals(static_cast<unsigned>(goals.size()));
+  unsigned i = 0;
+  for (const auto& [job, g] : goals) names.set(i++, job);
+  return {};
+}
+
+asio::awaitable<Status> QosHost::share(QosGoals next) {
+  if (Status st = cluster_.share_qos(std::move(next)); !st.ok()) co_return st;
+  replicas_ = co_await cluster_.replicate_qos();
+  co_return Status{};
+}
+
+asio::awaitable<Status> QosHost::set_goal(mp::Request::QosGoal::Reader req, mp::Reply::Builder reply) {
+  if (!hosting()) co_return not_delegate();
+  const std::string job(text(req.getJob()));
+  if (Status st = check_goal_job(job); !st.ok()) co_return st;
+  if (req.getRuntimeMs() == 0) co_return Status(Errc::invalid_argument, "a QoS goal needs a runtime > 0");
+  if (req.getRuntimeMs() > uint64_t{366} * 24 * 3600 * 1000)
+    co_return Status(Errc::invalid_argument, "a QoS goal's runtime is at most a year");
+  if (req.getStartUnixMs() < 0) co_return Status(Errc::invalid_argument, "a QoS goal's start is after 1970");
+  QosGoals next = cluster_.qos();
+  if (req.getFromEnv() && next.goals.contains(job)) {
+    fill(reply.initQos());
+    co_return Status{};
+  }
+  QosGoal g;
+  g.job = job;
+  g.runtime_ms = req.getRuntimeMs();
+  g.start_unix_ms = req.getStartUnixMs();
+  g.bytes = req.getBytes();
+  next.goals[job] = g;
+  runs_.erase(job);
+  spdlog::info("QoS: job {} has a goal of {} ms{}", job, g.runtime_ms, req.getFromEnv() ? " (from its environment)" : "");
+  if (Status st = co_await share(std::move(next)); !st.ok()) co_return st;
+  if (!hosting()) co_return not_delegate();
+  fill(reply.initQos());
+  co_return Status{};
+}
+
+asio::awaitable<Status> QosHost::clear_goal(std::string_view job, mp::Reply::Builder reply) {
+  if (!hosting()) co_return not_delegate();
+  QosGoals next = cluster_.qos();
+  auto it = next.goals.find(job);
+  if (it != next.goals.end()) next.goals.erase(it);
+  else
+    co_return Status(Errc::not_found, fmt::format("job {} has no QoS goal (pvfs-ctl qos list shows those that do)", job));
+  spdlog::info("QoS: job {}'s goal cleared", job);
+  if (Status st = co_await share(std::move(next)); !st.ok()) co_return st;
+  if (!hosting()) co_return not_delegate();
+  fill(reply.initQos());
+  co_return Status{};
+}
+
+asio::awaitable<Status> QosHost::set_policy(std::string_view name, mp::Reply::Builder reply) {
+  if (!hosting()) co_return not_delegate();
+  const auto p = qos::parse_qos_policy(name);
+  if (!p) co_return Status(Errc::invalid_argument, fmt::format("unknown QoS policy \"{}\": off, average or ushape", name));
+  if (*p != policy()) {
+    spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*p), qos::qos_policy_name(policy()));
+    QosGoals next = cluster_.qos();
+    next.policy = std::string(qos::qos_policy_name(*p));
+    if (Status st = co_await share(std::move(next)); !st.ok()) co_return st;
+    if (!hosting()) co_return not_delegate();
+  }
+  fill(reply.initQos());
+  co_return Status{};
+}
+
+Status QosHost::status(mp::Reply::Builder reply) {
+  if (!hosting()) return not_delegate();
+  fill(reply.initQos());
+  return {};
+}
+
+void QosHost::fill(mp::Reply::QosState::Builder out) const {
+  const QosGoals& goals = cluster_.qos();
+  out.setDelegate(cluster_.self().value);
+  out.setPolicy(std::string(qos::qos_policy_name(policy())));
+  out.setPeriodMs(config_.qos_period_ms);
+  out.setEpochMs(config_.qos_epoch_ms);
+  out.setVersion(goals.version);
+  out.setReplicas(std::max<uint32_t>(replicas_, 1));
+  auto servers = out.initServers(static_cast<unsigned>(servers_.size()));
+  unsigned si = 0;
+  for (const auto& [id, at] : servers_) servers.set(si++, id);
+  const int64_t now_ms = unix_ns() / 1'000'000;
+  auto jobs = out.initJobs(static_cast<unsigned>(goals.goals.size()));
+  unsigned i = 0;
+  for (const auto& [job, g] : goals.goals) {
+    auto j = jobs[i++];
+    j.setJob(job);
+    j.setRuntimeMs(g.runtime_ms);
+    j.setStartUnixMs(g.start_unix_ms);
+    j.setBytes(g.bytes);
+    const uint64_t elapsed = g.start_unix_ms > 0 && now_ms > g.start_unix_ms ? static_cast<uint64_t>(now_ms - g.start_unix_ms) : 0;
+    j.setElapsedMs(elapsed);
+    const auto run = runs_.find(job);
+    uint64_t projected = 0;
+    if (run != runs_.end()) {
+      j.setBoundBps(run->second.bound);
+      j.setBoundSource(run->second.source);
+      j.setThroughputBps(run->second.throughput);
+      j.setBytesDone(run->second.bytes_done);
+      if (g.bytes > 0 && run->second.bytes_done > 0 && elapsed > 0)
+        projected = static_cast<uint64_t>(static_cast<double>(elapsed) * static_cast<double>(g.bytes) /
+                                          static_cast<double>(std::min(run->second.bytes_done, g.bytes)));
+    } else {
+      j.setBoundSource(g.bytes > 0 ? "average" : "none (no model and no --bytes)");
+    }
+    j.setProjectedMs(projected);
+    if (planner_)
+      if (const qos::JobPlan* jp = planner_->job(job)) {
+        j.setDedicated(jp->dedicated);
+        j.setWindowMs(seconds(jp->window) * 1000);
+        j.setLossMs(seconds(jp->loss) * 1000);
+        j.setCutMs(seconds(jp->cut) * 1000);
+      }
+    j.setBehind(elapsed > g.runtime_ms || projected > g.runtime_ms);
+  }
+  auto windows = out.initWindows(static_cast<unsigned>(plan_.windows.size()));
+  for (size_t w = 0; w < plan_.windows.size(); ++w) {
+    auto o = windows[static_cast<unsigned>(w)];
+    o.setKind(std::string(kind_name(plan_.windows[w].kind)));
+    o.setJob(plan_.windows[w].job);
+    o.setLengthNs(plan_.windows[w].length.count());
+  }
+  out.setPlanStartUnixNs(plan_start_);
+}
+
+void QosHost::add_metrics(metrics::Families& out) const {
+  if (!hosting_) return;
+  const QosGoals& goals = cluster_.qos();
+  const int64_t now_ms = unix_ns() / 1'000'000;
+  auto family = [](const char* name, const char* help) { return metrics::make_family(name, help, metrics::Type::gauge); };
+  auto required = family("pvfs_mds_qos_required_seconds", "Each QoS goal's required execution time");
+  auto elapsed = family("pvfs_mds_qos_elapsed_seconds", "Time since each goal's job started (0: not yet)");
+  auto projected = family("pvfs_mds_qos_projected_seconds", "Each goal's projected execution time (absent: unknown)");
+  auto bound = family("pvfs_mds_qos_bound_bytes_per_second", "Each goal's throughput bound B_required, all servers");
+  auto achieved = family("pvfs_mds_qos_throughput_bytes_per_second", "Throughput each goal's job got in the last period");
+  auto window = family("pvfs_mds_qos_window_seconds", "Each goal's dedicated window per period (0: shared)");
+  auto loss = family("pvfs_mds_qos_loss_seconds", "T_loss recorded for each goal and not yet made up");
+  auto behind = family("pvfs_mds_qos_behind", "1 when a goal's job is projected past its goal or its time is up");
+  for (const auto& [job, g] : goals.goals) {
+    const std::vector<metrics::Label> l{{"job", job}};
+    required.samples.push_back({l, static_cast<double>(g.runtime_ms) / 1000.0, {}});
+    const double el = g.start_unix_ms > 0 && now_ms > g.start_unix_ms ? (now_ms - g.start_unix_ms) / 1000.0 : 0.0;
+    elapsed.samples.push_back({l, el, {}});
+    double proj = 0;
+    if (auto run = runs_.find(job); run != runs_.end()) {
+      bound.samples.push_back({l, run->second.bound, {}});
+      achieved.samples.push_back({l, run->second.throughput, {}});
+      if (g.bytes > 0 && run->second.bytes_done > 0 && el > 0) {
+        proj = el * static_cast<double>(g.bytes) / static_cast<double>(std::min(run->second.bytes_done, g.bytes));
+        projected.samples.push_back({l, proj, {}});
+      }
+    }
+    if (planner_)
+      if (const qos::JobPlan* jp = planner_->job(job)) {
+        window.samples.push_back({l, seconds(jp->window), {}});
+        loss.samples.push_back({l, seconds(jp->loss), {}});
+      }
+    behind.samples.push_back({l, (el * 1000 > static_cast<double>(g.runtime_ms) || proj * 1000 > static_cast<double>(g.runtime_ms)) ? 1.0 : 0.0, {}});
+  }
+  for (auto* f : {&required, &elapsed, &projected, &bound, &achieved, &window, &loss, &behind}) out.push_back(std::move(*f));
+}
+
+}  // namespace pvfs::mds

@@ -1,0 +1,109 @@
+// The QoS coordinator as the MDS cluster's delegate hosts it (U-Shape
+// paper, Zhang, Davis, Jiang, §3.2): takes goals from pvfs-ctl (and from
+// clients' PVFS_QOS_RUNTIME), keeps them through MdsCluster::share_qos()
+// (every live member holds a goal before `qos set` answers), gathers each
+// storage server's report of the period just ended, and every period_ms,
+// at the half of each period of the wall clock, plans the next period's
+// service windows with the pure qos::WindowPlanner and hands the plan and
+// its start time to the servers in the replies to their reports. A job's
+// bound (B_required, §3.2.2) is the `average` baseline's constant, its
+// declared bytes over its required time, under either policy until models
+// exist (`qos profile`/`train` are not built): status says so. A member
+// that becomes the delegate starts planning from the goals it holds and
+// from the next reports; one that stops being it forgets its measurements.
+// Not thread-safe: runs on the MDS's network thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <asio.hpp>
+
+#include "config/config.h"
+#include "mds/cluster/mds_cluster.h"
+#include "policy/qos/gate.h"
+#include "policy/qos/planner.h"
+#include "shared/metrics/metrics.h"
+#include "shared/proto/mds.capnp.h"
+
+namespace pvfs::mds {
+
+class QosHost {
+ public:
+  // `cluster` must outlive the host.
+  QosHost(asio::io_context& io, const Config& config, MdsCluster& cluster);
+  void start();
+  void stop();
+
+  // The requests (mds/handlers/qos_*.cc). Each fails with unavailable,
+  // naming the delegate, when this member is not it.
+  // qosSet. Errors: invalid_argument (bad job id, runtime 0, a start
+  // before 1970); io when the goal could not be saved here.
+  asio::awaitable<Status> set_goal(proto::mds::Request::QosGoal::Reader req, proto::mds::Reply::Builder reply);
+  // qosClear. Errors: not_found for a job without a goal; io.
+  asio::awaitable<Status> clear_goal(std::string_view job, proto::mds::Reply::Builder reply);
+  // qosStatus.
+  Status status(proto::mds::Reply::Builder reply);
+  // qosPolicy. Errors: invalid_argument for an unknown policy; io.
+  asio::awaitable<Status> set_policy(std::string_view name, proto::mds::Reply::Builder reply);
+  // qosReport from a storage server; answered with the plan in force.
+  // Errors: invalid_argument for more jobs than kMaxReportJobs.
+  Status report(proto::mds::Request::QosReport::Reader req, proto::mds::Reply::Builder reply);
+
+  // Per goal: required, elapsed and projected time, bound, throughput,
+  // window, loss (empty unless this member hosts the coordinator).
+  void add_metrics(metrics::Families& out) const;
+
+  static constexpr unsigned kMaxReportJobs = 4096;
+
+ private:
+  // What the servers reported of one job.
+  struct Measured {
+    uint64_t bytes = 0;          // this period, all servers
+    uint64_t window_bytes = 0;
+    uint64_t requests = 0;
+    bool queued = false;
+    std::chrono::nanoseconds seek{0};   // the largest any server reported
+    std::chrono::nanoseconds idle{0};   // mean over the servers that measured one
+    int idle_n = 0;
+  };
+  // What the coordinator keeps of a job with a goal between periods.
+  struct Run {
+    uint64_t bytes_done = 0;     // since its start, as reported to this delegate
+    double bound = 0;
+    std::string source;
+    double throughput = 0;       // last period
+  };
+
+  bool hosting();
+  qos::QosPolicy policy() const;
+  Status not_delegate() const;
+  int64_t unix_ns() const;
+  void reset_planner();
+  // Plans the period starting at `start_unix_ns`.
+  void plan_next(int64_t start_unix_ns);
+  void fill(proto::mds::Reply::QosState::Builder out) const;
+  asio::awaitable<void> tick_loop();
+  // Saves and hands `next` to every live member; notes how many hold it.
+  asio::awaitable<Status> share(QosGoals next);
+
+  asio::io_context& io_;
+  const Config& config_;
+  MdsCluster& cluster_;
+  bool hosting_ = false;
+  std::optional<qos::WindowPlanner> planner_;
+  qos::QosPolicy planner_policy_ = qos::QosPolicy::off;
+  std::map<std::string, Measured, std::less<>> period_;  // by job ("" for none), this period so far
+  std::map<std::string, Run, std::less<>> runs_;         // jobs with a goal
+  std::map<uint32_t, int64_t> servers_;                   // storage server -> last report (unix ns)
+  qos::Plan plan_;
+  int64_t plan_start_ = 0;                               // unix ns; 0: no plan
+  uint32_t replicas_ = 0;
+  asio::steady_timer timer_;
+  bool stopped_ = false;
+};
+
+}  // namespace pvfs::mds

@@ -1,0 +1,82 @@
+// This storage server's part in per-job QoS (U-Shape paper, Zhang, Davis,
+// Jiang, §3.2): measures each job's requests per epoch (policy/qos's
+// LocalityTracker: AvgDist, AvgSize, service time) and how much of them
+// its planned window served, reports that to the QoS coordinator on the
+// metadata cluster's delegate (mds/qos_host.h) once per period, and
+// installs the plan the coordinator hands back in the I/O queue's gate.
+// Clock assumption: periods start at the delegate's wall-clock times; the
+// agent converts them to this host's steady clock through its own wall
+// clock, so the hosts' clocks must agree (NTP or chrony); a skew of s moves
+// every window of this server by s against the others'. It talks every
+// half period, at a quarter and three quarters into each period (the
+// report, then a fetch of the plan the coordinator made from all
+// servers' reports at the half). Finds the delegate by asking the members
+// in id order past those that say they are not it. Not thread-safe: runs
+// on the storage service's network thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <asio.hpp>
+
+#include "config/config.h"
+#include "policy/qos/locality.h"
+#include "server/io_queue.h"
+#include "shared/rpc/peer.h"
+#include "shared/secret.h"
+
+namespace pvfs {
+
+class QosAgent {
+ public:
+  // `queue` must outlive the agent; the agent sets its on_served observer.
+  QosAgent(asio::any_io_executor ex, const Config& config, const Secret& key, uint32_t id, IoQueue& queue);
+  void start();
+  void stop();
+
+  // The job's figures since the last report (for tests and logs): bytes.
+  uint64_t pending_bytes(std::string_view job) const;
+
+ private:
+  struct Totals {
+    uint64_t bytes = 0;
+    uint64_t window_bytes = 0;
+    uint64_t requests = 0;
+    double dist_weighted = 0;  // sum of AvgDist x requests over closed epochs
+    double size_weighted = 0;
+    uint64_t epoch_requests = 0;
+    std::chrono::nanoseconds service{0};
+    std::chrono::nanoseconds idle_sum{0};
+    uint64_t idle_n = 0;
+  };
+  struct Last {
+    std::chrono::nanoseconds done{0};
+  };
+  void served(const IoQueue::Served& s);
+  asio::awaitable<void> loop();
+  // Sends the report (or only asks for the plan) and installs the answer.
+  asio::awaitable<void> exchange(bool report);
+
+  asio::any_io_executor ex_;
+  const Config& config_;
+  uint32_t id_;
+  IoQueue& queue_;
+  qos::LocalityTracker tracker_;
+  std::map<std::string, Totals, std::less<>> totals_;
+  std::map<std::string, Last, std::less<>> last_;
+  std::vector<std::unique_ptr<rpc::Peer>> members_;  // config order
+  std::vector<uint32_t> member_ids_;
+  std::optional<size_t> delegate_;
+  std::chrono::steady_clock::time_point last_report_;
+  int64_t installed_start_ = 0;
+  bool warned_ = false;
+  asio::steady_timer timer_;
+  bool stopped_ = false;
+};
+
+}  // namespace pvfs

@@ -1,0 +1,359 @@
+// Per-job QoS goals on real daemons (issue 18): pvfs-ctl qos set, list,
+// clear, status and policy against the delegate's coordinator; storage
+// servers reporting each period and taking the plan; and faults: an
+// unknown job, the delegate and a storage server killed with SIGKILL while
+// goals are active, a corrupt goals file on a member.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "shared/proto/mds.capnp.h"
+#include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
+#include "tests/integration/session.h"
+#include "tests/support/run_tool.h"
+#include "utils/common/metrics_probe.h"
+#include "utils/ctl/qos_view.h"
+
+namespace pvfs::test {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+Secret key_of(const Config& config) {
+  auto key = load_secret(config.secret_file);
+  REQUIRE_MESSAGE(key.ok(), key.status().to_string());
+  return *key;
+}
+
+Result<QosView> status_of(const Config& config) {
+  return qos_call(config, key_of(config), milliseconds(3000), QosAction{});
+}
+
+const QosJobRow* job_in(const QosView& v, const std::string& job) {
+  for (const auto& j : v.jobs)
+    if (j.job == job) return &j;
+  return nullptr;
+}
+
+struct Ctl {
+  TestCluster& tc;
+  Outcome operator()(std::vector<std::string> args) {
+    args.push_back("-c");
+    args.push_back(tc.cluster().config_path().string());
+    return run_tool("PVFS_CTL", tc.dir(), args);
+  }
+};
+
+std::string log_of(TestCluster& tc, const std::string& name) {
+  for (const auto& d : tc.cluster().daemons())
+    if (d.name == name) return read_text(d.log);
+  return {};
+}
+
+size_t count_in(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Writes `bytes` to `name` as job `job`, in 1 MiB pieces, on a client of
+// its own (callable from a thread other than the test's).
+Status write_as(const Config& config, const std::string& job, const std::string& name, uint64_t bytes) {
+  Session s(Session::Deferred{});
+  if (Status st = s.connect(config); !st.ok()) return st;
+  Credentials cred;
+  cred.job_id = job;
+  auto made = s.run(s->create(cred, kRootInode, name, 0644, O_RDWR));
+  if (!made) return made.status();
+  AlignedBuffer buf(1 << 20);
+  fill_pattern(buf.span(), 7, 0);
+  for (uint64_t off = 0; off < bytes; off += buf.size()) {
+    auto n = s.run(s->write(cred, *made->second, off, buf.span()));
+    if (!n) return n.status();
+  }
+  return s.run(s->release(cred, made->second));
+}
+
+// Whether the coordinator's plan gives `job` a window of its own within
+// `limit`, while `bytes` are written as that job.
+bool windowed_while_writing(TestCluster& tc, const std::string& job, const std::string& name, uint64_t bytes,
+                            milliseconds limit) {
+  Status written;
+  std::thread writer([&] { written = write_as(tc.config(), job, name, bytes); });
+  bool windowed = false;
+  const auto until = Clock::now() + limit;
+  while (Clock::now() < until && !windowed) {
+    auto v = status_of(tc.config());
+    if (v.ok())
+      for (const auto& w : v->windows) windowed = windowed || (w.kind == "dedicated" && w.job == job);
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  writer.join();
+  CHECK_MESSAGE(written.ok(), written.to_string());
+  return windowed;
+}
+
+ClusterOptions qos_cluster(uint32_t servers, uint32_t mds) {
+  ClusterOptions o = with_servers(servers);
+  o.mds = mds;
+  o.mds_dead_after_ms = 1500;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("pvfs-ctl qos sets, lists and clears goals; an unknown job and bad input get clear errors") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+
+  const auto unknown = ctl({"qos", "clear", "nobody"});
+  CHECK(unknown.status == 1);
+  CHECK_MESSAGE(unknown.err.find("job nobody has no QoS goal") != std::string::npos, unknown.err);
+
+  const auto zero = ctl({"qos", "set", "jobA", "--runtime", "0"});
+  CHECK(zero.status == 2);
+  CHECK(zero.err.find("not a duration") != std::string::npos);
+  const auto no_runtime = ctl({"qos", "set", "jobA"});
+  CHECK(no_runtime.status == 2);
+  CHECK(no_runtime.err.find("--runtime") != std::string::npos);
+  const auto spaced = ctl({"qos", "set", "job A", "--runtime", "10m"});
+  CHECK(spaced.status == 1);
+  CHECK(spaced.err.find("no whitespace") != std::string::npos);
+  const auto bad_policy = ctl({"qos", "policy", "fastest"});
+  CHECK(bad_policy.status == 1);
+  CHECK(bad_policy.err.find("unknown QoS policy \"fastest\"") != std::string::npos);
+
+  // Only a storage server reports its period, as itself.
+  auto forged = rpc::run_sync([&]() -> asio::awaitable<Status> {
+    auto conn = co_await rpc::Connection::connect(tc.config().mds.at(0).address, key_of(tc.config()), milliseconds(2000));
+    if (!conn) co_return conn.status();
+    (*conn)->start({});
+    rpc::OutMessage out;
+    auto r = out.init_body<proto::mds::Request>().initQosReport();
+    r.setServer(tc.config().servers.at(0).id);
+    r.setPeriodMs(1000);
+    auto reply = co_await (*conn)->call(out, {}, milliseconds(2000));
+    (*conn)->close();
+    co_return reply.status();
+  }());
+  CHECK(forged.code() == Errc::access_denied);
+
+  const auto set = ctl({"qos", "set", "jobA", "--runtime", "10m", "--bytes", "64M"});
+  REQUIRE_MESSAGE(set.status == 0, set.err);
+  CHECK(set.out.find("jobA") != std::string::npos);
+  CHECK(set.out.find("kept by 1 metadata server") != std::string::npos);
+  const auto later = ctl({"qos", "set", "jobB", "--runtime", "90s", "--start", "+1h"});
+  REQUIRE_MESSAGE(later.status == 0, later.err);
+
+  const auto list = ctl({"qos", "list"});
+  CHECK(list.status == 0);
+  CHECK(list.out.find("10m00s") != std::string::npos);
+  CHECK(list.out.find("at first I/O") != std::string::npos);  // jobA's clock has not started
+  auto v = status_of(tc.config());
+  REQUIRE_MESSAGE(v.ok(), v.status().to_string());
+  REQUIRE(v->jobs.size() == 2);
+  const QosJobRow* a = job_in(*v, "jobA");
+  REQUIRE(a);
+  CHECK(a->runtime_ms == 600000);
+  CHECK(a->bytes == 64 << 20);
+  CHECK(a->start_unix_ms == 0);
+  const QosJobRow* b = job_in(*v, "jobB");
+  REQUIRE(b);
+  CHECK(b->runtime_ms == 90000);
+  CHECK(b->start_unix_ms > 0);
+
+  const auto json = ctl({"qos", "status", "--json"});
+  CHECK(json.status == 0);
+  CHECK(json.out.find("\"job\":\"jobA\",\"runtime_ms\":600000") != std::string::npos);
+
+  const auto cleared = ctl({"qos", "clear", "jobA"});
+  CHECK_MESSAGE(cleared.status == 0, cleared.err);
+  v = status_of(tc.config());
+  REQUIRE(v.ok());
+  CHECK(job_in(*v, "jobA") == nullptr);
+  CHECK(job_in(*v, "jobB") != nullptr);
+  CHECK(ctl({"qos", "clear", "jobA"}).status == 1);
+}
+
+TEST_CASE("with a goal set, the storage servers report the job's I/O, its clock starts, and they take the plan") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  REQUIRE(ctl({"qos", "set", "qa", "--runtime", "1h", "--bytes", "96M"}).status == 0);
+  // Both servers report within a period or two.
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && v->servers.size() == 2;
+  }, milliseconds(5000)));
+
+  // While it writes, the plan gives it a window of its own (the baseline
+  // reserves one per active job with a goal).
+  CHECK_MESSAGE(windowed_while_writing(tc, "qa", "qa-file", 96 << 20, milliseconds(20000)),
+                "no dedicated window for the job with a goal");
+  auto v = status_of(tc.config());
+  REQUIRE(v.ok());
+  CHECK(eventually([&] {
+    v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "qa") : nullptr;
+    return j && j->start_unix_ms > 0 && j->bytes_done >= (96u << 20);
+  }, milliseconds(5000)));
+  const QosJobRow* j = job_in(*v, "qa");
+  REQUIRE(j);
+  CHECK(j->bound_source == "average");
+  CHECK(j->bound_bps == doctest::Approx(96.0 * (1 << 20) / 3600.0));
+  CHECK(j->projected_ms > 0);
+  CHECK_FALSE(j->behind);
+  // The servers switched to the coordinator's policy and use its plans.
+  CHECK(log_of(tc, "server0").find("QoS: policy average") != std::string::npos);
+  CHECK(log_of(tc, "server1").find("QoS: the coordinator is on mds") != std::string::npos);
+  // /metrics of the delegate carries the goal.
+  auto families = fetch_metrics(DaemonKind::mds, tc.config().mds.at(0).address, key_of(tc.config()), milliseconds(3000));
+  REQUIRE_MESSAGE(families.ok(), families.status().to_string());
+  CHECK(metrics::sum(*families, "pvfs_mds_qos_required_seconds", {{"job", "qa"}}) == 3600);
+  CHECK(metrics::sum(*families, "pvfs_mds_qos_bound_bytes_per_second", {{"job", "qa"}}) > 0);
+
+  // Switched off at run time: the servers drop their windows.
+  REQUIRE(ctl({"qos", "policy", "off"}).status == 0);
+  CHECK(eventually([&] { return log_of(tc, "server0").find("QoS: policy off") != std::string::npos; },
+                   milliseconds(5000)));
+}
+
+TEST_CASE("a job's PVFS_QOS_RUNTIME sets its goal at its first I/O, and never replaces one set with pvfs-ctl") {
+  TestCluster tc(qos_cluster(1, 1));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "set", "chosen", "--runtime", "1h"}).status == 0);
+  Session s(tc.config());
+  for (const char* job : {"asks", "chosen"}) {
+    Credentials cred;
+    cred.job_id = job;
+    cred.qos_runtime_ms = 300000;  // as pvfsmount reads PVFS_QOS_RUNTIME=5m from the caller
+    auto made = s.run(s->create(cred, kRootInode, std::string("env-") + job, 0644, O_RDWR));
+    REQUIRE(made.ok());
+    AlignedBuffer buf(4096);
+    REQUIRE(s.run(s->write(cred, *made->second, 0, buf.span())).ok());
+    REQUIRE(s.run(s->release(cred, made->second)).ok());
+  }
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* a = v.ok() ? job_in(*v, "asks") : nullptr;
+    return a && a->runtime_ms == 300000;
+  }, milliseconds(5000)));
+  auto v = status_of(tc.config());
+  REQUIRE(v.ok());
+  const QosJobRow* chosen = job_in(*v, "chosen");
+  REQUIRE(chosen);
+  CHECK(chosen->runtime_ms == 3600000);
+}
+
+TEST_CASE("under ushape without a model a job's bound is the average one, and says so") {
+  TestCluster tc(qos_cluster(1, 1));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "policy", "ushape"}).status == 0);
+  REQUIRE(ctl({"qos", "set", "known", "--runtime", "10m", "--bytes", "1G"}).status == 0);
+  REQUIRE(ctl({"qos", "set", "unknown", "--runtime", "10m"}).status == 0);
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* k = v.ok() ? job_in(*v, "known") : nullptr;
+    const QosJobRow* u = v.ok() ? job_in(*v, "unknown") : nullptr;
+    return k && u && k->bound_source == "average (no model)" && u->bound_source == "none (no model and no --bytes)";
+  }, milliseconds(5000)));
+  const auto shown = ctl({"qos", "status"});
+  CHECK(shown.out.find("average (no model)") != std::string::npos);
+}
+
+TEST_CASE("goals survive a kill -9 of the delegate, and the next delegate plans windows again") {
+  TestCluster tc(qos_cluster(2, 3));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  const auto set = ctl({"qos", "set", "survivor", "--runtime", "30m", "--bytes", "1G"});
+  REQUIRE_MESSAGE(set.status == 0, set.err);
+  // Every live member held it before the answer.
+  CHECK(set.out.find("kept by 3 metadata server") != std::string::npos);
+
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  // A goal set while the first delegate is down, on the next one.
+  CHECK(eventually([&] { return ctl({"qos", "set", "newcomer", "--runtime", "5m"}).status == 0; },
+                   milliseconds(15000)));
+  auto v = status_of(tc.config());
+  REQUIRE_MESSAGE(v.ok(), v.status().to_string());
+  CHECK(v->delegate == tc.config().mds.at(1).id);
+  CHECK(v->policy == "average");
+  CHECK(job_in(*v, "survivor") != nullptr);
+  CHECK(job_in(*v, "newcomer") != nullptr);
+  // The servers find the new coordinator and report to it.
+  CHECK(eventually([&] {
+    auto now = status_of(tc.config());
+    return now.ok() && now->servers.size() == 2;
+  }, milliseconds(8000)));
+  // The job's I/O gets a window from the new delegate.
+  CHECK(windowed_while_writing(tc, "survivor", "after-kill", 64 << 20, milliseconds(20000)));
+
+  // The killed member comes back, learns what changed while it was down,
+  // and is the delegate again.
+  REQUIRE(tc.cluster().restart_daemon("mds0").ok());
+  CHECK(eventually([&] {
+    auto now = status_of(tc.config());
+    return now.ok() && now->delegate == tc.config().mds.at(0).id && job_in(*now, "newcomer") && job_in(*now, "survivor");
+  }, milliseconds(15000)));
+}
+
+TEST_CASE("a storage server killed with SIGKILL while a goal is active reports again when it is back") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  REQUIRE(ctl({"qos", "set", "steady", "--runtime", "1h", "--bytes", "1G"}).status == 0);
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && v->servers.size() == 2;
+  }, milliseconds(5000)));
+  const uint32_t victim = tc.config().servers.at(1).id;
+  CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: enforcing the coordinator's windows") == 1; },
+                   milliseconds(5000)));
+  const size_t switched = count_in(log_of(tc, "server1"), "QoS: policy average");
+  REQUIRE(tc.cluster().kill_daemon("server1", SIGKILL).ok());
+  // The coordinator forgets a server that stopped reporting, keeps the goal.
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && v->servers.size() == 1 && job_in(*v, "steady");
+  }, milliseconds(8000)));
+  REQUIRE(tc.cluster().restart_daemon("server1").ok());
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && std::find(v->servers.begin(), v->servers.end(), victim) != v->servers.end();
+  }, milliseconds(8000)));
+  // Restarted with [qos] policy off, it takes the coordinator's policy and
+  // windows again (its log is appended to: count the lines).
+  CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: policy average") == switched + 1; },
+                   milliseconds(5000)));
+  CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: enforcing the coordinator's windows") == 2; },
+                   milliseconds(5000)));
+}
+
+TEST_CASE("a corrupt goals file costs a member its copy, not its start: the others' copies come back") {
+  TestCluster tc(qos_cluster(1, 3));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "set", "kept", "--runtime", "20m"}).status == 0);
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  const auto file = tc.config().mds.at(0).data_dir / "qos-goals";
+  REQUIRE(std::filesystem::exists(file));
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << "pvfs-qos-goals 1\nversion 99\npolicy -\ngoal kept 1200000 0 0\nchecksum 0123456789abcdef\n";
+  }
+  REQUIRE(tc.cluster().restart_daemon("mds0").ok());
+  CHECK(log_of(tc, "mds0").find("QoS goals not loaded") != std::string::npos);
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && v->delegate == tc.config().mds.at(0).id && job_in(*v, "kept");
+  }, milliseconds(15000)));
+  // And it wrote the good copy back.
+  CHECK(read_text(file).find("checksum 0123456789abcdef") == std::string::npos);
+}
+
+}  // namespace pvfs::test

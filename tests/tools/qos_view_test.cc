@@ -1,0 +1,61 @@
+// pvfs-ctl qos's pure parts (utils/ctl/qos_view.h): durations and start
+// times as users type them, and the status rendering.
+#include <doctest/doctest.h>
+
+#include "utils/ctl/qos_view.h"
+
+namespace pvfs {
+
+using std::chrono::milliseconds;
+
+TEST_CASE("qos durations read as users write them, and anything else is refused saying how to write one") {
+  CHECK(parse_qos_duration("90s").value() == milliseconds(90000));
+  CHECK(parse_qos_duration("10m").value() == milliseconds(600000));
+  CHECK(parse_qos_duration("1h30m").value() == milliseconds(5400000));
+  CHECK(parse_qos_duration("500ms").value() == milliseconds(500));
+  CHECK(parse_qos_duration("120").value() == milliseconds(120000));
+  for (const char* bad : {"", "0", "0s", "10x", "m", "-5s", "1.5h", "99999999999s"}) {
+    auto r = parse_qos_duration(bad);
+    CHECK_MESSAGE(r.code() == Errc::invalid_argument, bad);
+    CHECK(r.status().detail().find("90s, 10m") != std::string::npos);
+  }
+}
+
+TEST_CASE("qos start times: now, relative, seconds since 1970 and UTC dates") {
+  const int64_t now = 1'764'201'600'000;  // 2025-11-27T00:00:00Z
+  CHECK(parse_qos_start("now", now).value() == now);
+  CHECK(parse_qos_start("+30s", now).value() == now + 30000);
+  CHECK(parse_qos_start("1764201600", now).value() == now);
+  CHECK(parse_qos_start("2025-11-27T00:00:00Z", now).value() == now);
+  CHECK(parse_qos_start("2025-11-27T00:01:00", now).value() == now + 60000);
+  CHECK(parse_qos_start("tomorrow", now).code() == Errc::invalid_argument);
+  CHECK(parse_qos_start("+", now).code() == Errc::invalid_argument);
+}
+
+TEST_CASE("qos status marks a job behind its goal and says where its bound comes from") {
+  QosView v;
+  v.delegate = 1;
+  v.policy = "ushape";
+  v.period_ms = 1000;
+  v.epoch_ms = 100;
+  v.replicas = 3;
+  QosJobRow late;
+  late.job = "late";
+  late.runtime_ms = 60000;
+  late.start_unix_ms = 1;
+  late.elapsed_ms = 50000;
+  late.projected_ms = 80000;
+  late.bound_bps = 1 << 20;
+  late.bound_source = "average (no model)";
+  late.behind = true;
+  v.jobs.push_back(late);
+  const std::string out = render_qos_status(v);
+  CHECK(out.find("policy ushape") != std::string::npos);
+  CHECK(out.find("held by 3 member(s)") != std::string::npos);
+  CHECK(out.find("average (no model)") != std::string::npos);
+  CHECK(out.find("BEHIND") != std::string::npos);
+  CHECK(render_qos_json(v).find("\"behind\":true") != std::string::npos);
+  CHECK(render_qos_list(QosView{}) == "no QoS goals\n");
+}
+
+}  // namespace pvfs

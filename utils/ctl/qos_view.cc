@@ -1,0 +1,189 @@
+#include "utils/ctl/qos_view.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include <asio.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "shared/proto/mds.capnp.h"
+#include "shared/rpc/connection.h"
+#include "shared/rpc/run_sync.h"
+#include "shared/text_format.h"
+#include "utils/ctl/ctl_format.h"
+
+namespace pvfs {
+
+namespace mp = proto::mds;
+
+namespace {
+
+asio::awaitable<Result<QosView>> ask_one(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
+                                         const QosAction& action) {
+  auto conn = co_await rpc::Connection::connect(at, key, timeout);
+  if (!conn) co_return conn.status();
+  (*conn)->start({});
+  rpc::OutMessage out;
+  auto req = out.init_body<mp::Request>();
+  switch (action.kind) {
+    case QosAction::Kind::status: req.setQosStatus(); break;
+    case QosAction::Kind::clear: req.setQosClear(action.job); break;
+    case QosAction::Kind::policy: req.setQosPolicy(action.policy); break;
+    case QosAction::Kind::set: {
+      auto g = req.initQosSet();
+      g.setJob(action.job);
+      g.setRuntimeMs(action.runtime_ms);
+      g.setStartUnixMs(action.start_unix_ms);
+      g.setBytes(action.bytes);
+      break;
+    }
+  }
+  auto reply = co_await (*conn)->call(out, {}, timeout);
+  (*conn)->close();
+  if (!reply) co_return reply.status();
+  auto body = (*reply)->body<mp::Reply>();
+  if (!body.isQos()) co_return Status(Errc::io, "unexpected reply to a QoS request");
+  auto s = body.getQos();
+  QosView v;
+  v.delegate = s.getDelegate();
+  v.policy = s.getPolicy();
+  v.period_ms = s.getPeriodMs();
+  v.epoch_ms = s.getEpochMs();
+  v.version = s.getVersion();
+  v.replicas = s.getReplicas();
+  for (uint32_t id : s.getServers()) v.servers.push_back(id);
+  for (auto j : s.getJobs()) {
+    QosJobRow r;
+    r.job = j.getJob();
+    r.runtime_ms = j.getRuntimeMs();
+    r.start_unix_ms = j.getStartUnixMs();
+    r.bytes = j.getBytes();
+    r.elapsed_ms = j.getElapsedMs();
+    r.projected_ms = j.getProjectedMs();
+    r.bound_bps = j.getBoundBps();
+    r.bound_source = j.getBoundSource();
+    r.throughput_bps = j.getThroughputBps();
+    r.bytes_done = j.getBytesDone();
+    r.window_ms = j.getWindowMs();
+    r.dedicated = j.getDedicated();
+    r.loss_ms = j.getLossMs();
+    r.cut_ms = j.getCutMs();
+    r.behind = j.getBehind();
+    v.jobs.push_back(std::move(r));
+  }
+  for (auto w : s.getWindows()) v.windows.push_back({w.getKind(), w.getJob(), w.getLengthNs()});
+  v.plan_start_unix_ns = s.getPlanStartUnixNs();
+  co_return v;
+}
+
+std::string duration_cell(uint64_t ms) {
+  if (ms < 10000) return fmt::format("{} ms", ms);
+  if (ms < 600000) return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000);
+  return fmt::format("{}m{:02}s", ms / 60000, (ms / 1000) % 60);
+}
+
+std::string rate_cell(double bps) { return bps > 0 ? ctl::human_bytes(static_cast<uint64_t>(bps)) + "/s" : "-"; }
+
+}  // namespace
+
+Result<std::chrono::milliseconds> parse_qos_duration(std::string_view text) { return parse_duration(text); }
+
+Result<int64_t> parse_qos_start(std::string_view text, int64_t now_unix_ms) {
+  if (text == "now") return now_unix_ms;
+  if (!text.empty() && text[0] == '+') {
+    auto d = parse_qos_duration(text.substr(1));
+    if (!d) return d.status();
+    return now_unix_ms + d->count();
+  }
+  if (!text.empty() && text.size() <= 12 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return static_cast<int64_t>(std::stoll(std::string(text))) * 1000;
+  std::string s(text);
+  if (!s.empty() && s.back() == 'Z') s.pop_back();
+  struct tm tm = {};
+  const char* end = ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || *end != '\0')
+    return Status(Errc::invalid_argument,
+                  fmt::format("\"{}\" is not a start time: say now, +DURATION, seconds since 1970, or "
+                              "YYYY-MM-DDTHH:MM:SS (UTC)",
+                              text));
+  return static_cast<int64_t>(::timegm(&tm)) * 1000;
+}
+
+Result<QosView> qos_call(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
+                         const QosAction& action) {
+  std::vector<DaemonEntry> members = config.mds;
+  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  Status last(Errc::unavailable, "the config names no metadata server");
+  for (const auto& m : members) {
+    auto view = rpc::run_sync(ask_one(m.address, key, timeout, action));
+    if (view || (view.code() != Errc::unavailable && view.code() != Errc::timeout)) return view;
+    last = Status(view.code(), fmt::format("mds {}: {}", m.id, view.status().detail()));
+  }
+  return last;
+}
+
+std::string render_qos_list(const QosView& v) {
+  if (v.jobs.empty()) return "no QoS goals\n";
+  std::vector<std::vector<std::string>> rows = {{"job", "runtime", "start", "bytes"}};
+  for (const auto& j : v.jobs)
+    rows.push_back({j.job, duration_cell(j.runtime_ms),
+                    j.start_unix_ms > 0 ? fmt::format("{}", j.start_unix_ms / 1000) : "at first I/O",
+                    j.bytes > 0 ? ctl::human_bytes(j.bytes) : "-"});
+  return ctl::table(rows, {1, 3});
+}
+
+std::string render_qos_status(const QosView& v) {
+  std::string out = fmt::format("QoS coordinator on mds {}: policy {}, period {} ms, epoch {} ms; goals version {}, "
+                                "held by {} member(s); {} storage server(s) reporting{}\n",
+                                v.delegate, v.policy, v.period_ms, v.epoch_ms, v.version, v.replicas,
+                                v.servers.size(),
+                                v.servers.empty() ? std::string() : fmt::format(" ({})", fmt::join(v.servers, ",")));
+  if (v.jobs.empty()) return out + "no QoS goals: every job is best effort\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"job", "goal", "elapsed", "projected", "bound", "source", "last period", "window", "loss", ""}};
+  for (const auto& j : v.jobs)
+    rows.push_back({j.job, duration_cell(j.runtime_ms), j.start_unix_ms > 0 ? duration_cell(j.elapsed_ms) : "not started",
+                    j.projected_ms > 0 ? duration_cell(j.projected_ms) : "?", rate_cell(j.bound_bps), j.bound_source,
+                    rate_cell(j.throughput_bps),
+                    j.dedicated ? fmt::format("{:.0f} ms", j.window_ms) : std::string("shared"),
+                    fmt::format("{:.0f} ms", j.loss_ms), j.behind ? "BEHIND" : ""});
+  out += ctl::table(rows, {1, 2, 3, 4, 6, 7, 8});
+  if (!v.windows.empty()) {
+    std::vector<std::string> cells;
+    for (const auto& w : v.windows)
+      cells.push_back(fmt::format("{}{} {:.0f} ms", w.kind, w.job.empty() ? "" : " " + w.job,
+                                  static_cast<double>(w.length_ns) / 1e6));
+    out += fmt::format("plan: {}\n", fmt::join(cells, ", "));
+  }
+  return out;
+}
+
+std::string render_qos_json(const QosView& v) {
+  std::string jobs;
+  for (size_t i = 0; i < v.jobs.size(); ++i) {
+    const auto& j = v.jobs[i];
+    jobs += fmt::format(
+        "{}{{\"job\":{},\"runtime_ms\":{},\"start_unix_ms\":{},\"bytes\":{},\"elapsed_ms\":{},\"projected_ms\":{},"
+        "\"bound_bytes_per_s\":{},\"bound_source\":{},\"throughput_bytes_per_s\":{},\"bytes_done\":{},"
+        "\"window_ms\":{},\"dedicated\":{},\"loss_ms\":{},\"cut_ms\":{},\"behind\":{}}}",
+        i ? "," : "", json_string(j.job), j.runtime_ms, j.start_unix_ms, j.bytes, j.elapsed_ms, j.projected_ms,
+        j.bound_bps, json_string(j.bound_source), j.throughput_bps, j.bytes_done, j.window_ms,
+        j.dedicated ? "true" : "false", j.loss_ms, j.cut_ms, j.behind ? "true" : "false");
+  }
+  std::string windows;
+  for (size_t i = 0; i < v.windows.size(); ++i)
+    windows += fmt::format("{}{{\"kind\":{},\"job\":{},\"length_ns\":{}}}", i ? "," : "", json_string(v.windows[i].kind),
+                           json_string(v.windows[i].job), v.windows[i].length_ns);
+  return fmt::format(
+      "{{\"delegate\":{},\"policy\":{},\"period_ms\":{},\"epoch_ms\":{},\"version\":{},\"replicas\":{},"
+      "\"servers\":[{}],\"jobs\":[{}],\"plan\":{{\"start_unix_ns\":{},\"windows\":[{}]}}}}\n",
+      v.delegate, json_string(v.policy), v.period_ms, v.epoch_ms, v.version, v.replicas, fmt::join(v.servers, ","),
+      jobs, v.plan_start_unix_ns, windows);
+}
+
+}  // namespace pvfs
