@@ -83,14 +83,30 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
   const std::shared_ptr<rpc::Peer> held = servers.at(server.value);
   rpc::Peer& peer = *held;
   const auto deadline = rpc::Clock::now() + timeout;
+  // A server this client could not reach a moment ago fails the call at
+  // once (ServerReachability): a dead server costs one timeout, not one
+  // per call (and the kernel retries a failed read).
+  auto how = reachability.how(server.value, rpc::Clock::now());
+  if (how == ServerReachability::Try::not_at_all)
+    co_return Status(Errc::io, fmt::format("storage server {} ({}) is unreachable (failed just before)",
+                                           server.value, peer.address().to_string()));
+  bool refused = false;  // a connection attempt failed: not merely slow
   for (;;) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
-    if (left <= milliseconds(0))
+    if (left <= milliseconds(0)) {
+      if (refused) reachability.unreachable(server.value, rpc::Clock::now());
       co_return Status(Errc::io, fmt::format("storage server {} ({}) did not answer in time",
                                              server.value, peer.address().to_string()));
+    }
     auto conn = co_await peer.connection();
     if (!conn) {
       if (conn.code() == Errc::access_denied) co_return conn.status();
+      refused = true;
+      if (how == ServerReachability::Try::once) {
+        reachability.unreachable(server.value, rpc::Clock::now());
+        co_return Status(Errc::io, fmt::format("storage server {} ({}) is unreachable: {}", server.value,
+                                               peer.address().to_string(), conn.status().to_string()));
+      }
       co_await pause(std::min(kRetryPause, left));
       continue;
     }
@@ -99,6 +115,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
       co_await pause(std::min(kRetryPause, left));
       continue;
     }
+    reachability.reached(server.value);
     if (reply.code() == Errc::timeout)
       co_return Status(Errc::io, fmt::format("storage server {} ({}): {}", server.value,
                                              peer.address().to_string(), reply.status().to_string()));
@@ -119,6 +136,7 @@ asio::awaitable<Status> Client::Impl::refresh_servers() {
     auto it = servers.find(info.id.value);
     if (it == servers.end() || !(it->second->address() == *ep)) {
       if (it != servers.end()) it->second->close();
+      reachability.reached(info.id.value);  // a new address: nothing known of it
       servers[info.id.value] = std::make_shared<rpc::Peer>(io.get_executor(), *ep,
                                                            rpc::Auth(key, {}, config.encrypt),
                                                            milliseconds(config.connect_timeout_ms));

@@ -76,14 +76,15 @@ struct InodeState {
   Layout layout;
   uint64_t size = 0;        // max(size seen from the MDS, end of writes made here)
   bool size_dirty = false;  // writes made here not yet published to the MDS
+  bool blocks_dirty = false;  // fallocate here changed the allocation: publish a fresh count
   uint64_t writes = 0;      // bumped by every write; a flush only clears what it saw
   int open_count = 0;
   bool unlinked = false;    // last link removed while open: data kept until last close
   // (object index, server) pairs that hold fragments written here since the
   // last fsync: fsync must reach them too.
   std::set<std::pair<uint32_t, uint32_t>> fragment_servers;
-  // Objects known to exist: written here, or made empty for a hole a write
-  // past the end left (client_space.cc).
+  // Objects known to exist: written here, reserved by fallocate, or made
+  // empty for a hole a write past the end left (client_space.cc).
   std::set<uint32_t> objects_made;
   // Set from the first write until the last close: this client has told the
   // MDS that it writes the file (or is telling it), so that the MDS sets the
@@ -207,7 +208,8 @@ class Client {
   asio::awaitable<Result<ReadData>> read_buffers(const Credentials& who, OpenFile& file,
                                                  uint64_t offset, size_t length);
   // Publishes the size and mtime of writes made through this client
-  // (close-to-open): called at every close(2). When `file` is the only open
+  // (close-to-open), with the blocks the storage servers now hold for the
+  // file (Attr::blocks): called at every close(2). When `file` is the only open
   // description of its inode here, also tells the MDS that this client
   // stops writing it (a later write announces itself again).
   asio::awaitable<Status> flush(const Credentials& who, OpenFile& file);
@@ -237,10 +239,12 @@ class Client {
   // (SEEK_DATA) no data follows it: ENXIO.
   asio::awaitable<Result<std::optional<uint64_t>>> seek(const Credentials& who, OpenFile& file,
                                                         uint64_t offset, bool hole);
-  // 512-byte blocks the objects of regular file `attr` occupy on the storage
-  // servers (their own and redirected ranges), for st_blocks. Errors: as a
-  // storage request, timeout after `timeout`.
-  asio::awaitable<Result<uint64_t>> allocated_blocks(const Credentials& who, const Attr& attr,
+  // 512-byte blocks the objects of open file `state` occupy on the storage
+  // servers (their own and redirected ranges), for st_blocks: asks the
+  // objects that can hold bytes (below the size, or known to exist here).
+  // Errors: as a storage request, timeout after `timeout`.
+  asio::awaitable<Result<uint64_t>> allocated_blocks(const Credentials& who,
+                                                     std::shared_ptr<InodeState> state,
                                                      std::chrono::milliseconds timeout);
   // Closes one open file description; the last one for an unlinked file frees its data.
   asio::awaitable<Status> release(const Credentials& who, std::shared_ptr<OpenFile> file);
@@ -308,7 +312,10 @@ class Client {
   // Publishes the size if writes made it dirty; `closing`: the caller is
   // closing the last description here, so the MDS also learns that this
   // client stops writing the file (unless writes are still in flight).
-  asio::awaitable<Status> publish(const Credentials& who, OpenFile& file, bool closing);
+  // `count_blocks`: also count and publish the blocks the servers hold (one
+  // stat per object that can hold bytes; a count that fails is left out).
+  asio::awaitable<Status> publish(const Credentials& who, OpenFile& file, bool closing,
+                                  bool count_blocks = true);
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<Impl> impl_;

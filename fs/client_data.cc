@@ -5,7 +5,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -225,7 +228,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   state.size_dirty = true;
   ++state.writes;
   if (sync) {
-    Status published = co_await publish(who, file, false);
+    Status published = co_await publish(who, file, false, false);
     if (!published.ok()) co_return published;
     // O_SYNC and O_DSYNC: a size the data needs must be durable too.
     if (state.size > size_before) {
@@ -344,25 +347,44 @@ asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {
   co_return co_await publish(who, file, file.inode->open_count <= 1);
 }
 
-asio::awaitable<Status> Client::publish(const Credentials& who, OpenFile& file, bool closing) {
+asio::awaitable<Status> Client::publish(const Credentials& who, OpenFile& file, bool closing,
+                                        bool count_blocks) {
   auto state = file.inode;
   // Writes still in flight keep the announcement: they may not be published yet.
   const bool stops = closing && state->writer && state->writes_in_flight == 0;
-  if (!state->size_dirty && !stops) co_return Status{};
+  if (!state->size_dirty && !state->blocks_dirty && !stops) co_return Status{};
   const uint64_t writes_seen = state->writes;
   const bool dirty = state->size_dirty;
+  std::optional<uint64_t> blocks;
+  if ((dirty || state->blocks_dirty) && count_blocks) {
+    // Counted after the writes were acknowledged, so the servers have
+    // allocated for them. Without a count the MDS keeps its old one: `du`
+    // is then stale, nothing else.
+    state->blocks_dirty = false;
+    auto counted = co_await allocated_blocks(who, state, impl_->blocks_timeout());
+    if (counted)
+      blocks = *counted;
+    else
+      state->blocks_dirty = true;
+  }
   // Cleared before sending: a write that starts meanwhile announces itself again.
-  if (stops) state->writer.reset();
+  if (stops && state->writes_in_flight == 0) state->writer.reset();
+  const bool stopping = stops && !state->writer;
+  if (!dirty && !blocks && !stopping) co_return Status{};
   rpc::OutMessage out;
   auto u = impl_->begin_mds(out, who).initUpdateSize();
   u.setIno(state->ino.value);
   u.setSize(state->size);
   u.setTouchMtime(dirty);
-  if (stops) u.setWriter(mp::Request::UpdateSize::Writer::STOPS);
+  if (blocks) u.setBlocks(static_cast<int64_t>(std::min<uint64_t>(*blocks, INT64_MAX)));
+  if (stopping) u.setWriter(mp::Request::UpdateSize::Writer::STOPS);
   auto reply = co_await impl_->call_mds(out, true);
   // Only the announcement ending, lost: nothing of the caller's is at
   // stake (the MDS drops it with the connection), so close succeeds.
-  if (!reply) co_return dirty ? reply.status() : Status{};
+  if (!reply) {
+    if (blocks) state->blocks_dirty = true;
+    co_return dirty ? reply.status() : Status{};
+  }
   if (dirty && state->writes == writes_seen) state->size_dirty = false;
   co_return Status{};
 }

@@ -4,6 +4,7 @@
 // Everything here runs on the client's single io thread.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "fs/client.h"
 #include "fs/mds_router.h"
+#include "fs/server_reachability.h"
 #include "policy/dispatch/dispatcher.h"
 #include "policy/dispatch/load_memory.h"
 #include "shared/proto/mds.capnp.h"
@@ -115,6 +117,9 @@ struct Client::Impl {
   const Config& config;
   Secret key;
   milliseconds timeout;
+  // How long a close waits for the servers' block counts (st_blocks) before
+  // it publishes the size without them: a slow server must not hold up close.
+  milliseconds blocks_timeout() const { return std::min(timeout, milliseconds(1000)); }
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
   MdsRouter router;
@@ -134,6 +139,8 @@ struct Client::Impl {
   // server that moved while calls may still be waiting on the old one.
   std::map<uint32_t, std::shared_ptr<rpc::Peer>> servers;
   std::map<uint32_t, StorageServer> server_info;
+  // Servers a call could not reach: later calls to them fail fast.
+  ServerReachability reachability{milliseconds(1000)};
   std::map<InodeId, std::weak_ptr<InodeState>> open_inodes;
 
   // Extended attributes (and their absence) seen recently, kept for the

@@ -57,12 +57,20 @@ asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file
       co_return reply.status();
     }(*impl_, layout.servers[j], state->ino, j, from, to, mode == Falloc::punch, origin_of(who)));
   }
+  if (mode != Falloc::punch)
+    for (uint32_t j = 0; j < layout.stripe_count(); ++j)
+      if (object_size_for_file_size(layout, j, offset) < object_size_for_file_size(layout, j, end))
+        state->objects_made.insert(j);
   Status st = co_await rpc::run_all(std::move(tasks));
-  if (!st.ok() || mode != Falloc::allocate || end <= state->size) co_return st;
-  state->size = end;
-  state->size_dirty = true;
-  ++state->writes;
-  co_return co_await flush(who, file);
+  // Even a failed call may have reserved or freed some objects' ranges.
+  state->blocks_dirty = true;
+  if (st.ok() && mode == Falloc::allocate && end > state->size) {
+    state->size = end;
+    state->size_dirty = true;
+    ++state->writes;
+  }
+  Status published = co_await publish(who, file, false);
+  co_return st.ok() ? published : st;
 }
 
 asio::awaitable<Result<std::optional<uint64_t>>> Client::seek(const Credentials& who, OpenFile& file,
@@ -108,12 +116,17 @@ asio::awaitable<Result<std::optional<uint64_t>>> Client::seek(const Credentials&
   co_return first;
 }
 
-asio::awaitable<Result<uint64_t>> Client::allocated_blocks(const Credentials& who, const Attr& attr,
+asio::awaitable<Result<uint64_t>> Client::allocated_blocks(const Credentials& who,
+                                                           std::shared_ptr<InodeState> state,
                                                            std::chrono::milliseconds timeout) {
-  if (!attr.layout.valid()) co_return uint64_t{0};
-  auto blocks = std::make_shared<std::vector<uint64_t>>(attr.layout.stripe_count(), 0);
+  const Layout layout = state->layout;
+  if (!layout.valid()) co_return uint64_t{0};
+  auto blocks = std::make_shared<std::vector<uint64_t>>(layout.stripe_count(), 0);
   std::vector<asio::awaitable<Status>> tasks;
-  for (uint32_t j = 0; j < attr.layout.stripe_count(); ++j)
+  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
+    // An object past the end that nothing made here holds nothing to count
+    // (a small file on a wide stripe asks one server, not all).
+    if (object_size_for_file_size(layout, j, state->size) == 0 && !state->objects_made.count(j)) continue;
     tasks.push_back([](Impl& impl, ServerId server, InodeId ino, uint32_t index, rpc::Origin origin,
                        std::chrono::milliseconds timeout,
                        std::shared_ptr<std::vector<uint64_t>> blocks) -> asio::awaitable<Status> {
@@ -124,7 +137,8 @@ asio::awaitable<Result<uint64_t>> Client::allocated_blocks(const Credentials& wh
       if (!reply) co_return reply.status();
       (*blocks)[index] = (*reply)->body<sp::Reply>().getStat().getBlocks();
       co_return Status{};
-    }(*impl_, attr.layout.servers[j], attr.ino, j, origin_of(who), timeout, blocks));
+    }(*impl_, layout.servers[j], state->ino, j, origin_of(who), timeout, blocks));
+  }
   Status st = co_await rpc::run_all(std::move(tasks));
   if (!st.ok()) co_return st;
   uint64_t total = 0;

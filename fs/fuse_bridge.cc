@@ -24,7 +24,7 @@ namespace fuse {
 // ---- helpers -------------------------------------------------------------
 
 void attach_handle(fuse_file_info* fi, std::shared_ptr<OpenFile> file, Credentials opener) {
-  auto* handle = new FileHandle{std::move(file), std::move(opener)};
+  auto* handle = new FileHandle{std::move(file), std::move(opener), {}};
   fi->fh = reinterpret_cast<uintptr_t>(handle);
 }
 
@@ -51,7 +51,7 @@ struct stat to_stat(const Attr& attr) {
   st.st_blksize = attr.layout.stripe_size > 0 && S_ISREG(attr.mode)
                       ? static_cast<blksize_t>(attr.layout.stripe_size)
                       : 4096;
-  st.st_blocks = static_cast<blkcnt_t>((attr.size + 511) / 512);
+  st.st_blocks = static_cast<blkcnt_t>(attr.blocks.value_or((attr.size + 511) / 512));
   st.st_atim = {attr.atime.sec, attr.atime.nsec};
   st.st_mtim = {attr.mtime.sec, attr.mtime.nsec};
   st.st_ctim = {attr.ctime.sec, attr.ctime.nsec};
@@ -304,38 +304,16 @@ void on_forget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 
 void on_forget_multi(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
-void reply_attr(Bridge& b, fuse_req_t req, const Attr& attr, std::optional<uint64_t> blocks = std::nullopt) {
+void reply_attr(Bridge& b, fuse_req_t req, const Attr& attr) {
   b.learn(attr);
   struct stat st = to_stat(attr);
-  if (blocks) st.st_blocks = static_cast<blkcnt_t>(*blocks);
   fuse_reply_attr(req, &st, b.attr_timeout_s());
-}
-
-// How long getattr waits for the servers' block counts before it answers
-// with the estimate from the size (a server down must not hang `ls -l`).
-constexpr std::chrono::milliseconds kBlocksTimeout{1000};
-
-// getattr, and for a regular file with data the blocks its objects take on
-// the servers (st_blocks; nullopt: use the estimate).
-asio::awaitable<Result<std::pair<Attr, std::optional<uint64_t>>>> getattr_with_blocks(Client& client,
-                                                                                       Credentials who,
-                                                                                       InodeId ino) {
-  auto attr = co_await client.getattr(who, ino);
-  if (!attr) co_return attr.status();
-  std::optional<uint64_t> blocks;
-  if (S_ISREG(attr->mode) && attr->size > 0) {
-    auto counted = co_await client.allocated_blocks(who, *attr, kBlocksTimeout);
-    if (counted) blocks = *counted;
-  }
-  co_return std::make_pair(*attr, blocks);
 }
 
 void on_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   Bridge& b = bridge(req);
-  b.spawn(req, "getattr", getattr_with_blocks(b.client(), b.credentials(req), InodeId(ino)),
-          [&b](fuse_req_t r, const std::pair<Attr, std::optional<uint64_t>>& got) {
-            reply_attr(b, r, got.first, got.second);
-          });
+  b.spawn(req, "getattr", call(b.client(), &Client::getattr, b.credentials(req), InodeId(ino)),
+          [&b](fuse_req_t r, const Attr& attr) { reply_attr(b, r, attr); });
 }
 
 Timespec to_timespec(const struct timespec& ts) {

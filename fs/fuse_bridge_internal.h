@@ -51,8 +51,8 @@ FileHandle& handle_of(const fuse_file_info* fi);
 std::unique_ptr<FileHandle> take_handle(fuse_file_info* fi);
 
 // Full attributes as the kernel wants them: st_blksize is the stripe size
-// (4096 for non-files), st_blocks counts 512-byte units of the size (an
-// estimate: getattr of a regular file puts the servers' count there).
+// (4096 for non-files), st_blocks is what the MDS recorded the servers had
+// allocated (Attr::blocks), or 512-byte units of the size when it has none.
 struct stat to_stat(const Attr& attr);
 
 // Replies with the errno for `status` (which must not be ok) and logs it.

@@ -32,6 +32,7 @@
 #include "config/config.h"
 #include "shared/log.h"
 #include "shared/mount_table.h"
+#include "shared/usage_error.h"
 
 namespace pvfs {
 namespace {
@@ -353,13 +354,7 @@ int main(int argc, char** argv) {
       "  pvfsmount -o secret=/etc/pvfs/secret.key,ro mds1:7000 /mnt/pvfs\n"
       "  mount -t fuse.pvfsmount mds1:7000 /mnt/pvfs -o secret=/etc/pvfs/secret.key\n"
       "    (mount(8) finds pvfsmount only once installed; see pvfsmount(8) for -t fuse.pvfs)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "pvfsmount: %s (see pvfsmount --help)\n", e.what());
-    return 2;
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app, argc, argv, "pvfsmount")) return *code;
   // For a mount helper, -f is mount(8)'s "fake": do everything but mount.
   if (as_helper && cl.foreground) return 0;
   return pvfs::run(cl);

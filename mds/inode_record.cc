@@ -5,6 +5,10 @@ namespace pvfs::mds {
 namespace {
 
 constexpr uint8_t kRecordVersion = 1;
+// Inode records gained the allocated blocks in version 2; version 1 ones
+// still decode, with the blocks not known.
+constexpr uint8_t kInodeVersion = 2;
+constexpr uint64_t kBlocksNotKnown = UINT64_MAX;
 
 class Writer {
  public:
@@ -155,7 +159,7 @@ Result<uint64_t> decode_u64(std::string_view bytes) {
 }
 
 std::string encode_inode(const InodeRecord& r) {
-  Writer w(kRecordVersion);
+  Writer w(kInodeVersion);
   const Attr& a = r.attr;
   w.u32(a.mode);
   w.u32(a.uid);
@@ -174,12 +178,14 @@ std::string encode_inode(const InodeRecord& r) {
   w.u32(r.policy.stripe_count);
   w.servers(r.policy.servers);
   w.str(r.target);
+  w.u64(r.attr.blocks.value_or(kBlocksNotKnown));
   return w.take();
 }
 
 Result<InodeRecord> decode_inode(InodeId ino, std::string_view bytes) {
   Reader rd(bytes);
-  if (!rd.version()) return corrupt("inode");
+  const uint8_t version = rd.u8();
+  if (version != kRecordVersion && version != kInodeVersion) return corrupt("inode");
   InodeRecord r;
   Attr& a = r.attr;
   a.ino = ino;
@@ -200,6 +206,8 @@ Result<InodeRecord> decode_inode(InodeId ino, std::string_view bytes) {
   r.policy.stripe_count = rd.u32();
   r.policy.servers = rd.servers();
   r.target = rd.str();
+  if (version == kInodeVersion)
+    if (const uint64_t blocks = rd.u64(); blocks != kBlocksNotKnown) a.blocks = blocks;
   if (!rd.done()) return corrupt("inode");
   return r;
 }

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "shared/rpc/rpc_server.h"
+#include "shared/usage_error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-mds: a pvfs metadata server (the namespace in LMDB).\n"
@@ -39,13 +40,7 @@ int main(int argc, char** argv) {
                  "with --slowdown: the service time of one request at F = 1, in microseconds")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "pvfs-mds: %s (see pvfs-mds --help)\n", e.what());
-    return 2;
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app, argc, argv, "pvfs-mds")) return *code;
 
   auto boot = pvfs::daemon::boot("pvfs-mds", pvfs::daemon::Role::mds, config_path,
                                  id_option->count() ? std::optional<uint32_t>(id) : std::nullopt, verbose);

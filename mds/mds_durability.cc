@@ -140,6 +140,7 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   const Attr asked = *attr;
   const Layout layout = attr->layout;
   std::vector<uint64_t> ends(layout.stripe_count(), 0);
+  std::vector<uint64_t> blocks(layout.stripe_count(), 0);
   std::vector<asio::awaitable<Status>> asks;
   for (uint32_t i = 0; i < layout.stripe_count(); ++i) {
     std::shared_ptr<rpc::Peer> peer = storage_peer(layout.servers[i]);
@@ -147,7 +148,7 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
       co_return Status(Errc::unavailable,
                        fmt::format("storage server {} is unknown", layout.servers[i].value));
     asks.push_back([](std::shared_ptr<rpc::Peer> p, InodeId ino, Layout layout, uint32_t index,
-                      uint64_t& end, milliseconds timeout) -> asio::awaitable<Status> {
+                      uint64_t& end, uint64_t& blocks, milliseconds timeout) -> asio::awaitable<Status> {
       rpc::OutMessage out;
       auto o = out.init_body<proto::storage::Request>().initStat();
       o.setIno(ino.value);
@@ -158,8 +159,9 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
       // only redirect entries: dataEnd counts them either way.
       auto stat = (*reply)->body<proto::storage::Reply>().getStat();
       end = file_size_for_object_size(layout, index, std::max(stat.getSize(), stat.getDataEnd()));
+      blocks = stat.getBlocks();
       co_return Status{};
-    }(peer, ino, layout, i, ends[i], milliseconds(config_.rpc_timeout_ms)));
+    }(peer, ino, layout, i, ends[i], blocks[i], milliseconds(config_.rpc_timeout_ms)));
   }
   if (Status st = co_await rpc::run_all(std::move(asks)); !st.ok()) co_return st;
   const uint64_t end = *std::max_element(ends.begin(), ends.end());
@@ -174,7 +176,9 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   // may predate that change, so ask again.
   if (now->size != asked.size || now->mtime != asked.mtime || now->ctime != asked.ctime)
     co_return Status(Errc::again);
-  auto grown = store->update_size(ino, end, true, wall_now(clock_));
+  uint64_t allocated = 0;
+  for (uint64_t b : blocks) allocated += b;
+  auto grown = store->update_size(ino, end, true, wall_now(clock_), allocated);
   if (!grown) co_return grown.status();
   ++sizes_reconciled_;
   spdlog::info("inode {:#x}: its writer's connection ended before it published the size; set it "

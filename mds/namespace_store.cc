@@ -207,7 +207,10 @@ Result<Attr> NamespaceStore::mknod(const Caller& caller, InodeId parent, std::st
       return Status(Errc::not_permitted, "only root may create devices");
     auto child = new_inode(tx, caller, *dir, type | (mode & 07777), now);
     if (!child) return child.status();
-    if (type == S_IFREG) child->attr.layout = layout;
+    if (type == S_IFREG) {
+      child->attr.layout = layout;
+      child->attr.blocks = 0;
+    }
     if (type == S_IFCHR || type == S_IFBLK) child->attr.rdev = rdev;
     if (Status s = finish_create(tx, *dir, name, *child, now); !s.ok()) return s;
     return child->attr;
@@ -386,14 +389,15 @@ Result<Attr> NamespaceStore::check_open(const Caller& caller, InodeId ino, uint3
   return attr;
 }
 
-Result<Attr> NamespaceStore::update_size(InodeId ino, uint64_t size, bool touch_mtime,
-                                         Timespec now) {
+Result<Attr> NamespaceStore::update_size(InodeId ino, uint64_t size, bool touch_mtime, Timespec now,
+                                         std::optional<uint64_t> blocks) {
   return with_write(*t_, [&](NsTxn& tx) -> Result<Attr> {
     auto r = tx.inode(ino);
     if (!r) return r.status();
     if (S_ISDIR(r->attr.mode)) return Errc::is_dir;
     if (!S_ISREG(r->attr.mode)) return Status(Errc::invalid_argument, "size of a non-regular file");
     r->attr.size = std::max(r->attr.size, size);
+    if (blocks) r->attr.blocks = blocks;
     if (touch_mtime) r->attr.mtime = r->attr.ctime = now;
     if (Status s = tx.put_inode(*r); !s.ok()) return s;
     return r->attr;

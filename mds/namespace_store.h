@@ -140,10 +140,12 @@ class NamespaceStore {
   // is_dir when writing a directory; loop for a symlink; access_denied.
   Result<Attr> check_open(const Caller& caller, InodeId ino, uint32_t mask);
   // Records that regular file `ino` is at least `size` bytes (sizes only
-  // grow here); `touch_mtime` sets mtime and ctime to `now`. No permission
+  // grow here); `touch_mtime` sets mtime and ctime to `now`; `blocks`, when
+  // given, replaces the allocated blocks (Attr::blocks). No permission
   // check: the client checked when it opened the file. Errors: is_dir;
   // invalid_argument for another non-regular file.
-  Result<Attr> update_size(InodeId ino, uint64_t size, bool touch_mtime, Timespec now);
+  Result<Attr> update_size(InodeId ino, uint64_t size, bool touch_mtime, Timespec now,
+                           std::optional<uint64_t> blocks = std::nullopt);
 
   // Sets the policy directory `dir` hands to new files and subdirectories.
   // Errors: not_dir; not_permitted unless owner or root.

@@ -133,6 +133,10 @@ Result<Attr> apply_setattr(const Caller& caller, const Attr& current, const SetA
     if (!root) next.mode = without_setid(next.mode);
     if (change.size != current.size) next.mtime = now;
     next.size = change.size;
+    // Truncating frees the objects' bytes past the new end; until a writer
+    // publishes a fresh count, no more than the size can be allocated.
+    if (next.blocks && change.size < current.size)
+      next.blocks = std::min(*next.blocks, (change.size + 511) / 512);
   }
   if ((mask & kSetAtime) != 0) next.atime = change.atime;
   if ((mask & kSetMtime) != 0) next.mtime = change.mtime;

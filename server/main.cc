@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "shared/rpc/rpc_server.h"
+#include "shared/usage_error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pvfs-server: a pvfs storage server (objects on local disk).\n"
@@ -45,13 +46,7 @@ int main(int argc, char** argv) {
                "measure the data directory's write bandwidth per record size (for the elevator's "
                "deadlines), store it in DATA_DIR/bandwidth, print it and exit");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "pvfs-server: %s (see pvfs-server --help)\n", e.what());
-    return 2;
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app, argc, argv, "pvfs-server")) return *code;
 
   auto boot = pvfs::daemon::boot("pvfs-server", pvfs::daemon::Role::server, config_path,
                                  id_option->count() ? std::optional<uint32_t>(id) : std::nullopt, verbose);

@@ -39,6 +39,11 @@ struct Attr {
   // A hint from the MDS: the inode had no security.* xattrs when these
   // attributes were read (false: it had some, or the MDS did not say).
   bool no_security_xattrs = false;
+  // Regular files: 512-byte blocks the storage servers had allocated for the
+  // file's objects when a writer last published it (st_blocks; the MDS keeps
+  // it, see pvfsmount(8), SPACE). nullopt: not known (an inode recorded
+  // before the MDS kept it, or not a regular file): estimate from the size.
+  std::optional<uint64_t> blocks;
 };
 
 // Setattr field mask; the same values as shared/proto/mds.capnp.

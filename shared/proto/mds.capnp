@@ -30,6 +30,9 @@ struct Attr {
   ctime @9 :Timespec;
   layout @10 :Layout;     # regular files only
   noSecurityXattrs @11 :Bool;  # hint: no security.* xattrs when read (false: unknown)
+  blocks @12 :Int64 = -1; # regular files: 512-byte blocks the storage servers had allocated for
+                          # the file's objects when a writer last published it (st_blocks);
+                          # -1: not known (inodes older than the field): estimate from the size
 }
 
 # Which Setattr fields to apply (bit mask).
@@ -286,6 +289,9 @@ struct Request {
     size @1 :UInt64;              # new size is max(current, size): writers only grow a file
     touchMtime @2 :Bool;          # data was written: set mtime and ctime to now
     writer @3 :Writer;            # whether the sender starts or stops writing `ino` (below)
+    blocks @4 :Int64 = -1;        # 512-byte blocks the file's objects hold on the storage
+                                  # servers, as the sender counted them after its writes (Attr.blocks);
+                                  # -1: not counted, keep the recorded number
 
     # A client that writes a file says so before its first write is
     # acknowledged, and says when it stops, both over the connection it

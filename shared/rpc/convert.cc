@@ -1,5 +1,8 @@
 #include "shared/rpc/convert.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace pvfs::rpc {
 
 Timespec from_wire(proto::Timespec::Reader r) { return Timespec{r.getSec(), r.getNsec()}; }
@@ -66,6 +69,7 @@ Attr from_wire(proto::mds::Attr::Reader r) {
   a.ctime = from_wire(r.getCtime());
   if (r.hasLayout()) a.layout = from_wire(r.getLayout());
   a.no_security_xattrs = r.getNoSecurityXattrs();
+  if (r.getBlocks() >= 0) a.blocks = static_cast<uint64_t>(r.getBlocks());
   return a;
 }
 
@@ -82,6 +86,7 @@ void to_wire(const Attr& a, proto::mds::Attr::Builder b) {
   to_wire(a.ctime, b.initCtime());
   if (!a.layout.servers.empty()) to_wire(a.layout, b.initLayout());
   b.setNoSecurityXattrs(a.no_security_xattrs);
+  b.setBlocks(a.blocks ? static_cast<int64_t>(std::min<uint64_t>(*a.blocks, INT64_MAX)) : -1);
 }
 
 SetAttr from_wire(proto::mds::Request::Setattr::Reader r) {

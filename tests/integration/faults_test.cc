@@ -5,8 +5,14 @@
 #include <fcntl.h>
 #include <signal.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <map>
+#include <span>
+#include <string>
+#include <thread>
 
 #include <doctest/doctest.h>
 
@@ -188,6 +194,65 @@ TEST_CASE("a client facing a killed storage server gets an error within the RPC 
   CHECK(*live == kMiB);
   CHECK(pattern_mismatch(buf.span(0, kMiB), 8, live_stripe * kMiB) == std::nullopt);
   (void)s.release(file);
+}
+
+TEST_CASE("a read on the mount from a killed storage server fails within one RPC timeout, and the next at once") {
+  if (skip_without_fuse()) return;
+  constexpr uint32_t kTimeoutMs = 3000;
+  ClusterOptions options = with_servers(4);
+  options.rpc_timeout_ms = kTimeoutMs;
+  TestCluster cluster(options, true);
+  // Written by a client of its own, so the mount has nothing of it cached.
+  Session s(cluster.config());
+  auto [attr, file] = s.create(kRootInode, "f");
+  REQUIRE(attr.layout.stripe_count() == 4);
+  AlignedBuffer buf(4 * kMiB);
+  fill_pattern(buf.span(), 9, 0);
+  REQUIRE(s.write(*file, 0, buf.span()).ok());
+  REQUIRE(s.release(file).ok());
+  uint64_t dead_stripe = 0, live_stripe = 0;
+  for (uint32_t i = 0; i < 4; ++i) {
+    if (attr.layout.servers[i].value == 2) dead_stripe = i;
+    else live_stripe = i;
+  }
+  const std::string path = (cluster.mnt() / "f").string();
+  int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(cluster.cluster().kill_daemon("server2", SIGKILL).ok());
+
+  // The first read waits out the timeout (the server might be restarting);
+  // the kernel retries a failed read, and that retry, like every read of
+  // the dead server after it, fails at once instead of waiting again.
+  // Liveness bounds, not speed expectations: each is half a timeout above
+  // what it should take, and a timeout below what it took before.
+  std::string got(4096, '\0');
+  auto started = Clock::now();
+  errno = 0;
+  CHECK(::pread(fd, got.data(), got.size(), static_cast<off_t>(dead_stripe * kMiB)) == -1);
+  CHECK(errno == EIO);
+  CHECK(Clock::now() - started < milliseconds(kTimeoutMs * 3 / 2));
+
+  started = Clock::now();
+  errno = 0;
+  CHECK(::pread(fd, got.data(), got.size(), static_cast<off_t>(dead_stripe * kMiB + 512 * 1024)) == -1);
+  CHECK(errno == EIO);
+  CHECK(Clock::now() - started < milliseconds(kTimeoutMs / 2));
+
+  // The servers that are alive still serve their stripes.
+  CHECK(::pread(fd, got.data(), got.size(), static_cast<off_t>(live_stripe * kMiB)) ==
+        static_cast<ssize_t>(got.size()));
+  CHECK(pattern_mismatch(std::as_bytes(std::span(got)), 9, live_stripe * kMiB) == std::nullopt);
+  ::close(fd);
+
+  // Back after a restart: read again once the quiet second has passed.
+  REQUIRE(cluster.cluster().restart_daemon("server2").ok());
+  std::this_thread::sleep_for(milliseconds(1100));
+  fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  CHECK(::pread(fd, got.data(), got.size(), static_cast<off_t>(dead_stripe * kMiB)) ==
+        static_cast<ssize_t>(got.size()));
+  CHECK(pattern_mismatch(std::as_bytes(std::span(got)), 9, dead_stripe * kMiB) == std::nullopt);
+  ::close(fd);
 }
 
 TEST_CASE("a client facing a killed metadata server gets an error within the RPC timeout, not a hang") {

@@ -1,4 +1,4 @@
-// Real programs on a real pvfs mount: tar, make with gcc, git and rsync do
+// Real programs on a real pvfs mount: tar, make with gcc, git, rsync and du do
 // their ordinary jobs there, and the results are checked the way a user
 // would (exit statuses, program output, diff -r against the original).
 // A missing tool skips its case with a message outside CI and fails in CI
@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -285,4 +286,54 @@ TEST_CASE("rsync -a copies a tree into pvfs and back out unchanged, and a second
   const Run again_out = sh("rsync -a -i " + quote(dest + "/") + " " + quote(back + "/"));
   INFO("second rsync out itemizes: " << again_out.output);
   CHECK(again_out.output.empty());
+}
+
+namespace {
+
+// du's figures for `names` in `dir` (bytes, one per name), with `flags`.
+std::map<std::string, uint64_t> du_bytes(const std::string& dir, const std::string& flags,
+                                         const std::vector<std::string>& names) {
+  std::string command = "cd " + quote(dir) + " && du -B1 " + flags;
+  for (const auto& n : names) command += " " + n;
+  const Run r = sh(command);
+  INFO("du output: " << r.output);
+  REQUIRE(r.status == 0);
+  std::map<std::string, uint64_t> out;
+  std::istringstream lines(r.output);
+  uint64_t bytes = 0;
+  std::string name;
+  while (lines >> bytes >> name) out[name] = bytes;
+  REQUIRE(out.size() == names.size());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("du shows what the servers allocated: a sparse file takes nothing, a written one its size") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  if (!tools_or_skip({"du", "truncate", "dd"})) return;
+  Scratch s(*c, "du");
+  constexpr uint64_t kMiB = 1 << 20;
+  REQUIRE_RUN(sh("cd " + quote(s.pvfs()) +
+                 " && truncate -s 1G sparse"
+                 " && dd if=/dev/urandom of=written bs=1M count=8 status=none"
+                 " && truncate -s 100M holes && dd if=/dev/urandom of=holes bs=1M count=1 conv=notrunc status=none"));
+  const std::vector<std::string> names = {"sparse", "written", "holes"};
+  // On this mount (attributes cached from create, truncate and write) and
+  // on a second client, which learns them afresh by lookup and readdir.
+  SecondMount other(*c);
+  for (const std::string& dir : {s.pvfs(), other.view(s.pvfs())}) {
+    CAPTURE(dir);
+    const auto used = du_bytes(dir, "", names);
+    const auto apparent = du_bytes(dir, "--apparent-size", names);
+    CHECK(apparent.at("sparse") == 1024 * kMiB);
+    CHECK(used.at("sparse") < kMiB);
+    CHECK(apparent.at("written") == 8 * kMiB);
+    CHECK(used.at("written") >= 8 * kMiB);
+    CHECK(used.at("written") <= 12 * kMiB);
+    CHECK(apparent.at("holes") == 100 * kMiB);
+    CHECK(used.at("holes") >= kMiB);
+    CHECK(used.at("holes") < 8 * kMiB);
+  }
 }

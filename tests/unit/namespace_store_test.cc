@@ -46,7 +46,7 @@ Layout test_layout() { return Layout{1 << 16, {ServerId(3), ServerId(1)}}; }
 bool same(const Attr& a, const Attr& b) {
   return a.ino == b.ino && a.mode == b.mode && a.uid == b.uid && a.gid == b.gid &&
          a.size == b.size && a.nlink == b.nlink && a.rdev == b.rdev && a.atime == b.atime &&
-         a.mtime == b.mtime && a.ctime == b.ctime && a.layout == b.layout;
+         a.mtime == b.mtime && a.ctime == b.ctime && a.layout == b.layout && a.blocks == b.blocks;
 }
 
 SetAttr set_mode(uint32_t mode) {
@@ -219,6 +219,7 @@ TEST_CASE("inode records round-trip and every truncation or extension is corrupt
   r.next_seq = 12;
   r.policy = LayoutPolicy{4096, 2, {ServerId(8)}};
   r.target = "over/there";
+  r.attr.blocks = 2048;
   const std::string bytes = encode_inode(r);
   auto back = decode_inode(InodeId(77), bytes);
   REQUIRE(back.ok());
@@ -240,6 +241,24 @@ TEST_CASE("inode records round-trip and every truncation or extension is corrupt
   CHECK(*decode_seq(encode_seq(q)) == q);
   StoredServer srv{4, "h:1", 10, 5};
   CHECK(*decode_server(encode_server(srv)) == srv);
+}
+
+TEST_CASE("an inode record of the first format decodes with its allocated blocks not known") {
+  InodeRecord r;
+  r.attr.mode = S_IFREG | 0600;
+  r.attr.size = 4096;
+  r.attr.blocks = 8;
+  std::string bytes = encode_inode(r);
+  // The first format: version 1, no blocks after the symlink target.
+  bytes[0] = 1;
+  bytes.resize(bytes.size() - 8);
+  auto old = decode_inode(InodeId(3), bytes);
+  REQUIRE(old.ok());
+  CHECK(old->attr.size == 4096);
+  CHECK_FALSE(old->attr.blocks.has_value());
+  // Not known survives a round trip as not known.
+  r.attr.blocks.reset();
+  CHECK_FALSE(decode_inode(InodeId(3), encode_inode(r))->attr.blocks.has_value());
 }
 
 TEST_CASE_FIXTURE(Fixture, "a record that fails to decode is reported as corrupt") {
@@ -1107,6 +1126,21 @@ TEST_CASE_FIXTURE(Fixture, "update_size only grows a file and touches mtime on r
   CHECK(store->update_size(root, 1, false, tick()).code() == Errc::is_dir);
   auto l = store->symlink(kRoot, root, "l", "f", tick());
   CHECK(store->update_size(l->ino, 1, false, tick()).code() == Errc::invalid_argument);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a new file has no blocks; a writer's count is kept, and truncating caps it at the size") {
+  Attr f = file(kRoot, root, "f");
+  CHECK(f.blocks == std::optional<uint64_t>(0));
+  // A size alone (a writer that did not count) leaves the count.
+  CHECK(store->update_size(f.ino, 1 << 20, true, tick())->blocks == std::optional<uint64_t>(0));
+  CHECK(store->update_size(f.ino, 1 << 20, true, tick(), 2048)->blocks == std::optional<uint64_t>(2048));
+  CHECK(attr(f.ino).blocks == std::optional<uint64_t>(2048));
+  // Growing by truncate allocates nothing; shrinking frees what lies past the end.
+  CHECK(store->setattr(kRoot, f.ino, set_size(1 << 30), tick())->blocks == std::optional<uint64_t>(2048));
+  CHECK(store->setattr(kRoot, f.ino, set_size(1000), tick())->blocks == std::optional<uint64_t>(2));
+  CHECK(store->setattr(kRoot, f.ino, set_size(0), tick())->blocks == std::optional<uint64_t>(0));
+  // Directories have no count: the bridge estimates theirs.
+  CHECK_FALSE(attr(root).blocks.has_value());
 }
 
 // ---------------------------------------------------------------- layouts

@@ -36,6 +36,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "shared/usage_error.h"
 #include "utils/bench/bench_report.h"
 #include "utils/bench/md_phase.h"
 #include "utils/common/progress.h"
@@ -541,10 +542,7 @@ CLI::Validator size_transform() {
       "SIZE");
 }
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "pvfs-bench: %s (see pvfs-bench --help)\n", message.c_str());
-  return 2;
-}
+int usage_error(const std::string& message) { return pvfs::usage_error("pvfs-bench", message); }
 
 }  // namespace
 
@@ -593,12 +591,7 @@ int main(int argc, char** argv) {
                                                       "[0]")
       ->transform(size_transform());
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    return usage_error(e.what());
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app, argc, argv, "pvfs-bench")) return *code;
   if (o.transfer_bytes == 0) return usage_error("-t must be more than 0");
   if (o.block_bytes == 0) return usage_error("-b must be more than 0");
   if (o.block_bytes % o.transfer_bytes != 0)

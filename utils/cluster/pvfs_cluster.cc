@@ -9,6 +9,7 @@
 
 #include "shared/secret.h"
 #include "policy/health/health.h"
+#include "shared/usage_error.h"
 #include "utils/common/daemon_probe.h"
 #include "utils/common/health_probe.h"
 #include "utils/cluster/local_cluster.h"
@@ -112,13 +113,7 @@ int main(int argc, char** argv) {
                  argv[1]);
     return 2;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "pvfs-cluster: %s (see pvfs-cluster --help)\n", e.what());
-    return 2;
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app, argc, argv, "pvfs-cluster")) return *code;
 
   if (*up) {
     options.dir = dir;

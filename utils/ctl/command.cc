@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "shared/text_format.h"
+#include "shared/usage_error.h"
 #include "utils/ctl/ctl_format.h"
 
 namespace pvfs::ctl {
@@ -56,17 +57,10 @@ int Commands::run(int argc, char** argv) {
     std::vector<std::string_view> names;
     for (const CLI::App* c : app_.get_subcommands({})) names.push_back(c->get_name());
     const std::string close = closest_name(arg, names);
-    std::fprintf(stderr, "pvfs-ctl: unknown command '%s'%s (see pvfs-ctl --help)\n", argv[i],
-                 close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close).c_str());
-    return 2;
+    return usage_error("pvfs-ctl", fmt::format("unknown command '{}'{}", argv[i],
+                                               close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close)));
   }
-  try {
-    app_.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app_.exit(e);  // --help, --version
-    std::fprintf(stderr, "pvfs-ctl: %s (see pvfs-ctl --help)\n", e.what());
-    return 2;
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app_, argc, argv, "pvfs-ctl")) return *code;
   daemon_.timeout = std::chrono::milliseconds(timeout_ms_);
   if (const char* env = std::getenv("PVFS_CONFIG"); daemon_.config_path.empty() && env)
     daemon_.config_path = env;

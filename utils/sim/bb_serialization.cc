@@ -103,12 +103,6 @@ Result<Setup> make_setup(const Params& p) {
   return s;
 }
 
-bool partial(const Mix& mix) {
-  for (size_t j = 0; j < 3; ++j)
-    if (mix.count[j] != 0) return false;
-  return true;
-}
-
 // One job instance of a trial, in arrival order.
 struct Instance {
   const JobType* type;
@@ -123,7 +117,7 @@ struct Instance {
 std::vector<Instance> arrivals(const Mix& mix, const Setup& setup, Random rng) {
   std::vector<Instance> out;
   for (size_t j = 0; j < kJobs.size(); ++j)
-    for (uint32_t c = 0; c < mix.count[j]; ++c) out.push_back(Instance{&kJobs[j]});
+    for (uint32_t c = 0; c < mix.count[j]; ++c) out.push_back(Instance{&kJobs[j], 0, {}, 0});
   for (size_t i = out.size(); i > 1; --i) std::swap(out[i - 1], out[rng.below(i)]);
   uint32_t cursor = 0;
   for (size_t i = 0; i < out.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "shared/usage_error.h"
 #include "utils/sim/plot.h"
 #include "utils/sim/scenario.h"
 
@@ -127,13 +128,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("-q,--quick", options.quick, "scaled-down parameters: seconds instead of minutes");
   run_cmd->add_flag("--no-plot", no_plot, "write the CSV and the gnuplot script but do not run gnuplot");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "pvfs-sim: {} (see pvfs-sim --help)\n", e.what());
-    return 2;
-  }
+  if (auto code = pvfs::parse_command_line<CLI::ParseError>(app, argc, argv, "pvfs-sim")) return *code;
   if (*list_cmd) return list(scenarios, list_name);
   return run(scenarios, run_name, options, out_dir, !no_plot);
 }
