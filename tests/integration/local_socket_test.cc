@@ -44,10 +44,13 @@ std::string round_trip(const fs::path& file, const std::string& text) {
 
 }  // namespace
 
+// Three 1 MiB stripes and more: every one of the two servers holds a part.
+const size_t kFileBytes = (size_t{3} << 20) + 12345;
+
 TEST_CASE("a mount on the daemons' host reaches them over their local sockets") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(2), true);
-  const std::string text(300000, 'x');
+  const std::string text(kFileBytes, 'x');
   CHECK(round_trip(c.mnt() / "f", text) == text);
   // Each daemon's listener, plus at least the mount's connection to it.
   CHECK(sockets_named_for(c.config().mds.at(0).address) >= 2);
@@ -59,7 +62,7 @@ TEST_CASE("with [network] local_sockets = false the same mount uses TCP and work
   ClusterOptions options = with_servers(2);
   options.local_sockets = false;
   TestCluster c(options, true);
-  const std::string text(300000, 'y');
+  const std::string text(kFileBytes, 'y');
   CHECK(round_trip(c.mnt() / "f", text) == text);
   CHECK(sockets_named_for(c.config().mds.at(0).address) == 0);
   for (const auto& server : c.config().servers) CHECK(sockets_named_for(server.address) == 0);
