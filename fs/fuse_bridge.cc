@@ -291,9 +291,15 @@ namespace {
 void on_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Bridge& b = bridge(req);
   b.spawn(req, "lookup",
-          call(b.client(), &Client::lookup, b.credentials(req), InodeId(parent), std::string(name)),
-          [&b](fuse_req_t r, const Attr& attr) {
-            fuse_entry_param e = b.entry(attr);
+          call(b.client(), &Client::lookup_entry, b.credentials(req), InodeId(parent),
+               std::string(name)),
+          [&b](fuse_req_t r, const Client::Looked& found) {
+            // From statahead the attributes are already `age` old: the
+            // kernel keeps them only for what is left of the timeouts.
+            const double age_s = std::chrono::duration<double>(found.age).count();
+            fuse_entry_param e = b.entry(found.attr);
+            e.attr_timeout = std::max(0.0, e.attr_timeout - age_s);
+            e.entry_timeout = std::max(0.0, e.entry_timeout - age_s);
             fuse_reply_entry(r, &e);
           });
 }

@@ -267,6 +267,10 @@ int run(const CommandLine& cl) {
     background.emplace(std::move(*bg));
   }
 
+  // The client's own caches (post-op attributes, listings fetched ahead,
+  // statahead) live no longer than the kernel's.
+  if (options->attr_timeout_s) config->attr_timeout_s = *options->attr_timeout_s;
+  if (options->entry_timeout_s) config->entry_timeout_s = *options->entry_timeout_s;
   Runtime rt;
   auto client = Client::create(rt.io, *config);
   if (!client.ok()) return fail(message_of(client.status()));
