@@ -340,6 +340,7 @@ int main(int argc, char** argv) {
       "  allow_other             let other users use the mount [off]\n"
       "  no_default_permissions  let the kernel skip permission checks [default_permissions]\n"
       "  ro, rw                  read-only or read-write [rw]\n"
+      "  security_label          keep SELinux labels (security.selinux) [no_security_label]\n"
       "  jobid_var=NAME          environment variable naming the job [PVFS_JOBID, SLURM_JOB_ID]\n"
       "  secret=FILE             cluster key file (needed when CONFIG is host:port)\n"
       "  dispatch=POLICY         where write pieces go: fixed, random, two-choice, collab,\n"

@@ -9,12 +9,14 @@
 // Listings: the kernel reads a directory a few KiB at a time; pvfsmount
 // asks the MDS for hundreds of entries at once and answers the kernel's
 // next calls from them, but never with attributes older than a change this
-// mount made.
+// mount made. Without -o security_label the mount has no SELinux labels
+// and says so, so `ls -l` asks for none.
 // The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
 // $PVFS_CTL.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -250,6 +252,32 @@ TEST_CASE("statahead never answers for a name this mount removed, and never hide
   auto late = other.create(d->ino, "late");
   REQUIRE(other.release(late.second).ok());
   CHECK(::stat((dir / "late").c_str(), &st) == 0);
+}
+
+TEST_CASE("without security_label the mount has no SELinux labels, so ls -l stops asking for them") {
+  if (skip_without_fuse()) return;
+  TestCluster plain(with_servers(1), true);
+  const fs::path file = plain.mnt() / "f";
+  create_empty(file);
+  char value[64];
+  // EOPNOTSUPP, not ENODATA: coreutils then marks the file system as
+  // unlabeled and asks no more (one request per entry of ls -l before).
+  CHECK(::lgetxattr(file.c_str(), "security.selinux", value, sizeof value) < 0);
+  CHECK(errno == EOPNOTSUPP);
+  CHECK(::lsetxattr(file.c_str(), "security.selinux", "x", 1, 0) < 0);
+  CHECK(errno == EOPNOTSUPP);
+  // Other security.* names (file capabilities) are kept as before.
+  const unsigned char caps[20] = {0, 0, 0, 2};
+  REQUIRE(::lsetxattr(file.c_str(), "security.capability", caps, sizeof caps, 0) == 0);
+  CHECK(::lgetxattr(file.c_str(), "security.capability", value, sizeof value) == sizeof caps);
+
+  TestCluster labeled(with_servers(1), true, "security_label");
+  const fs::path other = labeled.mnt() / "g";
+  create_empty(other);
+  REQUIRE(::lsetxattr(other.c_str(), "security.selinux", "system_u:object_r:pvfs_t:s0", 27, 0) == 0);
+  const ssize_t n = ::lgetxattr(other.c_str(), "security.selinux", value, sizeof value);
+  REQUIRE(n == 27);
+  CHECK(std::string(value, 27) == "system_u:object_r:pvfs_t:s0");
 }
 
 }  // namespace pvfs::test
