@@ -89,6 +89,12 @@ struct Row {
   double ratio_all = 0;   // the same with every member that served any
 };
 
+// A member that ends an interval with this many requests outstanding is
+// saturated: a queue that long is 98.5% busy (M/M/1), and a member reads
+// at most 128 of one connection at a time, so a client's further requests
+// wait in the socket, unseen.
+constexpr uint64_t kSaturatedBacklog = 64;
+
 struct PolicyRun {
   std::string policy;
   std::vector<Row> rows;
@@ -100,6 +106,10 @@ struct PolicyRun {
   double steady_ratio = 0;      // mean worst/average
   double steady_ratio_all = 0;  // the same counting every member that served any
   double steady_max = 0;        // highest worst/average
+  // The part of the intervals in which some member ended holding at least
+  // kSaturatedBacklog requests: it cannot keep up, whatever worst/average
+  // says (a saturated member that serves most requests is the average).
+  double steady_saturated = 0;
   double steady_avg_ms = 0;     // mean latency of all requests
   std::optional<double> converge_s;  // start of the first interval after which the ratio stays <= bound
   std::vector<pvfs::MdsTuningStep> tunings;  // the delegate's, as sampled (--detail)
@@ -162,8 +172,12 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
     run.rows.push_back(std::move(row));
   }
   std::vector<double> steady;
-  double weighted = 0, requests = 0, all_sum = 0;
+  double weighted = 0, requests = 0, all_sum = 0, saturated = 0, rows = 0;
   for (size_t i = run.rows.size() - run.rows.size() / 3; i < run.rows.size(); ++i) {
+    rows += 1;
+    if (std::any_of(run.rows[i].members.begin(), run.rows[i].members.end(),
+                    [](const auto& s) { return s && s->backlog >= kSaturatedBacklog; }))
+      saturated += 1;
     if (run.rows[i].ratio > 0) {
       steady.push_back(run.rows[i].ratio);
       all_sum += run.rows[i].ratio_all;
@@ -175,6 +189,7 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
       }
   }
   if (requests > 0) run.steady_avg_ms = weighted / requests;
+  if (rows > 0) run.steady_saturated = saturated / rows;
   if (!steady.empty()) {
     double sum = 0;
     for (double r : steady) sum += r;
@@ -441,12 +456,13 @@ void print_run(const PolicyRun& run, const Options& o) {
   std::printf("%s\n",
               fmt::format("{}: {} requests, {} failed{}, {} not sent (all {} slots busy); {} file sets moved; "
                           "last third: mean latency {:.1f} ms, worst/avg mean {}, max {} (counting members "
-                          "with under {:g}% of the requests too: mean {}); converged (<= {:g} from then on): {}",
+                          "with under {:g}% of the requests too: mean {}), a member saturated (>= {} queued) "
+                          "in {:.0f}% of the intervals; converged (<= {:g} from then on): {}",
                           run.policy, run.ops, run.errors,
                           run.errors ? " (first: " + run.first_error + ")" : std::string(), run.lost,
                           o.max_outstanding, run.moves, run.steady_avg_ms, ratio_text(run.steady_ratio),
                           ratio_text(run.steady_max), o.min_share * 100, ratio_text(run.steady_ratio_all),
-                          o.converged_ratio,
+                          kSaturatedBacklog, run.steady_saturated * 100, o.converged_ratio,
                           run.converge_s ? fmt::format("after {:.0f} s", *run.converge_s) : "never")
                   .c_str());
 }
@@ -525,7 +541,8 @@ int main(int argc, char** argv) {
                             : run.policy == "anu-paper"  ? "anu_paper"
                             : run.policy == "anu-busy"   ? "anu_busy"
                                                          : run.policy;
-    result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f}", key, run.steady_ratio, key, run.steady_avg_ms);
+    result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key, run.steady_ratio, key,
+                          run.steady_avg_ms, key, run.steady_saturated);
     if (run.policy.starts_with("anu"))
       result += fmt::format(" {}_converge_s={}", key,
                             run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never");
