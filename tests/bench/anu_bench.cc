@@ -3,8 +3,9 @@
 // a skewed create/stat workload over 100+ file sets, once per placement
 // policy (anu, hash, round-robin; anu-busy and anu-paper on request), each
 // on a fresh local cluster. Samples every member's mean request latency per
-// tuning interval from clusterStatus (utils/common/mds_status.h), prints the latencies over time per policy, the
-// worst/average ratio, the time ANU takes to converge, and a last line
+// tuning interval from clusterStatus (utils/common/mds_status.h), prints the
+// latencies over time per policy, the worst/average ratio, how often a member
+// was saturated, the time ANU takes to converge, and a last line
 // `RESULT key=value ...`. Driven by tests/bench/anu; see docs/benchmarks.md.
 // Not a test. One thread runs the client (libpvfs-client, no FUSE), another
 // samples the members.
