@@ -37,6 +37,9 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 struct Claim {
+  // No servers: every server. holds_token: re-registering a token.
+  Claim(std::string job_id, uint64_t declared, std::vector<uint32_t> on = {}, bool holding = false)
+      : job(std::move(job_id)), bytes(declared), servers(std::move(on)), holds_token(holding) {}
   std::string job;
   uint64_t bytes = 0;
   std::vector<uint32_t> servers;
@@ -344,7 +347,7 @@ TEST_CASE("killing the delegate mid-step: the next one resumes from re-registrat
     Clock::time_point valid_until{};
     std::vector<std::pair<Clock::time_point, Clock::time_point>> held;  // token valid from, to
   };
-  Fake a{11, "first"}, b{22, "second"};
+  Fake a{11, "first", false, {}, {}}, b{22, "second", false, {}, {}};
   const auto renew = [&](Fake& f, bool end) {
     const auto sent = Clock::now();
     auto r = end ? io_step(config, key, f.key, {}, {f.job}) : io_step(config, key, f.key, {{f.job, 100, {}, f.granted}});
