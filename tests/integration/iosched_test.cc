@@ -511,6 +511,38 @@ TEST_CASE("two jobs writing through one mount are serialized under fcfs, and pvf
   CHECK(std::filesystem::file_size(tc.mnt() / "b") == 1 << 20);
 }
 
+TEST_CASE("a transparent step ends as soon as its declared bytes are written, not idle_ms later") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = scheduled("fcfs", 2000);
+  options.iosched_idle_ms = 6000;  // an end by idle time would come long after the checks below
+  TestCluster tc(options, true);
+  const Config& config = tc.config();
+  wait_for_grants(config);
+  const std::string mnt = std::filesystem::absolute(tc.mnt()).string();
+  const auto write = [&](const std::string& job, const std::string& declared, const std::string& file) {
+    const std::string cmd = "env PVFS_JOBID=" + job + " PVFS_IOSTEP_BYTES=" + declared +
+                            " dd if=/dev/zero of=" + mnt + "/" + file + " bs=1M count=2 status=none";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  };
+  const auto steps_of = [&](const std::string& job) {
+    for (const auto& j : status_of(config).jobs)
+      if (j.job == job) return j.steps;
+    return uint64_t{0};
+  };
+  // Declared 2 MiB and wrote them: the step ends with the last write.
+  write("exact", "2m", "exact");
+  CHECK(eventually([&] { return status_of(config).active.empty() && steps_of("exact") == 1; }, milliseconds(1500)));
+  // Declared 8 MiB and wrote 2: the step stays until its writes were idle
+  // idle_ms, and the next job waits for it.
+  write("more", "8m", "more");
+  std::this_thread::sleep_for(milliseconds(1500));
+  const IoschedView held = status_of(config);
+  CHECK(jobs_in(held.active) == Jobs{"more"});
+  CHECK(steps_of("more") == 0);
+  CHECK(eventually([&] { return steps_of("more") == 1; }, milliseconds(8000)));
+  CHECK(std::filesystem::file_size(tc.mnt() / "exact") == 2 << 20);
+}
+
 TEST_CASE("an explicit step never ended is given up a lease after its last write, and an unknown job's end is "
           "refused") {
   if (skip_without_fuse()) return;
