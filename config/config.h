@@ -74,7 +74,7 @@ struct Config {
   // [scheduling]: two-choice write dispatch, redirects and pull-back.
   uint64_t dispatch_min_bytes = uint64_t{64} << 10;  // smaller write pieces go home unprobed
   uint64_t redirect_margin_bytes = uint64_t{1} << 20;  // stay home unless another server is this much lighter
-  double redirect_skew_factor = 2.0;    // preassign: ... and home's load is more than this x the other's
+  double redirect_skew_factor = 2.0;    // preassign: ... and home's queue is this x the round's lower quartile
   uint32_t probe_timeout_ms = 100;      // a server slower than this to answer a probe is not chosen
   uint32_t load_ttl_ms = 300;           // how long a server trusts a peer's load it learned
   uint32_t maintainer_threads = 2;      // concurrent pull-backs per storage server

@@ -20,7 +20,10 @@ void set_loads(capnp::List<sp::ServerLoad>::Builder list, const std::vector<sche
   for (unsigned i = 0; i < loads.size(); ++i) {
     list[i].setServer(loads[i].server.value);
     list[i].setRequests(loads[i].requests);
-    list[i].setBytes(loads[i].bytes);
+    // The wire keeps the queue and the preassigned bytes apart.
+    const uint64_t preassigned = std::min(loads[i].bytes, loads[i].preassigned);
+    list[i].setBytes(loads[i].bytes - preassigned);
+    list[i].setPreassigned(preassigned);
   }
 }
 
@@ -90,12 +93,13 @@ asio::awaitable<void> Client::Impl::run_round() {
         auto report = (*reply)->body<sp::Reply>().getLoad();
         auto self = report.getSelf();
         const auto now = rpc::Clock::now();
-        r.answered(sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests()}, now,
-                   impl.loads_heard);
+        r.answered(sched::ServerLoad{server, self.getBytes() + self.getPreassigned(), self.getRequests(),
+                                     self.getPreassigned()},
+                   now, impl.loads_heard);
         for (auto o : report.getOthers())
           if (impl.server_info.count(o.getServer()))
             impl.loads_heard.heard(sched::ServerLoad{ServerId(o.getServer()), o.getBytes() + o.getPreassigned(),
-                                                     o.getRequests()},
+                                                     o.getRequests(), o.getPreassigned()},
                                    now - milliseconds(o.getAgeMs()));
         co_return Status{};
       }(*this, dispatch_round, plan.probe[i], round));
@@ -161,7 +165,8 @@ asio::awaitable<Status> send_write(Client::Impl& impl, ServerId server, InodeId 
   auto body = (*reply)->body<sp::Reply>();
   if (body.hasWriteLoad()) {
     auto l = body.getWriteLoad();
-    impl.loads_heard.heard(sched::ServerLoad{server, l.getBytes() + l.getPreassigned(), l.getRequests()},
+    impl.loads_heard.heard(sched::ServerLoad{server, l.getBytes() + l.getPreassigned(), l.getRequests(),
+                                             l.getPreassigned()},
                            rpc::Clock::now() - milliseconds(l.getAgeMs()));
   }
   co_return Status{};

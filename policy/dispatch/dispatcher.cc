@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace pvfs::sched {
 namespace {
@@ -92,14 +93,20 @@ ProbePlan plan_collab(const Options& options, std::span<const Piece> pieces,
 struct Known {
   uint64_t bytes = 0;
   uint32_t requests = 0;
-  auto operator<=>(const Known&) const = default;
+  uint64_t preassigned = 0;  // of bytes
+  // Lighter: fewer bytes, then fewer requests.
+  auto operator<=>(const Known& o) const { return std::tie(bytes, requests) <=> std::tie(o.bytes, o.requests); }
+  bool operator==(const Known& o) const { return bytes == o.bytes && requests == o.requests; }
+  // What the server has queued (counted in time), without the bytes it
+  // expects from other clients' undecided probes.
+  uint64_t queue() const { return bytes - std::min(bytes, preassigned); }
 };
 
 // The first report of each server wins; a server reported twice is bad
 // input, not a bug.
 std::map<ServerId, Known> known_loads(std::span<const ServerLoad> loads) {
   std::map<ServerId, Known> out;
-  for (const ServerLoad& l : loads) out.try_emplace(l.server, Known{l.bytes, l.requests});
+  for (const ServerLoad& l : loads) out.try_emplace(l.server, Known{l.bytes, l.requests, l.preassigned});
   return out;
 }
 
@@ -144,22 +151,92 @@ ServerId choose_collab(const Options& options, const Piece& piece,
   const uint64_t light_bytes = known.at(light).bytes;
   // A redirect costs a redirect-table entry and a later pull-back, so only
   // a clear win is worth it.
-  if (options.policy == Policy::preassign &&
-      static_cast<double>(home_bytes) <= options.skew_factor * static_cast<double>(light_bytes))
-    return piece.home;
   return home_bytes > light_bytes && home_bytes - light_bytes > options.margin_bytes ? light
                                                                                       : piece.home;
 }
 
+// The queues a round heard, as what a slow server is measured against.
+struct Spread {
+  uint64_t typical = 0;   // the lower quartile
+  uint64_t lightest = 0;
+};
+
+Spread spread_of(const std::map<ServerId, Known>& known) {
+  std::vector<uint64_t> queues;
+  for (const auto& [server, k] : known) queues.push_back(k.queue());
+  if (queues.empty()) return {};
+  std::sort(queues.begin(), queues.end());
+  return Spread{queues[(queues.size() - 1) / 4], queues.front()};
+}
+
+// preassign (issue 21): whether `k` is slow enough in this round that its
+// pieces are worth a redirect. Ours, not the paper's, which moves a piece
+// whenever another server is lighter by the margin. In a burst whose
+// clients all probe at once nobody sees the others' choices, so moving
+// over the normal spread of queues sends every client's heaviest pieces to
+// the same few light servers (pvfs-sim two-choice-stragglers: 1.66x
+// fixed's time with no straggler). Against the lightest server alone (our
+// first cut: home more than skew_factor times the server it would move to)
+// light servers looked heavy once the probes of many rounds had
+// preassigned them, and pieces stayed on stragglers when 40-50% of the
+// servers were stragglers (0.74-0.84x fixed). So: the queue without
+// preassigned bytes, against the round's lower quartile (robust to a
+// quarter of stragglers and to the lightest's noise) or, when three
+// quarters of what the round heard are stragglers and the quartile is one
+// of them, twice the factor against the lightest; and always more than the
+// margin above the quartile, so servers reporting next to nothing
+// (loopback) are not slow for a request or two, and a server as loaded as
+// most of the round is never slow.
+bool slow(const Options& options, const Known& k, const Spread& spread) {
+  const auto q = static_cast<double>(k.queue());
+  const double f = options.skew_factor;
+  const bool skewed = q > f * static_cast<double>(spread.typical) || q > 2 * f * static_cast<double>(spread.lightest);
+  return skewed && k.queue() > spread.typical && k.queue() - spread.typical > options.margin_bytes;
+}
+
+// preassign with skew_factor > 0: home unless home is slow; then one of
+// the lighter half of the servers that are not slow and took no piece yet,
+// at random: every client of a burst sees the same lightest server, and
+// preassigned bytes, counted as the probes arrive, cannot tell it how many
+// clients will choose it. A light server's second piece of a round beats a
+// straggler keeping it, so when every server that is not slow took one,
+// the lightest of them takes another.
+// Slowness is judged on `reported` (the figures as the servers gave
+// them), choices on `known` (those plus the round's own pieces).
+ServerId choose_preassign(const Options& options, const Piece& piece, const std::map<ServerId, Known>& reported,
+                          const std::map<ServerId, Known>& known, const std::set<ServerId>& taken,
+                          const Spread& spread, std::mt19937_64& rng) {
+  const auto home = known.find(piece.home);
+  if (home != known.end() && !slow(options, reported.at(piece.home), spread)) return piece.home;
+  std::vector<std::pair<Known, ServerId>> fast;
+  for (const auto& [server, k] : known)
+    if (server != piece.home && !slow(options, reported.at(server), spread)) fast.emplace_back(k, server);
+  if (fast.empty()) return piece.home;
+  std::sort(fast.begin(), fast.end());
+  std::vector<ServerId> free;
+  for (const auto& [k, server] : fast)
+    if (!taken.contains(server)) free.push_back(server);
+  const ServerId chosen = free.empty() ? fast.front().second : free[uniform_below(rng, (free.size() + 1) / 2)];
+  if (home == known.end()) return chosen;
+  const uint64_t home_bytes = home->second.bytes;
+  const uint64_t chosen_bytes = known.at(chosen).bytes;
+  return home_bytes > chosen_bytes && home_bytes - chosen_bytes > options.margin_bytes ? chosen : piece.home;
+}
+
 std::vector<ServerId> assign_collab(const Options& options, std::span<const Piece> pieces,
                                     std::span<const ServerLoad> loads, std::mt19937_64& rng) {
-  std::map<ServerId, Known> known = known_loads(loads);
+  const std::map<ServerId, Known> reported = known_loads(loads);
+  const Spread spread = spread_of(reported);
+  std::map<ServerId, Known> known = reported;
+  const bool by_spread = options.policy == Policy::preassign && options.skew_factor > 0;
   std::set<ServerId> taken;
   std::vector<ServerId> out;
   out.reserve(pieces.size());
   for (const Piece& piece : pieces) {
-    const ServerId chosen =
-        worth_probing(options, piece) ? choose_collab(options, piece, known, taken, rng) : piece.home;
+    ServerId chosen = piece.home;
+    if (worth_probing(options, piece) && !known.empty())
+      chosen = by_spread ? choose_preassign(options, piece, reported, known, taken, spread, rng)
+                         : choose_collab(options, piece, known, taken, rng);
     out.push_back(chosen);
     if (chosen != piece.home) taken.insert(chosen);
     // Count the round's own assignments so its pieces spread (§III-B).

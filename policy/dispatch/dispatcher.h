@@ -42,14 +42,16 @@ struct Options {
   // than this many bytes below home's (a redirect costs a metadata entry
   // and a later pull-back).
   uint64_t margin_bytes = uint64_t{1} << 20;
-  // preassign: ... and unless home's load is more than skew_factor times
-  // that server's. Ours, not the paper's: in a burst whose clients probe
-  // at once, loads that differ by the normal spread of queues are not
-  // worth a redirect (every client sends its heaviest pieces to the same
-  // few light servers); a straggler's are. pvfs-sim two-choice-stragglers:
-  // with 2, preassign takes 1.10x fixed's time with no straggler (1.66x
-  // with 0, i.e. off) and 0.39-0.84x with 5-50% stragglers (0.49-0.67x
-  // off). Servers reporting no load at all (loopback) get pieces as before.
+  // preassign: ... and unless home is slow in this round: its queue (its
+  // load without preassigned bytes) is more than skew_factor times the
+  // round's typical queue (the lower quartile of the queues it heard), or
+  // more than 2 x skew_factor times its lightest, and exceeds the quartile
+  // by more than margin_bytes. A piece whose home is slow goes to one of
+  // the lighter half of the servers that are not slow, at random. 0 turns
+  // this off (the paper's rule: home unless another is lighter by the
+  // margin). Ours, not the paper's; see slow() in dispatcher.cc and
+  // docs/sim/two-choice-stragglers.md. Servers reporting no load at all
+  // (loopback) get pieces as with the margin alone.
   double skew_factor = 2.0;
 };
 
@@ -61,8 +63,9 @@ struct Piece {
 // A server's load as a probe (or a peer's report of it) saw it.
 struct ServerLoad {
   ServerId server;
-  uint64_t bytes = 0;     // outstanding bytes plus preassigned bytes
-  uint32_t requests = 0;  // outstanding requests (tie-break)
+  uint64_t bytes = 0;        // outstanding bytes plus preassigned bytes
+  uint32_t requests = 0;     // outstanding requests (tie-break)
+  uint64_t preassigned = 0;  // of `bytes`, the expected bytes of undecided probes
 };
 
 struct ProbePlan {
@@ -87,6 +90,9 @@ ProbePlan plan_probes(const Options& options, std::span<const Piece> pieces,
 // each assigned piece's bytes to its server's load; home unless another is
 // lighter by more than margin_bytes; a server other than a piece's home
 // takes at most one piece per round (the paper selects k of the 2k probed).
+// preassign with skew_factor > 0: home unless home is slow (Options), then
+// a random one of the lighter half of the servers that are not slow and
+// took no piece yet (the lightest that is not slow when all took one).
 // Home when nothing is known.
 std::vector<ServerId> assign(const Options& options, std::span<const Piece> pieces,
                              const ProbePlan& plan, std::span<const ServerLoad> loads,

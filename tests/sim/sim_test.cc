@@ -204,20 +204,21 @@ TEST_CASE(
 // less than the 5 ms round trip, so all probes see only the pre-existing
 // queues. It holds because the dispatcher gives each probed server at most
 // one piece per round (the paper's "select k of the 2k"); without that cap
-// the lightest servers became new stragglers worse than fixed's.
+// the lightest servers became new stragglers worse than fixed's. At half
+// stragglers it holds because a home is slow against the round's lower
+// quartile of queues, preassigned bytes left out (issue 21: against the
+// lightest server's load, preassign took 0.76x fixed's time here).
 TEST_CASE(
-    "two-choice-stragglers: in a fully synchronized burst preassign costs nothing without stragglers and beats "
-    "fixed at every straggler ratio "
-    "above zero (paper Fig. 3)") {
+    "two-choice-stragglers: in a fully synchronized burst preassign costs nothing without stragglers and takes "
+    "under two thirds of fixed's time at every straggler ratio above zero (paper Fig. 3, issue 21)") {
   const Report r = quick_run("two-choice-stragglers");
   const Table& completion = table(r, "completion");
   const std::vector<double> ratio = column(completion, "ratio");
   const std::vector<double> fixed = column(completion, "fixed_ms");
   const std::vector<double> preassign = column(completion, "preassign_ms");
-  for (size_t i = 0; i < ratio.size(); ++i) {
-    if (ratio[i] > 0) CHECK_MESSAGE(preassign[i] < fixed[i], "ratio " << ratio[i]);
-    if (ratio[i] > 0 && ratio[i] <= 0.3) CHECK_MESSAGE(preassign[i] < 0.67 * fixed[i], "ratio " << ratio[i]);
-  }
+  REQUIRE(ratio.back() == 0.5);
+  for (size_t i = 0; i < ratio.size(); ++i)
+    if (ratio[i] > 0) CHECK_MESSAGE(preassign[i] < 0.67 * fixed[i], "ratio " << ratio[i]);
   // Issue 21: with no straggler the probes all see the normal spread of
   // queues, and preassign leaves it alone (the paper's rule took 1.7x).
   REQUIRE(ratio[0] == 0);

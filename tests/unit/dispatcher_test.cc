@@ -259,11 +259,28 @@ TEST_CASE("collab counts its own assignments and spreads the round over the ligh
   const auto pieces = pieces_at({1, 1, 1, 1}, 4 * kMiB);
   std::vector<ServerLoad> loads{{ServerId(1), 100 * kMiB, 40}};
   for (uint32_t i = 2; i <= 9; ++i) loads.push_back(ServerLoad{ServerId(i), (i - 2) * kMiB, 1});
-  for (Policy p : {Policy::collab, Policy::preassign}) {
-    std::mt19937_64 rng(0);
-    // 2 (0) takes 4 MiB, then 3 (1 MiB) is lightest, then 4, then 5.
-    CHECK(assign(with(p), pieces, ProbePlan{}, loads, servers, rng) == ids({2, 3, 4, 5}));
+  std::mt19937_64 rng(0);
+  // 2 (0) takes 4 MiB, then 3 (1 MiB) is lightest, then 4, then 5.
+  CHECK(assign(with(Policy::collab), pieces, ProbePlan{}, loads, servers, rng) == ids({2, 3, 4, 5}));
+  // Preassign moves them to the servers that are not slow against the
+  // round's lower quartile (2 MiB): 2, 3, 4 and 5 (3 MiB is not more than
+  // the 1 MiB margin above it), at random among the lighter half of those
+  // that took none yet; once all four took one, the lightest takes another
+  // rather than leave a piece on the straggler. Judged on the loads
+  // reported: the round's own 4 MiB pieces make none of them slow.
+  const auto six = pieces_at({1, 1, 1, 1, 1, 1}, 4 * kMiB);
+  std::set<ServerId> firsts;
+  for (uint64_t seed = 0; seed < 32; ++seed) {
+    std::mt19937_64 r(seed);
+    const auto chosen = assign(with(Policy::preassign), six, ProbePlan{}, loads, servers, r);
+    std::map<ServerId, int> per_server;
+    for (ServerId s : chosen) ++per_server[s];
+    CHECK(per_server.size() == 4);
+    for (uint32_t s : {2u, 3u, 4u, 5u}) CHECK(per_server[ServerId(s)] >= 1);
+    firsts.insert(chosen[0]);
   }
+  // The first piece goes to 2 or 3 (the lighter half), not always the lightest.
+  CHECK(firsts == std::set<ServerId>{ServerId(2), ServerId(3)});
 }
 
 TEST_CASE("collab keeps a piece home unless another server is lighter by more than the margin") {
@@ -317,6 +334,30 @@ TEST_CASE("collab gives each server other than a piece's home at most one piece 
   for (auto s : chosen) ++per_server[s];
   CHECK(per_server.count(ServerId(3)) == 0);
   for (const auto& [server, n] : per_server) CHECK(n == 1);
+}
+
+TEST_CASE("preassign moves pieces off stragglers that are three quarters of what the round heard") {
+  // 13 of the 16 servers a round heard are stragglers, so its lower
+  // quartile (40 MiB) is a straggler's queue too and the homes (50 MiB)
+  // are not twice that; against the round's lightest (8 MiB), with twice
+  // the factor, they are slow. The three light servers take a piece each,
+  // then the lighter stragglers: no piece stays on a home of 50 MiB. The
+  // first cut (home against twice the server it would move to, one piece
+  // per server) left five of the eight there.
+  const auto servers = cluster(16);
+  std::vector<ServerLoad> loads;
+  for (uint32_t s = 0; s < 16; ++s) loads.push_back({ServerId(s), (s < 3 ? 8 : s < 6 ? 40 : 50) * kMiB, 8});
+  const auto pieces = pieces_at({8, 9, 10, 11, 12, 13, 14, 15}, kMiB);
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto chosen = assign(with(Policy::preassign), pieces, ProbePlan{}, loads, servers, rng);
+    std::map<ServerId, int> per_server;
+    for (ServerId s : chosen) {
+      CHECK_MESSAGE(s.value < 6, "piece left on server " << s.value);
+      ++per_server[s];
+    }
+    for (uint32_t s : {0u, 1u, 2u}) CHECK(per_server[ServerId(s)] >= 1);
+  }
 }
 
 TEST_CASE("collab breaks exact ties among the lightest servers with the generator") {

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "policy/load/peer_loads.h"
 
@@ -99,6 +100,52 @@ TEST_CASE("preassign stays home while home is within the skew factor of the ligh
   bytes[0] = 10 * kMiB;
   answer_all(round, bytes, memory, t0);
   CHECK(round.decide(memory, t0, rng)[0] != ServerId(1));
+}
+
+TEST_CASE("preassign judges home by queues: many rounds' preassigned bytes on light servers do not hide a straggler") {
+  // Half the servers are stragglers (50 MiB queued). The light ones have
+  // 10 MiB queued and 16 MiB preassigned by the probes of other clients'
+  // rounds, all in the same burst: 26 MiB, so a straggler home (52 MiB
+  // with its own preassigned bytes) is not twice the lightest load, and
+  // the first cut of the rule left its pieces there. Against the round's
+  // lower quartile of queues (10 MiB) it is five times slower.
+  const auto servers = cluster(8);
+  std::mt19937_64 rng(5);
+  LoadMemory memory;
+  Round round(Options{}, pieces_at({1, 2, 3, 4}), servers, memory, t0, kFresh, rng);
+  REQUIRE(round.probes());
+  REQUIRE(round.plan().probe.size() == 8);
+  for (ServerId s : round.plan().probe) {
+    const bool straggler = s.value <= 4;
+    round.answered(straggler ? ServerLoad{s, 52 * kMiB, 50, 2 * kMiB} : ServerLoad{s, 26 * kMiB, 10, 16 * kMiB},
+                   t0, memory);
+  }
+  const auto chosen = round.decide(memory, t0, rng);
+  std::set<ServerId> distinct(chosen.begin(), chosen.end());
+  CHECK(distinct.size() == 4);
+  for (ServerId s : chosen) CHECK(s.value > 4);
+  // The servers learn the two parts apart from what the writes carry.
+  for (const ServerLoad& l : round.reported()) CHECK(l.preassigned == (l.server.value <= 4 ? 2 : 16) * kMiB);
+}
+
+TEST_CASE("preassign leaves home alone when queues differ by their normal spread, whatever was preassigned") {
+  // No straggler: queues of 8-13 MiB; preassigned bytes that make the
+  // lightest servers' loads no lighter than home's do not matter either
+  // way. Every piece stays home, as fixed placement would.
+  const auto servers = cluster(16);
+  std::mt19937_64 rng(6);
+  for (int trial = 0; trial < 20; ++trial) {
+    LoadMemory memory;
+    Round round(Options{}, pieces_at({1, 2, 3, 4, 5, 6, 7, 8}), servers, memory, t0, kFresh, rng);
+    REQUIRE(round.probes());
+    for (ServerId s : round.plan().probe) {
+      const uint64_t queue = (8 + s.value % 6) * kMiB;
+      const uint64_t preassigned = (s.value % 3) * 4 * kMiB;
+      round.answered(ServerLoad{s, queue + preassigned, 8, preassigned}, t0, memory);
+    }
+    const auto chosen = round.decide(memory, t0, rng);
+    for (size_t i = 0; i < chosen.size(); ++i) CHECK(chosen[i] == ServerId(static_cast<uint32_t>(i + 1)));
+  }
 }
 
 TEST_CASE("preassign chooses only among the servers it probed; collab also among those it heard of") {

@@ -155,7 +155,7 @@ class Cluster {
     Server& server = servers_[id.value];
     server.preassign.expire(queue_.now());
     const uint64_t bytes = server.load.bytes() + server.preassign.preassigned_bytes();
-    const sched::ServerLoad self{id, bytes, server.load.requests()};
+    const sched::ServerLoad self{id, bytes, server.load.requests(), server.preassign.preassigned_bytes()};
     std::vector<load::HeardLoad> others = server.peers.fresh(queue_.now(), setup_.load_ttl);
     if (node.round->preassign())
       server.preassign.on_probe(node.round_id, bytes, node.round->piece_bytes(), queue_.now());
@@ -164,7 +164,8 @@ class Cluster {
       sched::LoadMemory& memory = memories_[n];
       node.round->answered(self, at(queue_.now()), memory);
       for (const load::HeardLoad& o : others)
-        memory.heard(sched::ServerLoad{ServerId(o.load.server), o.load.bytes + o.load.preassigned, o.load.requests},
+        memory.heard(sched::ServerLoad{ServerId(o.load.server), o.load.bytes + o.load.preassigned, o.load.requests,
+                                       o.load.preassigned},
                      at(queue_.now() - o.age));
       if (--node.awaiting == 0) decide(n);
     });
@@ -194,8 +195,12 @@ class Cluster {
     Node& node = nodes_[n];
     Server& server = servers_[id.value];
     if (round) server.preassign.on_outcome(round, true);
-    for (const sched::ServerLoad& l : *node.seen)
-      if (l.server != id) server.peers.learn(load::PeerLoad{l.server.value, l.requests, l.bytes, 0}, Nanos(0), queue_.now());
+    for (const sched::ServerLoad& l : *node.seen) {
+      const uint64_t preassigned = std::min(l.bytes, l.preassigned);
+      if (l.server != id)
+        server.peers.learn(load::PeerLoad{l.server.value, l.requests, l.bytes - preassigned, preassigned}, Nanos(0),
+                           queue_.now());
+    }
     server.load.begin(setup_.piece_bytes);
     ++server.placed;
     server.busy_until = std::max(server.busy_until, queue_.now()) + setup_.piece_service;
@@ -204,7 +209,7 @@ class Cluster {
       server.load.end(setup_.piece_bytes);
       server.preassign.expire(queue_.now());
       const sched::ServerLoad left{id, server.load.bytes() + server.preassign.preassigned_bytes(),
-                                   server.load.requests()};
+                                   server.load.requests(), server.preassign.preassigned_bytes()};
       queue_.after(setup_.rtt / 2, [this, n, i, id, sent, left] {
         sched::LoadMemory& memory = memories_[n];
         memory.wrote(id, setup_.piece_bytes, queue_.now() - sent, at(queue_.now()));
@@ -476,7 +481,8 @@ Scenario two_choice_stragglers() {
       {"disk_mb_per_s", ParamType::number, "100", "", "server disk bandwidth (MB/s)"},
       {"margin_mb", ParamType::number, "1", "", "dispatcher margin: stay home unless lighter by this (MiB)"},
       {"skew_factor", ParamType::number, "2", "",
-       "preassign: stay home unless home's load is more than this x the other's (redirect_skew_factor)"},
+       "preassign: stay home unless home's queue is more than this x the round's lower quartile "
+       "(redirect_skew_factor; 0: the paper's rule)"},
       {"load_ttl_ms", ParamType::number, "300", "",
        "how long a load heard stays fresh, in the client's memory and the servers' (load_ttl_ms)"},
       {"fig4_ratio", ParamType::number, "0.01", "0.05", "straggler ratio of the placement figure"},
