@@ -205,7 +205,17 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
       if (j.getRequests() > 0) {
         const auto mod = cluster_.qos_models().models.find(job);
         if (mod != cluster_.qos_models().models.end()) {
-          m.model_bound += mod->second.model.bound(j.getAvgDistBytes(), j.getAvgSizeBytes());
+          // The tree on each epoch's locality (the server sends the epochs
+          // of a job with a goal under ushape), averaged over the epochs;
+          // else on the period's average locality.
+          const qos::Model& model = mod->second.model;
+          double sum = 0;
+          unsigned n = 0;
+          if (j.hasEpochs())
+            for (auto e : j.getEpochs())
+              if (e.getRequests() > 0 && std::isfinite(e.getAvgDistBytes()) && std::isfinite(e.getAvgSizeBytes()))
+                sum += model.bound(e.getAvgDistBytes(), e.getAvgSizeBytes()), ++n;
+          m.model_bound += n > 0 ? sum / n : model.bound(j.getAvgDistBytes(), j.getAvgSizeBytes());
           ++m.model_servers;
         }
       }

@@ -118,7 +118,9 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
       t.size_weighted += e.avg_size_bytes * static_cast<double>(e.requests);
       t.epoch_requests += e.requests;
       t.service += e.service;
-      if (profiling_.contains(e.job) && t.epochs.size() < kMaxEpochsPerReport) t.epochs.push_back(e);
+      const bool wanted = profiling_.contains(e.job) ||
+                          (goals_.contains(e.job) && queue_.qos_policy() == qos::QosPolicy::ushape);
+      if (wanted && t.epochs.size() < kMaxEpochsPerReport) t.epochs.push_back(e);
     }
     const auto queued = queue_.queued_by_job();
     std::vector<std::string> jobs;
@@ -192,6 +194,8 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
     if (!policy) co_return;
     profiling_.clear();
     for (auto job : p.getProfiling()) profiling_.emplace(text(job));
+    goals_.clear();
+    for (auto job : p.getGoals()) goals_.emplace(text(job));
     if (*policy != queue_.qos_policy()) {
       spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
       queue_.set_qos_policy(*policy);

@@ -14,7 +14,9 @@
 // in id order past those that say they are not it. For a job the plan says
 // is being profiled (`pvfs-ctl qos profile`), the report also carries each
 // epoch's record (AvgDist, AvgSize, bytes, service time), the profile the
-// coordinator trains the job's model from. Not thread-safe: runs
+// coordinator trains the job's model from; under ushape it does so for
+// every job with a goal too, so that the coordinator evaluates the job's
+// model on each epoch's locality. Not thread-safe: runs
 // on the storage service's network thread.
 #pragma once
 
@@ -57,7 +59,7 @@ class QosAgent {
     std::chrono::nanoseconds service{0};
     std::chrono::nanoseconds idle_sum{0};
     uint64_t idle_n = 0;
-    std::vector<qos::EpochSample> epochs;  // kept only for a job being profiled
+    std::vector<qos::EpochSample> epochs;  // kept only for a job being profiled or, under ushape, with a goal
   };
   struct Last {
     std::chrono::nanoseconds done{0};
@@ -78,6 +80,7 @@ class QosAgent {
   std::vector<uint32_t> member_ids_;
   std::optional<size_t> delegate_;
   std::set<std::string, std::less<>> profiling_;  // jobs the last plan said are being profiled
+  std::set<std::string, std::less<>> goals_;      // jobs the last plan said have a goal
   std::chrono::steady_clock::time_point last_report_;
   int64_t installed_start_ = 0;
   bool warned_ = false;
