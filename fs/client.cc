@@ -168,10 +168,14 @@ const Client::Impl::CachedXattr* Client::Impl::cached_xattr(InodeId ino,
   return &it->second;
 }
 
+rpc::Clock::duration Client::Impl::attr_ttl() const {
+  return std::chrono::duration_cast<rpc::Clock::duration>(
+      std::chrono::duration<double>(config.attr_timeout_s));
+}
+
 void Client::Impl::remember_xattr(InodeId ino, const std::string& name,
                                   std::optional<std::string> value) {
-  auto ttl = std::chrono::duration_cast<rpc::Clock::duration>(
-      std::chrono::duration<double>(config.attr_timeout_s));
+  const auto ttl = attr_ttl();
   if (ttl <= rpc::Clock::duration::zero()) return;
   if (xattr_cache.size() >= kMaxCachedXattrs) xattr_cache.clear();
   xattr_cache[{ino, name}] = CachedXattr{std::move(value), rpc::Clock::now() + ttl};
@@ -179,8 +183,7 @@ void Client::Impl::remember_xattr(InodeId ino, const std::string& name,
 
 void Client::Impl::learn_parent_attr(mp::Reply::Reader reply) {
   if (!reply.hasParentAttr()) return;
-  auto ttl = std::chrono::duration_cast<rpc::Clock::duration>(
-      std::chrono::duration<double>(config.attr_timeout_s));
+  const auto ttl = attr_ttl();
   if (ttl <= rpc::Clock::duration::zero()) return;
   Attr dir = rpc::from_wire(reply.getParentAttr());
   if (!S_ISDIR(dir.mode)) return;
@@ -240,11 +243,62 @@ asio::awaitable<Status> none_reply(Client::Impl& impl, rpc::OutMessage& out, boo
 }  // namespace
 
 asio::awaitable<Result<Attr>> Client::lookup(const Credentials& who, InodeId parent, std::string name) {
+  auto found = co_await lookup_entry(who, parent, std::move(name));
+  if (!found) co_return found.status();
+  co_return std::move(found->attr);
+}
+
+namespace {
+// One page of `dir` from the MDS, as it sent it.
+asio::awaitable<Result<DirPage>> readdir_page(Client::Impl& impl, const Credentials& who,
+                                              InodeId dir, uint64_t cookie, uint32_t max_entries,
+                                              bool plus) {
+  rpc::OutMessage out;
+  auto r = impl.begin_mds(out, who).initReaddir();
+  r.setIno(dir.value);
+  r.setCookie(cookie);
+  r.setMaxEntries(max_entries);
+  r.setPlus(plus);
+  auto reply = co_await impl.call_mds(out, true);
+  if (!reply) co_return reply.status();
+  co_return rpc::from_wire((*reply)->body<mp::Reply>().getReaddir());
+}
+
+// Fetches statahead's next window of `dir`: the entries after `after`,
+// with their attributes. Best effort: a failure only means lookups go on
+// asking the MDS.
+asio::awaitable<void> fetch_window(Client::Impl& impl, const Credentials& who,
+                                   Statahead::Walker walker, uint64_t after) {
+  const auto asked_at = rpc::Clock::now();
+  const uint64_t generation = impl.statahead.generation();
+  auto page = co_await readdir_page(impl, who, walker.dir, after, Statahead::kWindow, true);
+  if (!page) co_return;
+  impl.statahead.keep(walker, after, std::move(page->entries), asked_at, generation);
+}
+}  // namespace
+
+asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& who,
+                                                             InodeId parent, std::string name) {
+  const auto max_age = impl_->attr_ttl();
+  const Statahead::Walker walker{parent, who.caller.uid, who.caller.gid};
+  const bool statahead = max_age > rpc::Clock::duration::zero();
+  if (statahead) {
+    if (auto hit = impl_->statahead.take(walker, name, rpc::Clock::now(), max_age))
+      co_return Looked{impl_->merge_local(std::move(hit->attr)), hit->age};
+  }
   rpc::OutMessage out;
   auto l = impl_->begin_mds(out, who).initLookup();
   l.setParent(parent.value);
   l.setName(name);
-  co_return co_await attr_reply(*impl_, out, true);
+  auto reply = co_await impl_->call_mds(out, true);
+  if (!reply) co_return reply.status();
+  auto body = (*reply)->body<mp::Reply>();
+  Looked found{impl_->merge_local(rpc::from_wire(body.getAttr())), {}};
+  if (statahead) {
+    if (auto after = impl_->statahead.note_lookup(walker, body.getEntryCookie(), rpc::Clock::now()))
+      co_await fetch_window(*impl_, who, walker, *after);
+  }
+  co_return found;
 }
 
 asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId ino) {
@@ -260,6 +314,8 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
+  LocalChange local_change(*impl_);
+  local_change.inode(ino);
   impl_->post_op_dirs.erase(ino);
   if (change.mask & kSetSize) {
     // Objects first: if we fail in between, the recorded size is still the
@@ -295,6 +351,8 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
 
 asio::awaitable<Result<Attr>> Client::mknod(const Credentials& who, InodeId parent, std::string name,
                                             uint32_t mode, uint32_t rdev) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name);
   rpc::OutMessage out;
   auto m = impl_->begin_mds(out, who).initMknod();
   m.setParent(parent.value);
@@ -307,6 +365,8 @@ asio::awaitable<Result<Attr>> Client::mknod(const Credentials& who, InodeId pare
 
 asio::awaitable<Result<Attr>> Client::mkdir(const Credentials& who, InodeId parent, std::string name,
                                             uint32_t mode) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name);
   rpc::OutMessage out;
   auto m = impl_->begin_mds(out, who).initMkdir();
   m.setParent(parent.value);
@@ -328,6 +388,8 @@ asio::awaitable<std::shared_ptr<InodeState>> open_here(Client& client, Client::I
 }  // namespace
 
 asio::awaitable<Status> Client::unlink(const Credentials& who, InodeId parent, std::string name) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name);
   // If the file is open here, its data must outlive the name (POSIX).
   auto state = co_await open_here(*this, *impl_, who, parent, name);
   rpc::OutMessage out;
@@ -344,6 +406,8 @@ asio::awaitable<Status> Client::unlink(const Credentials& who, InodeId parent, s
 }
 
 asio::awaitable<Status> Client::rmdir(const Credentials& who, InodeId parent, std::string name) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name);
   impl_->post_op_dirs.clear();  // the directory removed may be among them
   rpc::OutMessage out;
   auto r = impl_->begin_mds(out, who).initRmdir();
@@ -354,6 +418,8 @@ asio::awaitable<Status> Client::rmdir(const Credentials& who, InodeId parent, st
 
 asio::awaitable<Result<Attr>> Client::symlink(const Credentials& who, InodeId parent, std::string name,
                                               std::string target) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name);
   rpc::OutMessage out;
   auto s = impl_->begin_mds(out, who).initSymlink();
   s.setParent(parent.value);
@@ -372,6 +438,8 @@ asio::awaitable<Result<std::string>> Client::readlink(const Credentials& who, In
 
 asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, std::string name,
                                        InodeId new_parent, std::string new_name, uint32_t flags) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name).name(new_parent, new_name);
   // A file replaced while open here keeps its data until closed, as with unlink.
   std::shared_ptr<InodeState> replaced;
   if (!(flags & kRenameExchange))
@@ -396,6 +464,8 @@ asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, s
 
 asio::awaitable<Result<Attr>> Client::link(const Credentials& who, InodeId ino, InodeId new_parent,
                                            std::string new_name) {
+  LocalChange local_change(*impl_);
+  local_change.inode(ino).name(new_parent, new_name);
   rpc::OutMessage out;
   auto l = impl_->begin_mds(out, who).initLink();
   l.setIno(ino.value);
@@ -407,20 +477,42 @@ asio::awaitable<Result<Attr>> Client::link(const Credentials& who, InodeId ino, 
 asio::awaitable<Result<ReaddirPage>> Client::readdir(const Credentials& who, InodeId dir,
                                                      uint64_t cookie, uint32_t max_entries,
                                                      bool plus) {
-  rpc::OutMessage out;
-  auto r = impl_->begin_mds(out, who).initReaddir();
-  r.setIno(dir.value);
-  r.setCookie(cookie);
-  r.setMaxEntries(max_entries);
-  r.setPlus(plus);
-  auto reply = co_await impl_->call_mds(out, true);
-  if (!reply) co_return reply.status();
-  ReaddirPage page = rpc::from_wire((*reply)->body<mp::Reply>().getReaddir());
-  for (DirEntry& entry : page.entries) {
-    if (!plus) entry.attr.reset();
-    else if (entry.attr) entry.attr = impl_->merge_local(*entry.attr);
+  // The kernel lists a few KiB at a time; the client asks the MDS for
+  // ListingAhead::kAheadEntries at once and answers the next calls from
+  // them, for at most the attribute timeout (no read-ahead when that is 0).
+  const auto max_age = impl_->attr_ttl();
+  const bool ahead = max_age > rpc::Clock::duration::zero();
+  const ListingAhead::Key key{dir, plus, who.caller.uid, who.caller.gid};
+  auto finish = [&](DirPage page, rpc::Clock::duration age) {
+    for (DirEntry& entry : page.entries) {
+      if (!plus) entry.attr.reset();
+      else if (entry.attr) entry.attr = impl_->merge_local(*entry.attr);
+    }
+    return ReaddirPage{std::move(page), age};
+  };
+  if (ahead) {
+    auto kept = impl_->listing_ahead.take(key, cookie, max_entries, impl_->local_changes,
+                                          rpc::Clock::now(), max_age);
+    if (kept) co_return finish(std::move(kept->page), kept->age);
   }
-  co_return page;
+  const uint64_t epoch = impl_->local_changes;
+  const auto asked_at = rpc::Clock::now();
+  const uint32_t ask = ahead ? std::max(max_entries, ListingAhead::kAheadEntries) : max_entries;
+  auto page = co_await readdir_page(*impl_, who, dir, cookie, ask, plus);
+  if (!page) co_return page.status();
+  if (!ahead || page->entries.size() <= max_entries) co_return finish(std::move(*page), {});
+  if (epoch != impl_->local_changes) {
+    // A change through this client ran meanwhile: the rest may predate it.
+    page->entries.resize(max_entries);
+    page->eof = false;
+    co_return finish(std::move(*page), {});
+  }
+  // Keep the whole page and hand the kernel its first part: it may have
+  // room for fewer entries than asked and come back for the others.
+  impl_->listing_ahead.keep(key, cookie, std::move(page->entries), page->eof, epoch, asked_at);
+  auto first = impl_->listing_ahead.take(key, cookie, max_entries, epoch, asked_at, max_age);
+  if (!first) co_return Status(Errc::io, "listing read-ahead lost its page");
+  co_return finish(std::move(first->page), {});
 }
 
 asio::awaitable<Result<StatFs>> Client::statfs(const Credentials& who) {
@@ -474,6 +566,8 @@ asio::awaitable<Status> Client::access(const Credentials& who, InodeId ino, uint
 void Client::on_entry_replaced(EntryReplaced callback) { impl_->entry_replaced = std::move(callback); }
 
 asio::awaitable<Status> Client::make_fileset(const Credentials& who, InodeId dir, std::string_view how) {
+  LocalChange local_change(*impl_);
+  local_change.inode(dir);
   if (how != "create" && how != "create\n")
     co_return Status(Errc::invalid_argument, "user.pvfs.fileset can only be set to \"create\"");
   rpc::OutMessage out;
@@ -487,6 +581,8 @@ asio::awaitable<Status> Client::make_fileset(const Credentials& who, InodeId dir
 
 asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, std::string name,
                                          std::string value, uint32_t flags) {
+  LocalChange local_change(*impl_);
+  local_change.inode(ino);
   if ((name == kDispatchStatsXattr || name == kClientStatsXattr) && ino == kRootInode)
     co_return Status(Errc::not_permitted, name + " is read-only");
   if (name == kFileSetXattr) co_return co_await make_fileset(who, ino, value);
@@ -581,6 +677,8 @@ asio::awaitable<Result<std::vector<std::string>>> Client::listxattr(const Creden
 }
 
 asio::awaitable<Status> Client::removexattr(const Credentials& who, InodeId ino, std::string name) {
+  LocalChange local_change(*impl_);
+  local_change.inode(ino);
   if (name == kLayoutXattr) {
     // Removing a directory's layout returns it to the cluster defaults.
     co_return co_await setxattr(who, ino, name, "", 0);

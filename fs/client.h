@@ -52,7 +52,12 @@ struct StatFs {
   uint32_t block_size = 4096, name_max = 255;
 };
 
-using ReaddirPage = DirPage;  // shared/attr.h
+// A page of a listing. `attr_age`: how long ago the MDS read the entries'
+// attributes (the client lists ahead of the kernel, fs/listing_ahead.h), to
+// be taken off the time the kernel may cache them.
+struct ReaddirPage : DirPage {
+  std::chrono::steady_clock::duration attr_age{};
+};
 
 // The bytes of a read as the storage servers' replies brought them: one
 // buffer per piece of the stripe, in file order, each exactly its piece's
@@ -150,6 +155,15 @@ class Client {
   // --- namespace -------------------------------------------------------
   // Attributes returned for files open here carry the locally known size.
   asio::awaitable<Result<Attr>> lookup(const Credentials& who, InodeId parent, std::string name);
+  // lookup(), and how long ago the MDS read the attributes (not 0 when they
+  // come from statahead, fs/statahead.h): the kernel may cache them for its
+  // timeouts less that.
+  struct Looked {
+    Attr attr;
+    std::chrono::steady_clock::duration age{};
+  };
+  asio::awaitable<Result<Looked>> lookup_entry(const Credentials& who, InodeId parent,
+                                               std::string name);
   asio::awaitable<Result<Attr>> getattr(const Credentials& who, InodeId ino);
   // kSetSize also truncates the file's objects (before the MDS records it).
   asio::awaitable<Result<Attr>> setattr(const Credentials& who, InodeId ino, SetAttr change);

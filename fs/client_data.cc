@@ -171,6 +171,8 @@ asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credential
 
 asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> Client::create(
     const Credentials& who, InodeId parent, std::string name, uint32_t mode, int flags) {
+  LocalChange local_change(*impl_);
+  local_change.name(parent, name);
   rpc::OutMessage out;
   auto m = impl_->begin_mds(out, who).initMknod();
   m.setParent(parent.value);
@@ -199,6 +201,8 @@ asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> Client::crea
 
 asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& file, uint64_t offset,
                                               std::span<const std::byte> data) {
+  LocalChange local_change(*impl_);
+  local_change.inode(file.inode->ino);
   auto& state = *file.inode;
   if (data.empty()) co_return size_t{0};
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
@@ -349,6 +353,8 @@ asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {
 
 asio::awaitable<Status> Client::publish(const Credentials& who, OpenFile& file, bool closing,
                                         bool count_blocks) {
+  LocalChange local_change(*impl_);
+  local_change.inode(file.inode->ino);
   auto state = file.inode;
   // Writes still in flight keep the announcement: they may not be published yet.
   const bool stops = closing && state->writer && state->writes_in_flight == 0;
@@ -416,6 +422,8 @@ asio::awaitable<Status> Client::fsync(const Credentials& who, OpenFile& file) {
 }
 
 asio::awaitable<Status> Client::release(const Credentials& who, std::shared_ptr<OpenFile> file) {
+  LocalChange local_change(*impl_);
+  local_change.inode(file->inode->ino);
   auto state = file->inode;
   Status st = co_await publish(who, *file, state->open_count <= 1);
   if (--state->open_count > 0) co_return st;

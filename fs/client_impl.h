@@ -4,6 +4,7 @@
 // Everything here runs on the client's single io thread.
 #pragma once
 
+#include <array>
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -12,6 +13,8 @@
 #include <set>
 
 #include "fs/client.h"
+#include "fs/listing_ahead.h"
+#include "fs/statahead.h"
 #include "fs/mds_router.h"
 #include "fs/server_reachability.h"
 #include "policy/dispatch/dispatcher.h"
@@ -174,6 +177,16 @@ struct Client::Impl {
   void learn_parent_attr(proto::mds::Reply::Reader reply);
   std::optional<Attr> take_post_op_attr(InodeId dir);
 
+  // Listings fetched ahead of the kernel, and the count of changes made
+  // through this client (any of which voids them: an entry's attributes
+  // must not predate this client's own chmod, write or rename).
+  // How long attributes may be cached ([client] attr_timeout_s).
+  rpc::Clock::duration attr_ttl() const;
+  ListingAhead listing_ahead;
+  uint64_t local_changes = 0;
+  // Entries fetched ahead of a walk over a directory (fs/statahead.h).
+  Statahead statahead;
+
   // Starts tracking an open file description of `attr` (fresh from the MDS).
   std::shared_ptr<OpenFile> track_open(const Attr& attr, int flags);
 
@@ -305,6 +318,40 @@ struct Client::Impl {
 
   // fetch_map() without the sharing.
   asio::awaitable<void> ask_map(MdsId member, milliseconds timeout);
+};
+
+// Marks a change made through this client, when it starts and when it
+// ends: no listing fetched while it ran is served (Impl::listing_ahead),
+// and statahead forgets the names and inodes it concerns (fs/statahead.h).
+class LocalChange {
+ public:
+  explicit LocalChange(Client::Impl& impl) : impl_(impl) { ++impl_.local_changes; }
+  ~LocalChange() {
+    ++impl_.local_changes;
+    for (const auto& [dir, name] : names_) impl_.statahead.forget(dir, name);
+    for (size_t i = 0; i < inode_count_; ++i) impl_.statahead.forget_inode(inodes_[i]);
+  }
+  LocalChange(const LocalChange&) = delete;
+  LocalChange& operator=(const LocalChange&) = delete;
+
+  // The change concerns `name` in `dir` (created, removed or renamed).
+  LocalChange& name(InodeId dir, std::string name) {
+    impl_.statahead.forget(dir, name);
+    names_.emplace_back(dir, std::move(name));
+    return *this;
+  }
+  // The change concerns the attributes of `ino` (at most two per change).
+  LocalChange& inode(InodeId ino) {
+    impl_.statahead.forget_inode(ino);
+    if (inode_count_ < inodes_.size()) inodes_[inode_count_++] = ino;
+    return *this;
+  }
+
+ private:
+  Client::Impl& impl_;
+  std::vector<std::pair<InodeId, std::string>> names_;
+  std::array<InodeId, 2> inodes_{};
+  size_t inode_count_ = 0;
 };
 
 // Fills a storage ObjectId.

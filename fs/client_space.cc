@@ -29,6 +29,8 @@ uint64_t file_offset(const Layout& layout, uint32_t index, uint64_t object_offse
 
 asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
                                           uint64_t length, Falloc mode) {
+  LocalChange local_change(*impl_);
+  local_change.inode(file.inode->ino);
   if (offset + length < offset || offset + length > kMaxFileBytes) co_return Status(Errc::too_big);
   auto state = file.inode;
   if (!state->layout.valid()) co_return Status(Errc::io, "file has no layout");

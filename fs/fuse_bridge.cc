@@ -288,12 +288,20 @@ Status FuseMount::serve() {
 namespace fuse {
 namespace {
 
+constexpr std::string_view kSelinuxXattr = "security.selinux";
+
 void on_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Bridge& b = bridge(req);
   b.spawn(req, "lookup",
-          call(b.client(), &Client::lookup, b.credentials(req), InodeId(parent), std::string(name)),
-          [&b](fuse_req_t r, const Attr& attr) {
-            fuse_entry_param e = b.entry(attr);
+          call(b.client(), &Client::lookup_entry, b.credentials(req), InodeId(parent),
+               std::string(name)),
+          [&b](fuse_req_t r, const Client::Looked& found) {
+            // From statahead the attributes are already `age` old: the
+            // kernel keeps them only for what is left of the timeouts.
+            const double age_s = std::chrono::duration<double>(found.age).count();
+            fuse_entry_param e = b.entry(found.attr);
+            e.attr_timeout = std::max(0.0, e.attr_timeout - age_s);
+            e.entry_timeout = std::max(0.0, e.entry_timeout - age_s);
             fuse_reply_entry(r, &e);
           });
 }
@@ -421,9 +429,20 @@ asio::awaitable<Status> change_xattr(Bridge& b, asio::awaitable<Status> change, 
   co_return status;
 }
 
+// Without -o security_label the mount keeps no SELinux label, and says so
+// (EOPNOTSUPP): `ls -l` asks for security.selinux once per entry until a
+// file system tells it labels are unsupported, then never again on it.
+bool unsupported_label(const Bridge& b, std::string_view name) {
+  return !b.options().security_label && name == kSelinuxXattr;
+}
+
 void on_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
                  int flags) {
   Bridge& b = bridge(req);
+  if (unsupported_label(b, name)) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) {
     fuse_reply_err(req, EINVAL);
     return;
@@ -451,10 +470,11 @@ asio::awaitable<void> getxattr_and_reply(Bridge& b, fuse_req_t req, Credentials 
 
 // The kernel asks for security.capability before every write; ls -l asks
 // for the ACL and the security label of every entry. pvfs keeps no system.*
-// xattrs (no ACLs: the MDS refuses them all), so those need no request.
+// xattrs (no ACLs: the MDS refuses them all) and, by default, no SELinux
+// label, so those need no request.
 void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Bridge& b = bridge(req);
-  if (std::string_view(name).starts_with("system.")) {
+  if (std::string_view(name).starts_with("system.") || unsupported_label(b, name)) {
     fuse_reply_err(req, EOPNOTSUPP);
     return;
   }
@@ -470,9 +490,10 @@ void on_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) 
 void on_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Bridge& b = bridge(req);
   b.spawn(req, "listxattr", call(b.client(), &Client::listxattr, b.credentials(req), InodeId(ino)),
-          [size](fuse_req_t r, const std::vector<std::string>& names) {
+          [size, &b](fuse_req_t r, const std::vector<std::string>& names) {
             std::string list;
             for (const auto& n : names) {
+              if (unsupported_label(b, n)) continue;  // set by a mount with security_label
               list += n;
               list += '\0';
             }
@@ -482,6 +503,10 @@ void on_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 
 void on_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Bridge& b = bridge(req);
+  if (unsupported_label(b, name)) {
+    fuse_reply_err(req, EOPNOTSUPP);
+    return;
+  }
   b.spawn(req, "removexattr",
           change_xattr(b,
                        call(b.client(), &Client::removexattr, b.credentials(req), InodeId(ino),

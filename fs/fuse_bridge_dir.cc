@@ -1,7 +1,8 @@
 // FUSE callbacks on directories and names: mknod, mkdir, symlink, link,
 // unlink, rmdir, rename, listing (opendir, readdir, readdirplus), fsyncdir.
-// Listings are stateless: the offset the kernel passes back is "." = 1,
-// ".." = 2, or the cookie of the last entry it received.
+// Listings are stateless here: the offset the kernel passes back is "." = 1,
+// ".." = 2, or the cookie of the last entry it received (the client keeps
+// what it fetched ahead, fs/listing_ahead.h).
 // Callbacks, work and reply all run on the client's io thread.
 #include "fs/fuse_bridge_internal.h"
 
@@ -110,9 +111,11 @@ class ListingBuffer {
   ListingBuffer(Bridge& b, fuse_req_t req, size_t size, bool plus)
       : bridge_(b), req_(req), plus_(plus), bytes_(size, '\0') {}
 
-  // Adds one entry; `attr` (readdirplus only) lets the kernel skip a lookup.
+  // Adds one entry; `attr` (readdirplus only) lets the kernel skip a lookup,
+  // for the cache timeouts less `age_s`, how long ago the MDS read it.
   // `next` is the offset of the following entry. False when it did not fit.
-  bool add(const std::string& name, InodeId ino, uint32_t mode, const Attr* attr, uint64_t next) {
+  bool add(const std::string& name, InodeId ino, uint32_t mode, const Attr* attr, uint64_t next,
+           double age_s = 0) {
     char* at = bytes_.data() + used_;
     size_t room = bytes_.size() - used_;
     size_t need;
@@ -121,6 +124,8 @@ class ListingBuffer {
       fuse_entry_param e{};
       if (attr) {
         e = bridge_.entry(*attr);
+        e.attr_timeout = std::max(0.0, e.attr_timeout - age_s);
+        e.entry_timeout = std::max(0.0, e.entry_timeout - age_s);
       } else {
         // ino 0: the kernel lists the name but does not instantiate an inode.
         e.attr.st_ino = ino.value;
@@ -174,8 +179,9 @@ asio::awaitable<Result<std::string>> list_directory(Bridge& b, fuse_req_t req, C
       if (out.empty()) co_return page.status();
       break;
     }
+    const double age_s = std::chrono::duration<double>(page->attr_age).count();
     for (const DirEntry& e : page->entries) {
-      if (!out.add(e.name, e.ino, e.mode, e.attr ? &*e.attr : nullptr, e.cookie)) {
+      if (!out.add(e.name, e.ino, e.mode, e.attr ? &*e.attr : nullptr, e.cookie, age_s)) {
         full = true;
         break;
       }

@@ -96,6 +96,8 @@ Status apply(MountOptions& o, std::string_view item) {
   if (key == "allow_other") return flag(o.allow_other, true);
   if (key == "default_permissions") return flag(o.default_permissions, true);
   if (key == "no_default_permissions") return flag(o.default_permissions, false);
+  if (key == "security_label") return flag(o.security_label, true);
+  if (key == "no_security_label") return flag(o.security_label, false);
   if (key == "ro") return flag(o.read_only, true);
   if (key == "rw") return flag(o.read_only, false);
   if (key == "jobid_var") {

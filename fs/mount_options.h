@@ -28,6 +28,11 @@ struct MountOptions {
   bool allow_other = false;          // allow_other: users other than the mounter may enter
   bool default_permissions = true;   // default_permissions / no_default_permissions
   bool read_only = false;            // ro / rw
+  // security_label / no_security_label: keep SELinux labels
+  // (security.selinux) on the metadata servers. Off, the mount says the
+  // file system has none (EOPNOTSUPP), as NFS without labeled NFS does, and
+  // `ls -l` stops asking for one per entry.
+  bool security_label = false;
   std::string jobid_var;             // jobid_var=NAME: extra environment variable naming the job
   // dispatch=POLICY: how writes are placed (policy/dispatch/dispatcher.h)
   sched::Policy dispatch = sched::Policy::preassign;

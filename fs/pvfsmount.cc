@@ -267,6 +267,10 @@ int run(const CommandLine& cl) {
     background.emplace(std::move(*bg));
   }
 
+  // The client's own caches (post-op attributes, listings fetched ahead,
+  // statahead) live no longer than the kernel's.
+  if (options->attr_timeout_s) config->attr_timeout_s = *options->attr_timeout_s;
+  if (options->entry_timeout_s) config->entry_timeout_s = *options->entry_timeout_s;
   Runtime rt;
   auto client = Client::create(rt.io, *config);
   if (!client.ok()) return fail(message_of(client.status()));
@@ -336,6 +340,7 @@ int main(int argc, char** argv) {
       "  allow_other             let other users use the mount [off]\n"
       "  no_default_permissions  let the kernel skip permission checks [default_permissions]\n"
       "  ro, rw                  read-only or read-write [rw]\n"
+      "  security_label          keep SELinux labels (security.selinux) [no_security_label]\n"
       "  jobid_var=NAME          environment variable naming the job [PVFS_JOBID, SLURM_JOB_ID]\n"
       "  secret=FILE             cluster key file (needed when CONFIG is host:port)\n"
       "  dispatch=POLICY         where write pieces go: fixed, random, two-choice, collab,\n"

@@ -157,7 +157,8 @@ Result<std::unique_ptr<NamespaceStore>> NamespaceStore::open(const std::filesyst
   return std::unique_ptr<NamespaceStore>(new NamespaceStore(std::move(t)));
 }
 
-Result<Attr> NamespaceStore::lookup(const Caller& caller, InodeId parent, std::string_view name) {
+Result<Attr> NamespaceStore::lookup(const Caller& caller, InodeId parent, std::string_view name,
+                                    uint64_t* cookie) {
   return with_read(*t_, [&](NsTxn& tx) -> Result<Attr> {
     auto dir = tx.dir_for_lookup(caller, parent);
     if (!dir) return dir.status();
@@ -165,6 +166,7 @@ Result<Attr> NamespaceStore::lookup(const Caller& caller, InodeId parent, std::s
     auto entry = tx.entry(parent, name);
     if (!entry) return entry.status();
     if (!entry->has_value()) return Status(Errc::not_found, "no such entry");
+    if (cookie) *cookie = (*entry)->seq;
     if ((*entry)->ino.fileset() != t_->set) {
       Attr root;  // another file set's root: its store has the rest
       root.ino = (*entry)->ino;

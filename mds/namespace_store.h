@@ -58,7 +58,9 @@ class NamespaceStore {
   InodeId root() const;
 
   // The inode `name` in directory `parent` names.
-  Result<Attr> lookup(const Caller& caller, InodeId parent, std::string_view name);
+  // `cookie`, when given, gets the entry's readdir cookie.
+  Result<Attr> lookup(const Caller& caller, InodeId parent, std::string_view name,
+                      uint64_t* cookie = nullptr);
   // The attributes of `ino`.
   Result<Attr> getattr(InodeId ino);
   // Changes the fields in change.mask; rules and errors in apply_setattr()

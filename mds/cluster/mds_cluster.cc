@@ -200,6 +200,7 @@ asio::awaitable<void> MdsCluster::emulate(SteadyTime arrival) {
       std::chrono::duration<double, std::micro>(options_.slowdown * options_.service_us));
   const SteadyTime begin = std::max(arrival, next_free_);
   next_free_ = begin + cost;
+  meter_.serving(begin, next_free_);  // the emulated server's busy time is what the tuner balances
   asio::steady_timer timer(io_, next_free_);
   asio::error_code ec;
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));

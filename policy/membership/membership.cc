@@ -31,6 +31,16 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
     busy_ += now - busy_since_;
     busy_since_ = now;
   }
+  if (spans_) {
+    // The emulated server's time instead: the closed spans and the open
+    // run's part up to now; the rest of the run belongs to the next one.
+    busy_ = span_busy_;
+    const SteadyTime from = std::max(span_from_, start_), to = std::min(span_to_, now);
+    if (to > from) busy_ += to - from;
+    span_busy_ = std::chrono::nanoseconds(0);
+    span_from_ = std::max(span_from_, now);
+    span_to_ = std::max(span_to_, span_from_);
+  }
   const double length = std::chrono::duration<double, std::milli>(now - start_).count();
   const double busy = std::chrono::duration<double, std::milli>(busy_).count();
   last_.busy = length > 0 ? std::clamp(busy / length, 0.0, 1.0) : 0;

@@ -86,6 +86,23 @@ class IntervalMeter {
     outstanding_since_ -= arrival.time_since_epoch().count();
     if (outstanding_ == 0 && now > busy_since_) busy_ += now - busy_since_;
   }
+  // A server of one request at a time (pvfs-mds --slowdown's emulated
+  // one) serves a request from `from` to `to`; spans come in order and do
+  // not overlap, and may lie ahead of the clock (a queued request). Once
+  // this is called, the busy fraction is the time of these spans within
+  // the interval, not the time with a request outstanding: the work the
+  // daemon does after the emulated service overlaps the next request's
+  // and is not the emulated server's.
+  void serving(SteadyTime from, SteadyTime to) {
+    spans_ = true;
+    if (from <= span_to_) {
+      span_to_ = std::max(span_to_, to);
+    } else {
+      span_busy_ += span_to_ - span_from_;  // all of it past, in this interval
+      span_from_ = from;
+      span_to_ = to;
+    }
+  }
   // Closes the interval when `length` has passed since it opened (the next
   // one opens at `now`): its report, seq counting from 1, with the backlog
   // outstanding at `now`, which last() holds from then on. nullopt before.
@@ -106,6 +123,12 @@ class IntervalMeter {
   // (while outstanding_ > 0; never before the interval opened).
   std::chrono::nanoseconds busy_{0};
   SteadyTime busy_since_{};
+  // serving(): the spans' time closed in this interval, and the run of
+  // back-to-back spans still open (its part before the interval's start
+  // was counted in the interval before).
+  bool spans_ = false;
+  std::chrono::nanoseconds span_busy_{0};
+  SteadyTime span_from_{}, span_to_{};
   IntervalReport last_;
 };
 

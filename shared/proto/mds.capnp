@@ -451,6 +451,10 @@ struct Reply {
   # client can answer the kernel's GETATTR of the changed directory without
   # asking again. Unset: not known (older MDS, or the read failed).
   parentAttr @21 :Attr;
+  # lookup: the entry's place in its directory's listing (its readdir
+  # cookie), so a client walking a directory in listing order can fetch the
+  # entries that follow (statahead). 0: not known (older MDS).
+  entryCookie @24 :UInt64;
 
   struct LockReply {
     outcome @0 :LockOutcome;

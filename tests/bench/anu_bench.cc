@@ -1,10 +1,11 @@
 // The ANU benchmark (issue 6; ../shared/papers/anu-placement.txt §7): five
 // metadata servers of unequal speed (pvfs-mds --slowdown 1, 3, 5, 7, 9) under
 // a skewed create/stat workload over 100+ file sets, once per placement
-// policy (anu, hash, round-robin), each on a fresh local cluster. Samples
-// every member's mean request latency per tuning interval from clusterStatus
-// (utils/common/mds_status.h), prints the latencies over time per policy, the
-// worst/average ratio, the time ANU takes to converge, and a last line
+// policy (anu, hash, round-robin; anu-busy and anu-paper on request), each
+// on a fresh local cluster. Samples every member's mean request latency per
+// tuning interval from clusterStatus (utils/common/mds_status.h), prints the
+// latencies over time per policy, the worst/average ratio, how often a member
+// was saturated, the time ANU takes to converge, and a last line
 // `RESULT key=value ...`. Driven by tests/bench/anu; see docs/benchmarks.md.
 // Not a test. One thread runs the client (libpvfs-client, no FUSE), another
 // samples the members.
@@ -62,6 +63,9 @@ struct Options {
   uint64_t seed = 42;
   std::string workdir = "/tmp";
   bool keep = false;
+  // Also print what each member reported beside its latency (busy
+  // fraction, service time, backlog) and the delegate's tuning steps.
+  bool detail = false;
 };
 
 // One member's interval as seen by the sampler.
@@ -70,6 +74,9 @@ struct Sample {
   double latency_ms = 0;
   uint64_t requests = 0;
   double at_s = 0;  // when it was first seen, from the start of the workload
+  uint64_t backlog = 0;
+  double busy = 0;
+  double service_ms = 0;
 };
 
 // One row of the latency table: interval `index` (ends at (index + 1) x
@@ -83,6 +90,12 @@ struct Row {
   double ratio_all = 0;   // the same with every member that served any
 };
 
+// A member that ends an interval with this many requests outstanding is
+// saturated: a queue that long is 98.5% busy (M/M/1), and a member reads
+// at most 128 of one connection at a time, so a client's further requests
+// wait in the socket, unseen.
+constexpr uint64_t kSaturatedBacklog = 64;
+
 struct PolicyRun {
   std::string policy;
   std::vector<Row> rows;
@@ -94,8 +107,14 @@ struct PolicyRun {
   double steady_ratio = 0;      // mean worst/average
   double steady_ratio_all = 0;  // the same counting every member that served any
   double steady_max = 0;        // highest worst/average
+  // The part of the intervals in which some member ended holding at least
+  // kSaturatedBacklog requests: it cannot keep up, whatever worst/average
+  // says (a saturated member that serves most requests is the average).
+  double steady_saturated = 0;
   double steady_avg_ms = 0;     // mean latency of all requests
   std::optional<double> converge_s;  // start of the first interval after which the ratio stays <= bound
+  std::vector<pvfs::MdsTuningStep> tunings;  // the delegate's, as sampled (--detail)
+  int64_t start_unix_ms = 0;
 };
 
 void note(const std::string& text) { std::fprintf(stderr, "# %s\n", text.c_str()); }
@@ -154,8 +173,12 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
     run.rows.push_back(std::move(row));
   }
   std::vector<double> steady;
-  double weighted = 0, requests = 0, all_sum = 0;
+  double weighted = 0, requests = 0, all_sum = 0, saturated = 0, rows = 0;
   for (size_t i = run.rows.size() - run.rows.size() / 3; i < run.rows.size(); ++i) {
+    rows += 1;
+    if (std::any_of(run.rows[i].members.begin(), run.rows[i].members.end(),
+                    [](const auto& s) { return s && s->backlog >= kSaturatedBacklog; }))
+      saturated += 1;
     if (run.rows[i].ratio > 0) {
       steady.push_back(run.rows[i].ratio);
       all_sum += run.rows[i].ratio_all;
@@ -167,6 +190,7 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
       }
   }
   if (requests > 0) run.steady_avg_ms = weighted / requests;
+  if (rows > 0) run.steady_saturated = saturated / rows;
   if (!steady.empty()) {
     double sum = 0;
     for (double r : steady) sum += r;
@@ -272,10 +296,13 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   co.mds = static_cast<uint32_t>(o.slowdown.size());
   co.mds_slowdown = o.slowdown;
   co.mds_service_us = o.service_us;
-  // "anu-paper": ANU with the paper's tuner ([mds_cluster] backlog = false, busy = false).
-  co.mds_placement = policy == "anu-paper" ? "anu" : policy;
+  // "anu": ANU as the daemons run it by default (the tuner on latency and
+  // backlog); "anu-busy": with the busy model ([mds_cluster] busy = true);
+  // "anu-paper": the paper's tuner (backlog = false, busy = false).
+  const bool anu = policy == "anu" || policy == "anu-busy" || policy == "anu-paper";
+  co.mds_placement = anu ? "anu" : policy;
   co.mds_backlog = policy != "anu-paper";
-  co.mds_busy = policy != "anu-paper";
+  co.mds_busy = policy == "anu-busy";
   co.mds_tune_interval_ms = o.interval_ms;
   co.fileset_per_top_directory = true;
   co.start_timeout = milliseconds(30000);
@@ -346,6 +373,7 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
                                     std::chrono::system_clock::now().time_since_epoch()).count();
   std::atomic<bool> stop{false};
   std::vector<std::vector<Sample>> samples(cluster->config().mds.size());
+  std::vector<pvfs::MdsTuningStep> tunings;
   std::thread sampler([&] {
     const auto poll = milliseconds(std::max<uint32_t>(o.interval_ms / 8, 50));
     while (!stop) {
@@ -358,8 +386,14 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
           auto& list = samples[m];
           if (!list.empty() && list.back().seq == member.interval.seq) break;
           list.push_back({member.interval.seq, member.interval.latency_ms, member.interval.requests,
-                          std::chrono::duration<double>(Clock::now() - start).count()});
+                          std::chrono::duration<double>(Clock::now() - start).count(), member.interval.backlog,
+                          member.interval.busy, member.interval.service_ms});
         }
+        if (view->self == view->delegate)
+          for (const auto& step : view->history)
+            if (step.at_unix_ms >= start_unix_ms &&
+                (tunings.empty() || step.at_unix_ms > tunings.back().at_unix_ms))
+              tunings.push_back(step);
       }
       std::this_thread::sleep_for(poll);
     }
@@ -376,6 +410,8 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   run.errors = w.errors;
   run.lost = w.lost;
   run.first_error = w.first_error;
+  run.tunings = std::move(tunings);
+  run.start_unix_ms = start_unix_ms;
   for (const auto& entry : cluster->config().mds)
     if (auto view = pvfs::mds_cluster_status(entry.address, *key, milliseconds(2000)))
       for (const auto& m : view->moves)
@@ -399,16 +435,35 @@ void print_run(const PolicyRun& run, const Options& o) {
       line += fmt::format("  {:>16}", s ? fmt::format("{:.1f} ({})", s->latency_ms, s->requests) : "?");
     line += fmt::format("  {:>8.1f}  {:>6}", row.average_ms, ratio_text(row.ratio));
     std::printf("%s\n", line.c_str());
+    if (!o.detail) continue;
+    // What the tuner sees: busy fraction, service time (ms), backlog.
+    line = fmt::format("{:>6}", "");
+    for (const auto& s : row.members)
+      line += fmt::format("  {:>16}", s ? fmt::format("{:.2f} {:.1f} {}", s->busy, s->service_ms, s->backlog) : "?");
+    std::printf("%s\n", line.c_str());
+  }
+  if (o.detail) {
+    std::printf("\n== %s: the delegate's tuning steps (t, L ms; per member: signal ms, decision, share old->new)\n",
+                run.policy.c_str());
+    for (const auto& step : run.tunings) {
+      std::string line = fmt::format("{:>6.1f} {:>7.1f} v{}", double(step.at_unix_ms - run.start_unix_ms) / 1000.0,
+                                     step.average_ms, step.map_version);
+      for (const auto& t : step.servers)
+        line += fmt::format(" | {} {:.1f} {} {:.3f}->{:.3f}", t.server, t.latency_ms, t.decision, t.old_share,
+                            t.new_share);
+      std::printf("%s\n", line.c_str());
+    }
   }
   std::printf("%s\n",
               fmt::format("{}: {} requests, {} failed{}, {} not sent (all {} slots busy); {} file sets moved; "
                           "last third: mean latency {:.1f} ms, worst/avg mean {}, max {} (counting members "
-                          "with under {:g}% of the requests too: mean {}); converged (<= {:g} from then on): {}",
+                          "with under {:g}% of the requests too: mean {}), a member saturated (>= {} queued) "
+                          "in {:.0f}% of the intervals; converged (<= {:g} from then on): {}",
                           run.policy, run.ops, run.errors,
                           run.errors ? " (first: " + run.first_error + ")" : std::string(), run.lost,
                           o.max_outstanding, run.moves, run.steady_avg_ms, ratio_text(run.steady_ratio),
                           ratio_text(run.steady_max), o.min_share * 100, ratio_text(run.steady_ratio_all),
-                          o.converged_ratio,
+                          kSaturatedBacklog, run.steady_saturated * 100, o.converged_ratio,
                           run.converge_s ? fmt::format("after {:.0f} s", *run.converge_s) : "never")
                   .c_str());
 }
@@ -432,7 +487,8 @@ int main(int argc, char** argv) {
                "unequal speed, under a skewed create/stat workload. See docs/benchmarks.md."};
   std::string policies = "anu,hash,round-robin";
   app.add_option("--policies", policies,
-                 "comma-separated placements to run: anu, anu-paper (the paper's tuner), hash, round-robin")
+                 "comma-separated placements to run: anu (the daemons' default tuner), anu-busy (with the busy "
+                 "model), anu-paper (the paper's tuner), hash, round-robin")
       ->capture_default_str();
   app.add_option("--slowdown", o.slowdown, "pvfs-mds --slowdown per member")->delimiter(',')->capture_default_str()
       ->check(CLI::Range(1.0, 1000.0));
@@ -456,6 +512,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "workload seed")->capture_default_str();
   app.add_option("--workdir", o.workdir, "where to make the temporary folder")->capture_default_str();
   app.add_flag("--keep", o.keep, "keep the clusters' folders (logs) afterwards");
+  app.add_flag("--detail", o.detail,
+               "also print each member's busy fraction, service time and backlog per interval, and the "
+               "delegate's tuning steps");
   CLI11_PARSE(app, argc, argv);
   o.policies = split(policies);
 
@@ -479,10 +538,15 @@ int main(int argc, char** argv) {
   std::string result = "RESULT";
   uint64_t errors = 0;
   for (const auto& run : runs) {
-    const std::string key = run.policy == "round-robin" ? "rr" : run.policy == "anu-paper" ? "anu_paper" : run.policy;
-    result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f}", key, run.steady_ratio, key, run.steady_avg_ms);
-    if (run.policy == "anu")
-      result += fmt::format(" anu_converge_s={}", run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never");
+    const std::string key = run.policy == "round-robin" ? "rr"
+                            : run.policy == "anu-paper"  ? "anu_paper"
+                            : run.policy == "anu-busy"   ? "anu_busy"
+                                                         : run.policy;
+    result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key, run.steady_ratio, key,
+                          run.steady_avg_ms, key, run.steady_saturated);
+    if (run.policy.starts_with("anu"))
+      result += fmt::format(" {}_converge_s={}", key,
+                            run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never");
     errors += run.errors;
     if (run.errors) result += fmt::format(" {}_errors={}", key, run.errors);
   }

@@ -6,13 +6,22 @@
 // without a getattr request, and what it answers is the directory as the
 // change left it. The attributes age like the kernel's own cache: a change
 // made by another client shows within the attribute timeout.
+// Listings: the kernel reads a directory a few KiB at a time; pvfsmount
+// asks the MDS for hundreds of entries at once and answers the kernel's
+// next calls from them, but never with attributes older than a change this
+// mount made. Without -o security_label the mount has no SELinux labels
+// and says so, so `ls -l` asks for none.
 // The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
 // $PVFS_CTL.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -26,6 +35,36 @@ namespace fs = std::filesystem;
 
 double mds_getattrs(TestCluster& c) {
   return daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total", "type=\"getattr\"");
+}
+
+double mds_lookups(TestCluster& c) {
+  return daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total", "type=\"lookup\"");
+}
+
+double mds_readdirs(TestCluster& c) {
+  return daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total", "type=\"readdir\"");
+}
+
+// Empties the kernel's dentry and inode caches, so the next listing and
+// stats go to pvfsmount (as after another node's changes, or a cold cache).
+void drop_kernel_caches() {
+  std::ofstream("/proc/sys/vm/drop_caches") << "3\n";
+}
+
+// The names `ls` would see in `dir`, with lstat of each as `ls -l` does.
+std::multiset<std::string> list_long(const fs::path& dir) {
+  std::multiset<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  REQUIRE_MESSAGE(d != nullptr, dir.string(), ": ", std::strerror(errno));
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    CHECK_MESSAGE(::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0, name);
+    names.insert(name);
+  }
+  ::closedir(d);
+  return names;
 }
 
 struct stat stat_of(const fs::path& path) {
@@ -102,6 +141,143 @@ TEST_CASE("a directory another client changes shows the change within the attrib
   REQUIRE(::fstat(fd, &seen) == 0);
   ::close(fd);
   CHECK((seen.st_mode & 07777) == 0700);
+}
+
+TEST_CASE("ls -l of 2000 entries asks the MDS for the listing a few times and shows each once") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(1), true);
+  const fs::path dir = c.mnt() / "many";
+  REQUIRE(fs::create_directory(dir));
+  constexpr int kFiles = 2000;
+  std::multiset<std::string> made;
+  for (int i = 0; i < kFiles; ++i) {
+    // Long names too: the kernel's buffer then takes fewer entries than
+    // pvfsmount expects, and the listing must go on from where it stopped.
+    std::string name = "f" + std::to_string(i) + (i % 3 == 0 ? std::string(180, 'x') : "");
+    create_empty(dir / name);
+    made.insert(name);
+  }
+  drop_kernel_caches();
+  const double before = mds_readdirs(c);
+  CHECK(list_long(dir) == made);
+  const double readdirs = mds_readdirs(c) - before;
+  // The kernel's 4 KiB pages hold about 25 entries with attributes: 80 or
+  // more requests when each went to the MDS.
+  MESSAGE(readdirs, " readdir requests for ", kFiles, " entries");
+  CHECK(readdirs >= 1);
+  CHECK(readdirs <= 12);
+}
+
+TEST_CASE("a listing in progress never hands the kernel attributes older than this mount's chmod") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(1), true);
+  const fs::path dir = c.mnt() / "d";
+  REQUIRE(fs::create_directory(dir));
+  constexpr int kFiles = 300;
+  for (int i = 0; i < kFiles; ++i) create_empty(dir / ("f" + std::to_string(i)));
+  drop_kernel_caches();
+  DIR* d = ::opendir(dir.c_str());
+  REQUIRE(d != nullptr);
+  // The first page: pvfsmount now holds the rest of the listing.
+  int seen = 0;
+  while (seen < 10) {
+    dirent* e = ::readdir(d);
+    REQUIRE(e != nullptr);
+    struct stat st {};
+    ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW);  // as ls -l: asks for readdirplus
+    ++seen;
+  }
+  const fs::path target = dir / "f250";
+  REQUIRE(::chmod(target.c_str(), 0600) == 0);
+  while (dirent* e = ::readdir(d)) {
+    struct stat st {};
+    ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW);
+  }
+  ::closedir(d);
+  CHECK((stat_of(target).st_mode & 07777) == 0600);
+}
+
+TEST_CASE("a stat of every file in listing order is answered by statahead, a few requests in all") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(1), true);
+  const fs::path dir = c.mnt() / "walk";
+  REQUIRE(fs::create_directory(dir));
+  constexpr int kFiles = 2000;
+  for (int i = 0; i < kFiles; ++i) create_empty(dir / ("f" + std::to_string(i)));
+  drop_kernel_caches();
+  const double lookups_before = mds_lookups(c);
+  const double readdirs_before = mds_readdirs(c);
+  for (int i = 0; i < kFiles; ++i) {
+    struct stat st {};
+    REQUIRE_MESSAGE(::stat((dir / ("f" + std::to_string(i))).c_str(), &st) == 0, i);
+    CHECK(S_ISREG(st.st_mode));
+  }
+  const double lookups = mds_lookups(c) - lookups_before;
+  const double readdirs = mds_readdirs(c) - readdirs_before;
+  // One lookup per file before statahead.
+  MESSAGE(lookups, " lookups and ", readdirs, " readdirs for ", kFiles, " stats");
+  CHECK(lookups <= 40);
+  CHECK(readdirs <= 20);
+}
+
+TEST_CASE("statahead never answers for a name this mount removed, and never hides a new file") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(1), true);
+  const fs::path dir = c.mnt() / "walk";
+  REQUIRE(fs::create_directory(dir));
+  for (int i = 0; i < 100; ++i) create_empty(dir / ("f" + std::to_string(i)));
+  drop_kernel_caches();
+  struct stat st {};
+  // The kernel learns f50 first, so removing it below needs no lookup that
+  // would use up what statahead holds of it.
+  REQUIRE(::stat((dir / "f50").c_str(), &st) == 0);
+  for (int i = 0; i < 10; ++i) REQUIRE(::stat((dir / ("f" + std::to_string(i))).c_str(), &st) == 0);
+  // The walk has fetched the names after f2, f50 among them.
+  REQUIRE(::unlink((dir / "f50").c_str()) == 0);
+  drop_kernel_caches();  // the kernel now asks pvfsmount again for every name
+  for (int i = 10; i < 100; ++i) {
+    const int rc = ::stat((dir / ("f" + std::to_string(i))).c_str(), &st);
+    if (i == 50) {
+      CHECK_MESSAGE(rc != 0, "f50 was removed through this mount");
+      CHECK(errno == ENOENT);
+    } else {
+      CHECK_MESSAGE(rc == 0, "f", i);
+    }
+  }
+  // A file another client makes mid-walk is found: a name statahead did not
+  // fetch is asked of the MDS.
+  Session other(c.cluster().config());
+  auto d = other.lookup(kRootInode, "walk");
+  REQUIRE(d.ok());
+  auto late = other.create(d->ino, "late");
+  REQUIRE(other.release(late.second).ok());
+  CHECK(::stat((dir / "late").c_str(), &st) == 0);
+}
+
+TEST_CASE("without security_label the mount has no SELinux labels, so ls -l stops asking for them") {
+  if (skip_without_fuse()) return;
+  TestCluster plain(with_servers(1), true);
+  const fs::path file = plain.mnt() / "f";
+  create_empty(file);
+  char value[64];
+  // EOPNOTSUPP, not ENODATA: coreutils then marks the file system as
+  // unlabeled and asks no more (one request per entry of ls -l before).
+  CHECK(::lgetxattr(file.c_str(), "security.selinux", value, sizeof value) < 0);
+  CHECK(errno == EOPNOTSUPP);
+  CHECK(::lsetxattr(file.c_str(), "security.selinux", "x", 1, 0) < 0);
+  CHECK(errno == EOPNOTSUPP);
+  // Other security.* names (file capabilities) are kept as before.
+  const unsigned char caps[20] = {0, 0, 0, 2};
+  REQUIRE(::lsetxattr(file.c_str(), "security.capability", caps, sizeof caps, 0) == 0);
+  CHECK(::lgetxattr(file.c_str(), "security.capability", value, sizeof value) == sizeof caps);
+
+  TestCluster labeled(with_servers(1), true, "security_label");
+  const fs::path other = labeled.mnt() / "g";
+  create_empty(other);
+  REQUIRE(::lsetxattr(other.c_str(), "security.selinux", "system_u:object_r:pvfs_t:s0", 27, 0) == 0);
+  const ssize_t n = ::lgetxattr(other.c_str(), "security.selinux", value, sizeof value);
+  REQUIRE(n == 27);
+  CHECK(std::string(value, 27) == "system_u:object_r:pvfs_t:s0");
 }
 
 }  // namespace pvfs::test

@@ -356,6 +356,44 @@ TEST_CASE("a member's interval report carries how busy it was and its busy time 
   CHECK(report->service_ms == doctest::Approx(300));
 }
 
+TEST_CASE("an emulated server's busy fraction is its service spans' time, not the time with a request outstanding") {
+  IntervalMeter meter(at(0), milliseconds(1000));
+  // Three requests arrive together; the emulated server serves them one
+  // after another, 100 ms each (0..300); each then takes 400 ms more of
+  // the daemon's own work, overlapping the next one's service, so one is
+  // outstanding until 700.
+  for (int i = 0; i < 3; ++i) meter.arrived(at(0));
+  meter.serving(at(0), at(100));
+  meter.serving(at(100), at(200));
+  meter.serving(at(200), at(300));
+  for (int i = 0; i < 3; ++i) {
+    meter.record(milliseconds(500 + 100 * i));
+    meter.finished(at(0), at(500 + 100 * i));
+  }
+  // A request at 800 is served until 1200: 200 ms in this interval, the
+  // rest in the next.
+  meter.arrived(at(800));
+  meter.serving(at(800), at(1200));
+  auto report = meter.close(at(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.5));  // 300 + 200 ms, not the 700 + 200 outstanding
+  CHECK(report->service_ms == doctest::Approx(500.0 / 3));
+  // One queued behind it runs 1200..1300; then idle.
+  meter.arrived(at(1100));
+  meter.serving(at(1200), at(1300));
+  meter.record(milliseconds(400));
+  meter.finished(at(800), at(1200));
+  meter.record(milliseconds(200));
+  meter.finished(at(1100), at(1300));
+  report = meter.close(at(2000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.3));  // 1000..1300
+  CHECK(report->service_ms == doctest::Approx(150));
+  report = meter.close(at(3000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == 0);
+}
+
 TEST_CASE("the delegate pools a member's load since the map last changed: one busy interval moves nothing") {
   // Two members that serve a request in 10 ms, half busy for six
   // intervals; then member 2 is 90% busy for one. Alone, that interval

@@ -61,8 +61,11 @@ TEST_CASE("every pvfs option is read into its field") {
   MountOptions o = parse_ok(
       "attr_timeout=2.5,entry_timeout=0,writeback_cache,direct_io,allow_other,"
       "no_default_permissions,ro,jobid_var=PBS_JOBID,secret=/etc/pvfs/secret.key,"
-      "max_threads=8,fsname=scratch,timeout=1500,log=/var/log/pvfsmount.log");
+      "max_threads=8,fsname=scratch,timeout=1500,log=/var/log/pvfsmount.log,security_label");
   CHECK(*o.attr_timeout_s == doctest::Approx(2.5));
+  CHECK(o.security_label);
+  CHECK_FALSE(parse_ok("security_label,no_security_label").security_label);
+  CHECK_FALSE(parse_ok("").security_label);
   CHECK(*o.entry_timeout_s == 0.0);
   CHECK(o.writeback_cache);
   CHECK(o.direct_io);

@@ -19,7 +19,9 @@ MdsClusterView cluster_view_from_wire(proto::mds::Reply::ClusterState::Reader st
     member.alive = m.getAlive();
     member.share = m.getShare();
     for (uint16_t set : m.getFileSets()) member.file_sets.push_back(set);
-    member.interval = {m.getLatency().getSeq(), m.getLatency().getLatencyMs(), m.getLatency().getRequests()};
+    const auto l = m.getLatency();
+    member.interval = {l.getSeq(),     l.getLatencyMs(), l.getRequests(), l.getBacklog(),
+                       l.getBacklogAgeMs(), l.getBusy(), l.getServiceMs()};
     member.slowdown = m.getSlowdown();
     v.members.push_back(std::move(member));
   }

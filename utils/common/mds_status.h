@@ -22,6 +22,13 @@ struct MdsInterval {
   uint64_t seq = 0;         // interval number since the member started
   double latency_ms = 0;    // mean request latency (0: no requests)
   uint64_t requests = 0;
+  // What the delegate tunes with beside the latency (issue 21): requests
+  // outstanding at the interval's end and their mean age, the fraction of
+  // the interval with one outstanding and that time per request completed.
+  uint64_t backlog = 0;
+  double backlog_age_ms = 0;
+  double busy = 0;
+  double service_ms = 0;
 };
 
 struct MdsMemberView {
