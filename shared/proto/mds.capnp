@@ -183,7 +183,8 @@ struct Request {
     serviceNs @7 :UInt64;         # §3.1's summed service time
     seekCostNs @8 :UInt64;        # what a request of it pays when served among others (a seek)
     idleCostNs @9 :UInt64;        # mean gap from one completion to its next arrival here
-    epochs @10 :List(QosEpoch);   # a job being profiled (QosPlan.profiling): each epoch's record
+    epochs @10 :List(QosEpoch);   # each epoch's record of a job being profiled (QosPlan.profiling)
+                                  # or, under ushape, with a goal (QosPlan.goals)
   }
   # policy/qos/locality.h's EpochSample of one job at the reporting server.
   struct QosEpoch {
@@ -365,7 +366,7 @@ struct Reply {
     locks @20 :LockTableState;    # lockStatus
     qos @22 :QosState;            # qosSet, qosClear, qosStatus, qosPolicy
     qosPlan @23 :QosPlan;         # qosReport
-    qosModel @24 :QosModelState;  # qosProfile, qosTrain, qosShow
+    qosModel @25 :QosModelState;  # qosProfile, qosTrain, qosShow
   }
 
   # The plan a storage server enforces: `windows` in order from each period
