@@ -246,8 +246,14 @@ struct Client::Impl {
     rpc::Clock::time_point confirmed{};  // when the delegate last confirmed the token (request sent)
     rpc::Clock::time_point granted_at{};
     rpc::Clock::time_point last_io{};  // the last admission or completion of a data request
+    // For the step's summary in the log (where a hand-over's time goes):
+    rpc::Clock::time_point opened{};       // claimed (a transparent step: its first write arrived)
+    rpc::Clock::time_point first_write{};  // the first data request admitted with the token
+    rpc::Clock::time_point last_done{};    // the last data request completed
+    uint64_t requests = 0;                 // data requests admitted
     uint32_t in_flight = 0;            // admitted data requests not completed: the step is not idle
     uint64_t written = 0;
+    bool told = false;  // the delegate has answered a claim of this step
   };
   // Waits until `job` may send a data request of `bytes` to `layout`'s
   // servers: at once when the job has no step here and none is to be
@@ -261,6 +267,8 @@ struct Client::Impl {
   // it completes, so a step is never idle while its requests are in flight.
   asio::awaitable<bool> io_admit(const std::string& job, const Layout& layout, uint64_t bytes, bool write,
                                  uint64_t declared = 0);
+  // A data request admitted by io_admit() completed. Wakes the loop when
+  // the step has nothing in flight, so that its end is timed from now.
   void io_done(const std::string& job);
   // user.pvfs.iostep: "begin [job=J] [bytes=N] [servers=a,b]" or "end [job=J]"
   // (`job` defaults to the caller's). Errors: invalid_argument for anything
@@ -271,7 +279,17 @@ struct Client::Impl {
   bool io_token_valid(const IoStep& step, rpc::Clock::time_point now) const;
   void io_start();
   asio::awaitable<void> io_loop(std::shared_ptr<bool> alive);
-  asio::awaitable<void> io_sync();
+  // Moves the steps that are over to io_ends: transparent ones idle for
+  // idle_ms, or that wrote all their declared bytes with nothing in
+  // flight; explicit ones a lease after their last write or grant.
+  void io_close_finished(rpc::Clock::time_point now);
+  // When the loop has something to do next (close a step, send): now or later.
+  rpc::Clock::time_point io_next_due(rpc::Clock::time_point now) const;
+  // Sends every claim and end to the delegate and applies its answer;
+  // false when it did not answer.
+  asio::awaitable<bool> io_sync();
+  rpc::Clock::time_point io_last_sync{};  // when the last ioStep was sent
+  bool io_last_failed = false;            // ... and it went unanswered
   // Sends an MDS request built by `build` to the delegate: the member that
   // answered last, then every member in id order past those that say they
   // are not it.

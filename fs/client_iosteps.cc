@@ -24,6 +24,24 @@ namespace {
 constexpr milliseconds kPendingPoll(50);  // how often a waiting step asks again
 constexpr milliseconds kWaiterPoll(10);   // how often a held request looks at its step
 
+long long ms_between(rpc::Clock::time_point from, rpc::Clock::time_point to) {
+  if (from == rpc::Clock::time_point{} || to == rpc::Clock::time_point{}) return -1;
+  return std::chrono::duration_cast<milliseconds>(to - from).count();
+}
+
+// One line per step this client leaves: where its time went, so that a
+// hand-over's cost (token wait, the idle time before the end) can be read
+// off the log. -1: did not happen (no token, no write).
+void log_step_end(const std::string& job, const Client::Impl::IoStep& s, rpc::Clock::time_point now,
+                  std::string_view why) {
+  spdlog::info("job {}'s I/O step ended ({}): token {} ms after the claim, first write {} ms after the token, "
+               "writes {} ms (first admitted to last done, {} requests, {} bytes), ended {} ms after the last",
+               job, why, s.granted ? ms_between(s.opened, s.granted_at) : -1,
+               s.requests ? ms_between(s.granted_at, s.first_write) : -1,
+               s.requests ? ms_between(s.first_write, s.last_done) : -1, s.requests, s.written,
+               s.requests ? ms_between(s.last_done, now) : -1);
+}
+
 std::optional<uint64_t> parse_u64(std::string_view s) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -70,7 +88,7 @@ asio::awaitable<bool> Client::Impl::io_admit(const std::string& job, const Layou
     for (ServerId s : layout.servers) step.servers.push_back(s.value);
     std::sort(step.servers.begin(), step.servers.end());
     step.servers.erase(std::unique(step.servers.begin(), step.servers.end()), step.servers.end());
-    step.last_io = rpc::Clock::now();
+    step.last_io = step.opened = rpc::Clock::now();
     io_steps.emplace(job, std::move(step));
     spdlog::debug("I/O step of job {} opened by its first write", job);
     io_start();
@@ -84,6 +102,7 @@ asio::awaitable<bool> Client::Impl::io_admit(const std::string& job, const Layou
     if (io_token_valid(it->second, now) || io_fail_open) {
       it->second.written += write ? bytes : 0;
       ++it->second.in_flight;
+      if (it->second.requests++ == 0) it->second.first_write = now;
       co_return true;
     }
     poll.expires_after(kWaiterPoll);
@@ -97,7 +116,10 @@ void Client::Impl::io_done(const std::string& job) {
   auto it = io_steps.find(job);
   if (it == io_steps.end()) return;  // ended meanwhile (user.pvfs.iostep end, lease)
   if (it->second.in_flight > 0) --it->second.in_flight;
-  it->second.last_io = rpc::Clock::now();
+  it->second.last_io = it->second.last_done = rpc::Clock::now();
+  // The loop times the step's end from this completion (idle_ms, or at
+  // once when the declared bytes are all written).
+  if (it->second.in_flight == 0 && !it->second.explicit_step && io_kick) io_kick->cancel();
 }
 
 Status Client::Impl::io_command(const std::string& caller_job, std::string_view command) {
@@ -155,6 +177,7 @@ Status Client::Impl::io_command(const std::string& caller_job, std::string_view 
       step.servers = std::move(*servers);
     }
     step.last_io = rpc::Clock::now();
+    if (step.opened == rpc::Clock::time_point{}) step.opened = step.last_io;
     io_ends.erase(job);
     io_start();
     return {};
@@ -164,6 +187,7 @@ Status Client::Impl::io_command(const std::string& caller_job, std::string_view 
     if (it == io_steps.end())
       return Status(Errc::not_found, fmt::format("job {} has no I/O step on this client", job));
     io_ends[job] = it->second.written;
+    log_step_end(job, it->second, rpc::Clock::now(), "end");
     io_steps.erase(it);
     io_start();
     return {};
@@ -202,31 +226,77 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_dele
   co_return last;
 }
 
-asio::awaitable<void> Client::Impl::io_sync() {
-  const auto now = rpc::Clock::now();
+namespace {
+
+// A transparent step whose declared bytes this client has all written,
+// none in flight: it is over without waiting idle_ms. A job spread over
+// several clients declares the whole step, more than any one of them
+// writes, so its steps still end by idle time.
+bool declared_done(const Client::Impl::IoStep& s) {
+  return !s.explicit_step && s.declared > 0 && s.written >= s.declared && s.in_flight == 0;
+}
+
+}  // namespace
+
+void Client::Impl::io_close_finished(rpc::Clock::time_point now) {
   const milliseconds idle(config.iosched_idle_ms);
   for (auto it = io_steps.begin(); it != io_steps.end();) {
     const IoStep& s = it->second;
-    bool close = false;
-    if (!s.explicit_step && s.granted && idle.count() > 0 && s.in_flight == 0 && now - s.last_io >= idle) {
-      close = true;
+    const char* why = nullptr;
+    if (!s.explicit_step && s.granted && declared_done(s)) {
+      why = "declared bytes written";
+    } else if (!s.explicit_step && s.granted && idle.count() > 0 && s.in_flight == 0 && now - s.last_io >= idle) {
+      why = "idle";
     } else if (s.explicit_step && s.granted && now - std::max(s.last_io, s.granted_at) >= io_lease) {
       spdlog::warn("job {}'s I/O step was begun but neither written nor ended for {} ms: ending it", it->first,
                    io_lease.count());
-      close = true;
+      why = "lease";
     }
-    if (close) {
+    if (why) {
+      log_step_end(it->first, s, now, why);
       io_ends[it->first] = s.written;
       it = io_steps.erase(it);
     } else {
       ++it;
     }
   }
+}
+
+rpc::Clock::time_point Client::Impl::io_next_due(rpc::Clock::time_point now) const {
+  const milliseconds idle(config.iosched_idle_ms);
+  // A waiting step asks every 50 ms, or every idle_ms/4 when shorter.
+  milliseconds poll = kPendingPoll;
+  if (idle.count() > 0) poll = std::min(poll, std::max(idle / 4, kWaiterPoll));
+  // Renewals: three per lease.
+  auto due = io_last_sync + std::max(io_lease / 3, kWaiterPoll);
+  // Ends to tell, steps the delegate has not heard of: at once, unless the
+  // last message went unanswered (then at the poll).
+  bool news = !io_ends.empty();
+  for (const auto& [job, s] : io_steps) {
+    news = news || !s.told;
+    if (!s.granted) due = std::min(due, io_last_sync + poll);
+    if (s.explicit_step) {
+      if (s.granted) due = std::min(due, std::max(s.last_io, s.granted_at) + io_lease);
+    } else if (s.granted && declared_done(s)) {
+      due = now;
+    } else if (s.granted && idle.count() > 0) {
+      // Nothing in flight: idle_ms after the last completion; otherwise
+      // io_done() wakes the loop when the last one completes.
+      if (s.in_flight == 0) due = std::min(due, s.last_io + idle);
+    }
+  }
+  if (news) due = std::min(due, io_last_failed ? io_last_sync + poll : now);
+  return due;
+}
+
+asio::awaitable<bool> Client::Impl::io_sync() {
   // What this message says, copied: the maps may change while it travels.
   std::vector<std::pair<std::string, IoStep>> claims(io_steps.begin(), io_steps.end());
   std::vector<std::pair<std::string, uint64_t>> ends(io_ends.begin(), io_ends.end());
   const uint64_t client = io_client;
   const auto sent = rpc::Clock::now();
+  io_last_sync = sent;
+  io_last_failed = true;  // until it is answered
   auto reply = co_await call_delegate([&](rpc::OutMessage& out) {
     auto req = out.init_body<mp::Request>().initIoStep();
     req.setClient(client);
@@ -252,12 +322,13 @@ asio::awaitable<void> Client::Impl::io_sync() {
       // An end the delegate does not know (it took over since): nothing
       // to end. Claims are sent again without them.
       for (const auto& [job, bytes] : ends) io_ends.erase(job);
-      co_return;
+      io_last_failed = false;
+      co_return false;
     }
     if (reply.code() == Errc::not_supported && !io_fail_open) {
       io_fail_open = true;
       spdlog::warn("the metadata servers do not schedule I/O steps: writes go ahead unscheduled");
-      co_return;
+      co_return false;
     }
     if (io_unreachable_since == rpc::Clock::time_point{}) io_unreachable_since = sent;
     if (!io_fail_open && sent - io_unreachable_since >= timeout) {
@@ -265,13 +336,14 @@ asio::awaitable<void> Client::Impl::io_sync() {
       spdlog::warn("I/O scheduler unreachable for {} ms ({}): jobs' writes go ahead unscheduled until it answers",
                    timeout.count(), reply.status().to_string());
     }
-    co_return;
+    co_return false;
   }
   if (io_fail_open) spdlog::info("I/O scheduler reachable again: jobs' writes wait for their tokens");
   io_fail_open = false;
   io_unreachable_since = {};
+  io_last_failed = false;
   auto body = (*reply)->body<mp::Reply>();
-  if (!body.isIoStep()) co_return;
+  if (!body.isIoStep()) co_return true;
   auto r = body.getIoStep();
   if (r.getLeaseMs() > 0) io_lease = milliseconds(r.getLeaseMs());
   std::set<std::string> granted;
@@ -281,6 +353,7 @@ asio::awaitable<void> Client::Impl::io_sync() {
     auto it = io_steps.find(job);
     if (it == io_steps.end()) continue;
     IoStep& s = it->second;
+    s.told = true;
     if (granted.contains(job)) {
       if (!s.granted) {
         s.granted_at = sent;
@@ -292,18 +365,23 @@ asio::awaitable<void> Client::Impl::io_sync() {
       s.granted = false;
     }
   }
+  co_return true;
 }
 
 asio::awaitable<void> Client::Impl::io_loop(std::shared_ptr<bool> alive_flag) {
   while (*alive_flag && (!io_steps.empty() || !io_ends.empty())) {
-    co_await io_sync();
-    if (!*alive_flag) co_return;
-    bool waiting = !io_ends.empty();
-    for (const auto& [job, s] : io_steps) waiting = waiting || !s.granted;
-    milliseconds sleep = waiting ? kPendingPoll : io_lease / 3;
-    if (config.iosched_idle_ms > 0) sleep = std::min(sleep, std::max(milliseconds(config.iosched_idle_ms / 4), kWaiterPoll));
+    auto now = rpc::Clock::now();
+    io_close_finished(now);
+    if (io_next_due(now) <= now) {
+      co_await io_sync();
+      if (!*alive_flag) co_return;
+      if (io_steps.empty() && io_ends.empty()) break;
+      now = rpc::Clock::now();
+    }
+    // Until the next thing to do; io_start() and io_done() wake it sooner.
+    const auto due = io_next_due(now);
     auto kick = io_kick;
-    kick->expires_after(sleep);
+    kick->expires_after(std::max(due - now, rpc::Clock::duration(std::chrono::milliseconds(1))));
     asio::error_code ec;
     co_await kick->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }

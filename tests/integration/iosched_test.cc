@@ -37,6 +37,9 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 struct Claim {
+  // No servers: every server. holds_token: re-registering a token.
+  Claim(std::string job_id, uint64_t declared, std::vector<uint32_t> on = {}, bool holding = false)
+      : job(std::move(job_id)), bytes(declared), servers(std::move(on)), holds_token(holding) {}
   std::string job;
   uint64_t bytes = 0;
   std::vector<uint32_t> servers;
@@ -344,7 +347,7 @@ TEST_CASE("killing the delegate mid-step: the next one resumes from re-registrat
     Clock::time_point valid_until{};
     std::vector<std::pair<Clock::time_point, Clock::time_point>> held;  // token valid from, to
   };
-  Fake a{11, "first"}, b{22, "second"};
+  Fake a{11, "first", false, {}, {}}, b{22, "second", false, {}, {}};
   const auto renew = [&](Fake& f, bool end) {
     const auto sent = Clock::now();
     auto r = end ? io_step(config, key, f.key, {}, {f.job}) : io_step(config, key, f.key, {{f.job, 100, {}, f.granted}});
@@ -506,6 +509,38 @@ TEST_CASE("two jobs writing through one mount are serialized under fcfs, and pvf
   const long long b_ns = std::stoll(read_text(tc.dir() / "b.done"));
   CHECK_MESSAGE(b_ns > a_ns, "B finished writing before A's step ended");
   CHECK(std::filesystem::file_size(tc.mnt() / "b") == 1 << 20);
+}
+
+TEST_CASE("a transparent step ends as soon as its declared bytes are written, not idle_ms later") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = scheduled("fcfs", 2000);
+  options.iosched_idle_ms = 6000;  // an end by idle time would come long after the checks below
+  TestCluster tc(options, true);
+  const Config& config = tc.config();
+  wait_for_grants(config);
+  const std::string mnt = std::filesystem::absolute(tc.mnt()).string();
+  const auto write = [&](const std::string& job, const std::string& declared, const std::string& file) {
+    const std::string cmd = "env PVFS_JOBID=" + job + " PVFS_IOSTEP_BYTES=" + declared +
+                            " dd if=/dev/zero of=" + mnt + "/" + file + " bs=1M count=2 status=none";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  };
+  const auto steps_of = [&](const std::string& job) {
+    for (const auto& j : status_of(config).jobs)
+      if (j.job == job) return j.steps;
+    return uint64_t{0};
+  };
+  // Declared 2 MiB and wrote them: the step ends with the last write.
+  write("exact", "2m", "exact");
+  CHECK(eventually([&] { return status_of(config).active.empty() && steps_of("exact") == 1; }, milliseconds(1500)));
+  // Declared 8 MiB and wrote 2: the step stays until its writes were idle
+  // idle_ms, and the next job waits for it.
+  write("more", "8m", "more");
+  std::this_thread::sleep_for(milliseconds(1500));
+  const IoschedView held = status_of(config);
+  CHECK(jobs_in(held.active) == Jobs{"more"});
+  CHECK(steps_of("more") == 0);
+  CHECK(eventually([&] { return steps_of("more") == 1; }, milliseconds(8000)));
+  CHECK(std::filesystem::file_size(tc.mnt() / "exact") == 2 << 20);
 }
 
 TEST_CASE("an explicit step never ended is given up a lease after its last write, and an unknown job's end is "

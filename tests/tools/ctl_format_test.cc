@@ -82,9 +82,11 @@ TEST_CASE("a directory's zero policy prints as the cluster default") {
 }
 
 TEST_CASE("jobs are summed over daemons and sorted busiest first") {
-  DaemonReport mds{"mds", 0, "0.1.0", 0, 0, {{"a", 5, 0, 0}, {"b", 1, 0, 0}}};
-  DaemonReport s0{"server", 0, "0.1.0", 0, 0, {{"b", 10, 0, 4096}, {"c", 2, 100, 0}}};
-  DaemonReport s1{"server", 1, "0.1.0", 0, 0, {{"b", 10, 1024, 0}, {"c", 3, 0, 0}}};
+  DaemonReport mds{.kind = "mds", .id = 0, .version = "0.1.0", .jobs = {{"a", 5, 0, 0}, {"b", 1, 0, 0}}};
+  DaemonReport s0{.kind = "server", .id = 0, .version = "0.1.0",
+                  .jobs = {{"b", 10, 0, 4096}, {"c", 2, 100, 0}}};
+  DaemonReport s1{.kind = "server", .id = 1, .version = "0.1.0",
+                  .jobs = {{"b", 10, 1024, 0}, {"c", 3, 0, 0}}};
   auto merged = merge_jobs({mds, s0, s1});
   REQUIRE(merged.size() == 3);
   CHECK(merged[0].job_id == "b");
@@ -128,11 +130,11 @@ TEST_CASE("ping fails daemons that are down, refuse the key or are someone else"
   CHECK_FALSE(denied.ok);
   CHECK(denied.state == "denied");
   CHECK(denied.detail.find("secret") != std::string::npos);
-  DaemonReport other{"server", 2, "0.1.0", 1000, 5, {}};
+  DaemonReport other{.kind = "server", .id = 2, .version = "0.1.0", .uptime_ms = 1000, .requests = 5};
   auto wrong = judge_ping(s1, other);
   CHECK_FALSE(wrong.ok);
   CHECK(wrong.detail == "answers as server 2, the config says server 1");
-  DaemonReport right{"server", 1, "0.1.0", 1000, 5, {}};
+  DaemonReport right{.kind = "server", .id = 1, .version = "0.1.0", .uptime_ms = 1000, .requests = 5};
   CHECK(judge_ping(s1, right).ok);
 }
 

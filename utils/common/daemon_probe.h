@@ -27,11 +27,11 @@ struct DaemonReport {
   std::string version;
   uint64_t uptime_ms = 0;
   uint64_t requests = 0;
-  std::vector<JobStat> jobs;
+  std::vector<JobStat> jobs{};
   int64_t unix_ms = 0;              // its wall clock as it answered (0: a daemon before issue 20)
   uint32_t in_progress = 0;         // requests it was serving, this one included
   uint64_t oldest_request_ms = 0;   // age of the oldest of them
-  std::optional<uint64_t> orphans;  // MDS: its delete backlog (unset: not counted)
+  std::optional<uint64_t> orphans{};  // MDS: its delete backlog (unset: not counted)
 };
 
 enum class DaemonKind { mds, server };
