@@ -293,6 +293,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
       return key_error("qos.epoch_ms", "must be in [10, period_ms]");
     if (Status s = read_uint(*t, "qos", "min_window_ms", c.qos_min_window_ms); !s.ok()) return s;
     if (c.qos_min_window_ms > c.qos_period_ms / 4) return key_error("qos.min_window_ms", "must be <= period_ms / 4");
+    if (Status s = read_double(*t, "qos", "train_max_error", c.qos_train_max_error); !s.ok()) return s;
+    if (!(c.qos_train_max_error > 0 && c.qos_train_max_error <= 10))
+      return key_error("qos.train_max_error", "must be in (0, 10]");
   }
   if (auto* t = root.get_as<toml::table>("storage")) {
     if (Status s = read_uint(*t, "storage", "inline_max_bytes", c.storage_inline.max_bytes); !s.ok()) return s;
@@ -443,7 +446,9 @@ std::string Config::render() const {
       << choices(qos::kQosPolicies, qos::qos_policy_name) << "\n"
       << "period_ms = " << qos_period_ms << "    # the coordinator plans service windows this often\n"
       << "epoch_ms = " << qos_epoch_ms << "    # locality measured per epoch\n"
-      << "min_window_ms = " << qos_min_window_ms << "\n\n"
+      << "min_window_ms = " << qos_min_window_ms << "\n"
+      << "train_max_error = " << toml_float(qos_train_max_error)
+      << "    # pvfs-ctl qos train grows the tree until its cross-validated error is below this\n\n"
       << "[storage]\n"
       << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"

@@ -93,6 +93,7 @@ struct Config {
   uint32_t qos_period_ms = 1000;     // T_period: the coordinator plans windows this often
   uint32_t qos_epoch_ms = 100;       // locality is measured per epoch (§3.1)
   uint32_t qos_min_window_ms = 20;   // no window shorter (<= period_ms / 4)
+  double qos_train_max_error = 0.10; // qos train: grow until the CV mean relative error is below this
 
   // [storage]: where each storage server runs its disk operations.
   // inline_max_bytes (larger ones always go to the disk pool; 0: all do)

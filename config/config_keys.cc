@@ -31,7 +31,7 @@ const std::vector<Section>& sections() {
         "maintainer_threads", "maintainer_interval_ms", "fragment_gc_grace_ms"}},
       {"elevator", {"policy", "quantum", "quantum_unit", "max_merge_bytes", "lambda", "queue_depth",
                     "urgent_max_service_ms"}},
-      {"qos", {"policy", "period_ms", "epoch_ms", "min_window_ms"}},
+      {"qos", {"policy", "period_ms", "epoch_ms", "min_window_ms", "train_max_error"}},
       {"storage", {"inline_max_bytes", "inline_max_latency_us"}},
       {"emulated_disk", {"seek_ms", "bandwidth_bytes"}},
       {"iosched", {"policy", "lease_ms", "max_wait_s", "idle_ms", "reads", "gather_ms"}},

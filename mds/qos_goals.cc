@@ -108,11 +108,13 @@ Result<QosGoals> parse_goals(std::string_view text) {
   return out;
 }
 
-Status save_goals(const std::filesystem::path& path, const QosGoals& goals) {
+Status save_goals(const std::filesystem::path& path, const QosGoals& goals) { return write_durably(path, serialize(goals)); }
+
+Status write_durably(const std::filesystem::path& path, std::string_view text) {
   const auto tmp = std::filesystem::path(path.string() + ".tmp");
   {
     std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    out << serialize(goals);
+    out << text;
     out.flush();
     if (!out) return Status(Errc::io, "cannot write " + tmp.string());
   }

@@ -49,6 +49,10 @@ Result<QosGoals> parse_goals(std::string_view text);
 // Writes `goals` to `path` durably (temporary file, fsync, rename, fsync of
 // the directory). Errors: io, naming the file.
 Status save_goals(const std::filesystem::path& path, const QosGoals& goals);
+// Writes `text` to `path` durably, as save_goals() does. Errors: io,
+// naming the file.
+Status write_durably(const std::filesystem::path& path, std::string_view text);
+
 // The goals saved at `path`; empty (version 0) when there is no file.
 // Errors: corrupt (see parse_goals), io.
 Result<QosGoals> load_goals(const std::filesystem::path& path);

@@ -68,6 +68,7 @@ bool QosHost::hosting() {
     period_.clear();
     runs_.clear();
     servers_.clear();
+    pending_records_.clear();
     plan_ = {};
     plan_start_ = 0;
   }
@@ -103,6 +104,8 @@ asio::awaitable<void> QosHost::tick_loop() {
     if (!hosting()) continue;
     const int64_t start = next - period / 2 + period;
     plan_next(start);
+    co_await flush_profiles();
+    if (stopped_ || !hosting()) continue;
     // Goals whose clock started this period: every member learns the start.
     QosGoals next_goals = cluster_.qos();
     bool started = false;
@@ -132,10 +135,14 @@ void QosHost::plan_next(int64_t start_unix_ns) {
     const Measured m = period_.contains(job) ? period_.at(job) : Measured{};
     run.bytes_done += m.bytes;
     run.throughput = static_cast<double>(m.bytes) / period_s;
-    if (g.bytes > 0) {
+    if (p == qos::QosPolicy::ushape && model_bound(job, g, m, run)) {
+      // run.bound and run.source are the model's.
+    } else if (g.bytes > 0) {
       run.bound = static_cast<double>(g.bytes) / (static_cast<double>(g.runtime_ms) / 1000.0);
-      run.source = p == qos::QosPolicy::ushape ? "average (no model)" : "average";
+      run.model_bound = false;
+      if (p != qos::QosPolicy::ushape) run.source = "average";  // else model_bound() said why not the model
     } else {
+      run.model_bound = false;
       run.bound = 0;
       run.source = "none (no model and no --bytes)";
     }
@@ -177,6 +184,8 @@ void QosHost::plan_next(int64_t start_unix_ns) {
   if (!planner_ || planner_policy_ != p) reset_planner();
   plan_ = planner_->plan(reports);
   plan_start_ = start_unix_ns;
+  for (const auto& [job, prof] : cluster_.qos_models().profiles)
+    if (!prof.ended()) plan_profile(prof);
 }
 
 Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder reply) {
@@ -193,6 +202,41 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
       m.window_bytes += std::min(j.getWindowBytes(), j.getBytes());
       m.requests += j.getRequests();
       m.queued = m.queued || j.getQueued();
+      if (j.getRequests() > 0) {
+        const auto mod = cluster_.qos_models().models.find(job);
+        if (mod != cluster_.qos_models().models.end()) {
+          // The tree on each epoch's locality (the server sends the epochs
+          // of a job with a goal under ushape), averaged over the epochs;
+          // else on the period's average locality.
+          const qos::Model& model = mod->second.model;
+          double sum = 0;
+          unsigned n = 0;
+          if (j.hasEpochs())
+            for (auto e : j.getEpochs())
+              if (e.getRequests() > 0 && std::isfinite(e.getAvgDistBytes()) && std::isfinite(e.getAvgSizeBytes()))
+                sum += model.bound(e.getAvgDistBytes(), e.getAvgSizeBytes()), ++n;
+          m.model_bound += n > 0 ? sum / n : model.bound(j.getAvgDistBytes(), j.getAvgSizeBytes());
+          ++m.model_servers;
+        }
+      }
+      if (j.hasEpochs() && j.getEpochs().size() > 0) {
+        const auto prof = cluster_.qos_models().profiles.find(job);
+        if (prof != cluster_.qos_models().profiles.end() && collecting(prof->second)) {
+          auto& records = pending_records_[std::string(job)];
+          for (auto e : j.getEpochs()) {
+            if (records.size() >= qos::kMaxProfileEpochs || e.getRequests() == 0) break;
+            qos::ProfileEpoch r;
+            r.server = req.getServer();
+            r.epoch = e.getEpoch();
+            r.requests = e.getRequests();
+            r.avg_dist_bytes = std::isfinite(e.getAvgDistBytes()) ? std::max(0.0, e.getAvgDistBytes()) : 0.0;
+            r.avg_size_bytes = std::isfinite(e.getAvgSizeBytes()) ? std::max(0.0, e.getAvgSizeBytes()) : 0.0;
+            r.bytes = e.getBytes();
+            r.service = nanoseconds(static_cast<int64_t>(std::min<uint64_t>(e.getServiceNs(), 60'000'000'000)));
+            records.push_back(r);
+          }
+        }
+      }
       m.seek = std::max(m.seek, nanoseconds(static_cast<int64_t>(std::min<uint64_t>(j.getSeekCostNs(), 60'000'000'000))));
       if (j.getIdleCostNs() > 0) {
         const auto idle = nanoseconds(static_cast<int64_t>(std::min<uint64_t>(j.getIdleCostNs(), 60'000'000'000)));
@@ -221,6 +265,11 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
   auto names = out.initGoals(static_cast<unsigned>(goals.size()));
   unsigned i = 0;
   for (const auto& [job, g] : goals) names.set(i++, job);
+  std::vector<std::string> profiling;
+  for (const auto& [job, prof] : cluster_.qos_models().profiles)
+    if (collecting(prof)) profiling.push_back(job);
+  auto pl = out.initProfiling(static_cast<unsigned>(profiling.size()));
+  for (size_t k = 0; k < profiling.size(); ++k) pl.set(static_cast<unsigned>(k), profiling[k]);
   return {};
 }
 
@@ -238,6 +287,15 @@ asio::awaitable<Status> QosHost::set_goal(mp::Request::QosGoal::Reader req, mp::
   if (req.getRuntimeMs() > uint64_t{366} * 24 * 3600 * 1000)
     co_return Status(Errc::invalid_argument, "a QoS goal's runtime is at most a year");
   if (req.getStartUnixMs() < 0) co_return Status(Errc::invalid_argument, "a QoS goal's start is after 1970");
+  // Refused rather than accepted as best effort: a user learns it now, not
+  // at the deadline (docs/qos.md).
+  if (auto prof = cluster_.qos_models().profiles.find(job); prof != cluster_.qos_models().profiles.end())
+    if (prof->second.ended() && milliseconds(req.getRuntimeMs()) < prof->second.total())
+      co_return Status(Errc::invalid_argument,
+                       fmt::format("a goal of {} ms for job {} cannot be met: its profiling run took {} ms with "
+                                   "the system to itself",
+                                   req.getRuntimeMs(), job,
+                                   std::chrono::duration_cast<milliseconds>(prof->second.total()).count()));
   QosGoals next = cluster_.qos();
   if (req.getFromEnv() && next.goals.contains(job)) {
     fill(reply.initQos());

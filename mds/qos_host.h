@@ -7,8 +7,11 @@
 // service windows with the pure qos::WindowPlanner and hands the plan and
 // its start time to the servers in the replies to their reports. A job's
 // bound (B_required, §3.2.2) is the `average` baseline's constant, its
-// declared bytes over its required time, under either policy until models
-// exist (`qos profile`/`train` are not built): status says so. A member
+// declared bytes over its required time under `average`; under `ushape`,
+// for a job with a trained model, the sum over the servers of the model's
+// bound for each server's measured locality (§3.2.2), rescaled to the
+// goal (mds/qos_host_models.cc, which also runs `qos profile`, `train` and
+// `show`); status says which. A member
 // that becomes the delegate starts planning from the goals it holds and
 // from the next reports; one that stops being it forgets its measurements.
 // Not thread-safe: runs on the MDS's network thread.
@@ -26,6 +29,7 @@
 #include "mds/cluster/mds_cluster.h"
 #include "policy/qos/gate.h"
 #include "policy/qos/planner.h"
+#include "policy/qos/training.h"
 #include "shared/metrics/metrics.h"
 #include "shared/proto/mds.capnp.h"
 
@@ -53,6 +57,20 @@ class QosHost {
   // Errors: invalid_argument for more jobs than kMaxReportJobs.
   Status report(proto::mds::Request::QosReport::Reader req, proto::mds::Reply::Builder reply);
 
+  // qosProfile (mds/qos_host_models.cc). Start: invalid_argument for a bad
+  // job id, a share outside 1..100, the policy off (the servers measure
+  // nothing then), or another job's run in progress. End: not_found when
+  // the job has no run in progress; answers once the servers' last records
+  // are in (two periods). io when the profiles could not be saved here.
+  asio::awaitable<Status> profile(proto::mds::Request::QosProfileRequest::Reader req,
+                                  proto::mds::Reply::Builder reply);
+  // qosTrain. Errors: not_found (no profile), invalid_argument (the run
+  // has not ended, too few records, a runtime shorter than the profiled
+  // run), io.
+  asio::awaitable<Status> train(proto::mds::Request::QosTrainRequest::Reader req, proto::mds::Reply::Builder reply);
+  // qosShow. Errors: not_found for a job with neither profile nor model.
+  Status show(std::string_view job, proto::mds::Reply::Builder reply);
+
   // Per goal: required, elapsed and projected time, bound, throughput,
   // window, loss (empty unless this member hosts the coordinator).
   void add_metrics(metrics::Families& out) const;
@@ -69,6 +87,8 @@ class QosHost {
     std::chrono::nanoseconds seek{0};   // the largest any server reported
     std::chrono::nanoseconds idle{0};   // mean over the servers that measured one
     int idle_n = 0;
+    double model_bound = 0;      // the job's model evaluated on each server's locality, summed
+    int model_servers = 0;       // servers that contributed to model_bound
   };
   // What the coordinator keeps of a job with a goal between periods.
   struct Run {
@@ -76,6 +96,7 @@ class QosHost {
     double bound = 0;
     std::string source;
     double throughput = 0;       // last period
+    bool model_bound = false;    // `bound` came from the job's model
   };
 
   bool hosting();
@@ -89,6 +110,20 @@ class QosHost {
   asio::awaitable<void> tick_loop();
   // Saves and hands `next` to every live member; notes how many hold it.
   asio::awaitable<Status> share(QosGoals next);
+  // Saves and hands on `next` profiles and models; notes how many hold them.
+  asio::awaitable<Status> share_models(QosModels next);
+  // The job's bound for the coming period from its model (ushape), into
+  // `run`; false when it has no usable model (the caller falls back).
+  bool model_bound(const std::string& job, const QosGoal& goal, const Measured& m, Run& run) const;
+  // A running (or just ended) profiling run takes the plan: one window of
+  // its share for the profiled job, the rest open to all.
+  void plan_profile(const qos::Profile& p);
+  // Records the servers sent for jobs being profiled, kept at the next tick.
+  asio::awaitable<void> flush_profiles();
+  // Whether reports for `job` still go into its profile (a run in progress,
+  // or ended less than two and a half periods ago).
+  bool collecting(const qos::Profile& p) const;
+  void fill_model(std::string_view job, proto::mds::Reply::QosModelState::Builder out) const;
 
   asio::io_context& io_;
   const Config& config_;
@@ -102,6 +137,8 @@ class QosHost {
   qos::Plan plan_;
   int64_t plan_start_ = 0;                               // unix ns; 0: no plan
   uint32_t replicas_ = 0;
+  uint32_t model_replicas_ = 0;
+  std::map<std::string, std::vector<qos::ProfileEpoch>, std::less<>> pending_records_;  // by job
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

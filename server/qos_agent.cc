@@ -17,6 +17,9 @@ namespace {
 
 std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
 
+// A period of 100 ms epochs has 10; more only after missed reports.
+constexpr size_t kMaxEpochsPerReport = 256;
+
 int64_t unix_ns() {
   return std::chrono::duration_cast<nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -115,6 +118,9 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
       t.size_weighted += e.avg_size_bytes * static_cast<double>(e.requests);
       t.epoch_requests += e.requests;
       t.service += e.service;
+      const bool wanted = profiling_.contains(e.job) ||
+                          (goals_.contains(e.job) && queue_.qos_policy() == qos::QosPolicy::ushape);
+      if (wanted && t.epochs.size() < kMaxEpochsPerReport) t.epochs.push_back(e);
     }
     const auto queued = queue_.queued_by_job();
     std::vector<std::string> jobs;
@@ -147,6 +153,19 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
       const bool sequential = t.epoch_requests > 0 && t.dist_weighted / n <= t.size_weighted / n;
       j.setSeekCostNs(sequential ? static_cast<uint64_t>(seek.count()) : 0);
       j.setIdleCostNs(t.idle_n ? static_cast<uint64_t>(t.idle_sum.count() / static_cast<int64_t>(t.idle_n)) : 0);
+      if (!t.epochs.empty()) {
+        auto list_e = j.initEpochs(static_cast<unsigned>(t.epochs.size()));
+        for (size_t k = 0; k < t.epochs.size(); ++k) {
+          const qos::EpochSample& e = t.epochs[k];
+          auto o = list_e[static_cast<unsigned>(k)];
+          o.setEpoch(e.epoch);
+          o.setRequests(e.requests);
+          o.setAvgDistBytes(e.avg_dist_bytes);
+          o.setAvgSizeBytes(e.avg_size_bytes);
+          o.setBytes(e.bytes);
+          o.setServiceNs(static_cast<uint64_t>(e.service.count()));
+        }
+      }
     }
     totals_.clear();
   }
@@ -173,6 +192,10 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
     auto p = body.getQosPlan();
     const auto policy = qos::parse_qos_policy(text(p.getPolicy()));
     if (!policy) co_return;
+    profiling_.clear();
+    for (auto job : p.getProfiling()) profiling_.emplace(text(job));
+    goals_.clear();
+    for (auto job : p.getGoals()) goals_.emplace(text(job));
     if (*policy != queue_.qos_policy()) {
       spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
       queue_.set_qos_policy(*policy);

@@ -11,7 +11,12 @@
 // half period, at a quarter and three quarters into each period (the
 // report, then a fetch of the plan the coordinator made from all
 // servers' reports at the half). Finds the delegate by asking the members
-// in id order past those that say they are not it. Not thread-safe: runs
+// in id order past those that say they are not it. For a job the plan says
+// is being profiled (`pvfs-ctl qos profile`), the report also carries each
+// epoch's record (AvgDist, AvgSize, bytes, service time), the profile the
+// coordinator trains the job's model from; under ushape it does so for
+// every job with a goal too, so that the coordinator evaluates the job's
+// model on each epoch's locality. Not thread-safe: runs
 // on the storage service's network thread.
 #pragma once
 
@@ -19,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +59,7 @@ class QosAgent {
     std::chrono::nanoseconds service{0};
     std::chrono::nanoseconds idle_sum{0};
     uint64_t idle_n = 0;
+    std::vector<qos::EpochSample> epochs;  // kept only for a job being profiled or, under ushape, with a goal
   };
   struct Last {
     std::chrono::nanoseconds done{0};
@@ -72,6 +79,8 @@ class QosAgent {
   std::vector<std::unique_ptr<rpc::Peer>> members_;  // config order
   std::vector<uint32_t> member_ids_;
   std::optional<size_t> delegate_;
+  std::set<std::string, std::less<>> profiling_;  // jobs the last plan said are being profiled
+  std::set<std::string, std::less<>> goals_;      // jobs the last plan said have a goal
   std::chrono::steady_clock::time_point last_report_;
   int64_t installed_start_ = 0;
   bool warned_ = false;

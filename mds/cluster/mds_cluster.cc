@@ -25,6 +25,7 @@ namespace {
 
 constexpr const char* kMapFile = "anu-map";
 constexpr const char* kQosFile = "qos-goals";  // mds/qos_goals.h
+constexpr const char* kQosModelsFile = "qos-models";  // mds/qos_models.h
 constexpr size_t kKeptMoves = 64;
 constexpr size_t kKeptTunings = 32;
 
@@ -83,6 +84,11 @@ Status MdsCluster::load() {
   // other members' heartbeats bring the goals back.
   if (auto goals = load_goals(filesets_.data_dir() / kQosFile)) qos_ = std::move(*goals);
   else spdlog::error("QoS goals not loaded (the other members' copies replace them): {}", goals.status().to_string());
+  if (auto models = load_models(filesets_.data_dir() / kQosModelsFile)) qos_models_ = std::move(*models);
+  else
+    spdlog::error("QoS profiles and models not loaded (the other members' copies replace them; pvfs-ctl qos "
+                  "train rebuilds a model from a profile): {}",
+                  models.status().to_string());
   const auto path = filesets_.data_dir() / kMapFile;
   std::ifstream in(path);
   if (in) {
@@ -331,7 +337,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   auto p = out.init_body<mp::Request>().initPeerPing();
   p.setFrom(self_.value);
   p.setMap(map_.serialize());
-  fill_setting(p.initSetting());
+  fill_setting(p.initSetting(), member);
   // Shorter than the failure timeout, so a hung member is not counted alive.
   const auto timeout = milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100));
   const auto sent = clock_.now();
@@ -354,6 +360,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
                                    sane_age(l.getBacklogAgeMs()), sane_busy(l.getBusy()),
                                    sane_age(l.getServiceMs())});
   learn_iosched_setting(state.getSetting());
+  models_held_[member] = state.getSetting().getQosModelsVersion();
   auto& sets = peer_sets_[member];
   sets.clear();
   for (uint16_t s : state.getFileSets()) sets.push_back(s);
@@ -403,7 +410,7 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setBacklogAgeMs(meter_.last().backlog_age_ms);
   l.setBusy(meter_.last().busy);
   l.setServiceMs(meter_.last().service_ms);
-  fill_setting(state.initSetting());
+  fill_setting(state.initSetting(), from);
 }
 
 void MdsCluster::share_iosched_policy(std::string policy) {
@@ -411,13 +418,24 @@ void MdsCluster::share_iosched_policy(std::string policy) {
   ++iosched_setting_.version;
 }
 
-void MdsCluster::fill_setting(mp::Request::ClusterSetting::Builder out) const {
+void MdsCluster::fill_setting(mp::Request::ClusterSetting::Builder out, std::optional<MdsId> to) const {
   out.setIoschedPolicy(iosched_setting_.policy);
   out.setVersion(iosched_setting_.version);
   if (qos_.version > 0) {
     out.setQos(serialize(qos_));
     out.setQosVersion(qos_.version);
   }
+  out.setQosModelsVersion(qos_models_.version);
+  if (qos_models_.version == 0) return;
+  const auto held = to ? models_held_.find(*to) : models_held_.end();
+  if (!to || held == models_held_.end() || held->second < qos_models_.version) out.setQosModels(serialize(qos_models_));
+}
+
+Status MdsCluster::share_qos_models(QosModels next) {
+  next.version = qos_models_.version + 1;
+  if (Status st = save_models(filesets_.data_dir() / kQosModelsFile, next); !st.ok()) return st;
+  qos_models_ = std::move(next);
+  return {};
 }
 
 Status MdsCluster::share_qos(QosGoals next) {
@@ -429,6 +447,7 @@ Status MdsCluster::share_qos(QosGoals next) {
 
 asio::awaitable<uint32_t> MdsCluster::replicate_qos() {
   const uint64_t version = qos_.version;
+  const uint64_t models_version = qos_models_.version;
   uint32_t holders = 1;
   for (MdsId member : membership_.alive_members(clock_.now())) {
     if (member == self_) continue;
@@ -436,10 +455,13 @@ asio::awaitable<uint32_t> MdsCluster::replicate_qos() {
     auto p = out.init_body<mp::Request>().initPeerPing();
     p.setFrom(self_.value);
     p.setMap(map_.serialize());
-    fill_setting(p.initSetting());
+    fill_setting(p.initSetting(), std::nullopt);
     auto reply = co_await peer(member).call(out, {}, milliseconds(std::max<uint32_t>(config_.mds_dead_after_ms / 2, 100)));
     if (stopped_) co_return holders;
-    if (reply && (*reply)->body<mp::Reply>().getPeer().getSetting().getQosVersion() >= version) ++holders;
+    if (!reply) continue;
+    const auto theirs = (*reply)->body<mp::Reply>().getPeer().getSetting();
+    models_held_[member] = theirs.getQosModelsVersion();
+    if (theirs.getQosVersion() >= version && theirs.getQosModelsVersion() >= models_version) ++holders;
   }
   co_return holders;
 }
@@ -453,8 +475,18 @@ void MdsCluster::learn_qos(mp::Request::ClusterSetting::Reader theirs) {
   qos_ = std::move(*goals);
 }
 
+void MdsCluster::learn_qos_models(mp::Request::ClusterSetting::Reader theirs) {
+  if (theirs.getQosModelsVersion() <= qos_models_.version || !theirs.hasQosModels()) return;
+  auto models = parse_models(text(theirs.getQosModels()));
+  if (!models || models->version != theirs.getQosModelsVersion()) return;  // a damaged copy: the next heartbeat
+  if (Status st = save_models(filesets_.data_dir() / kQosModelsFile, *models); !st.ok())
+    spdlog::warn("saving the QoS profiles and models: {}", st.to_string());
+  qos_models_ = std::move(*models);
+}
+
 void MdsCluster::learn_iosched_setting(mp::Request::ClusterSetting::Reader theirs) {
   learn_qos(theirs);
+  learn_qos_models(theirs);
   const std::string_view policy = text(theirs.getIoschedPolicy());
   const bool newer = theirs.getVersion() > iosched_setting_.version ||
                      (theirs.getVersion() == iosched_setting_.version && policy < iosched_setting_.policy);

@@ -33,6 +33,7 @@
 #include "policy/membership/membership.h"
 #include "mds/fileset_catalog.h"
 #include "mds/qos_goals.h"
+#include "mds/qos_models.h"
 #include "config/config.h"
 #include "shared/clock.h"
 #include "shared/proto/mds.capnp.h"
@@ -127,7 +128,17 @@ class MdsCluster {
   // says how many members hold it (this one included).
   const QosGoals& qos() const { return qos_; }
   Status share_qos(QosGoals next);
+  // Hands the goals and the QoS profiles and models to every live member
+  // at once; says how many members hold both (this one included).
   asio::awaitable<uint32_t> replicate_qos();
+  // The QoS profiles and models (mds/qos_models.h), kept like the goals but
+  // sent with a heartbeat only to a member known to hold an older version.
+  // share_qos_models() is the delegate's change: it bumps the version and
+  // saves it here (errors: io); replicate_qos() hands it on.
+  const QosModels& qos_models() const { return qos_models_; }
+  Status share_qos_models(QosModels next);
+  // A peer's heartbeat said it holds `version` of the profiles and models.
+  void note_qos_models_version(MdsId member, uint64_t version) { models_held_[member] = version; }
   // setMap from the delegate: adopts `map_text` if newer. Errors: those of
   // parsing the map.
   Status take_map(std::string_view map_text);
@@ -265,8 +276,13 @@ class MdsCluster {
   std::deque<TuningRecord> tunings_;
   IoschedSetting iosched_setting_;
   QosGoals qos_;
-  void fill_setting(proto::mds::Request::ClusterSetting::Builder out) const;
+  QosModels qos_models_;
+  std::map<MdsId, uint64_t> models_held_;  // the models version each peer last said it holds
+  // `to`: the member it goes to (the models go only if it holds an older
+  // version); nullopt: always include them.
+  void fill_setting(proto::mds::Request::ClusterSetting::Builder out, std::optional<MdsId> to) const;
   void learn_qos(proto::mds::Request::ClusterSetting::Reader theirs);
+  void learn_qos_models(proto::mds::Request::ClusterSetting::Reader theirs);
   uint64_t moves_in_ = 0, moves_out_ = 0;
   IntervalMeter meter_;  // this member's measuring intervals
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle

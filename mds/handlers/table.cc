@@ -28,7 +28,7 @@ Handler statfs, get_servers, register_server, status, set_layout, get_layout_pol
 // Jobs' I/O steps: pvfsmount and pvfs-ctl, on the delegate (mds/iosched_host.h).
 Handler io_step, iosched_status, iosched_policy;
 // Per-job QoS: pvfs-ctl, pvfsmount and storage servers, on the delegate (mds/qos_host.h).
-Handler qos_set, qos_clear, qos_status, qos_policy, qos_report;
+Handler qos_set, qos_clear, qos_status, qos_policy, qos_report, qos_profile, qos_train, qos_show;
 // Locks across clients: pvfsmount and pvfs-ctl, on the owner of the file set (mds/lock_host.h).
 Handler lock, lock_status;
 
@@ -88,6 +88,9 @@ constexpr Entry kTable[] = {
     {R::QOS_STATUS, qos_status, false},
     {R::QOS_POLICY, qos_policy, false},
     {R::QOS_REPORT, qos_report, false},
+    {R::QOS_PROFILE, qos_profile, false},
+    {R::QOS_TRAIN, qos_train, false},
+    {R::QOS_SHOW, qos_show, false},
 
     // A held F_SETLKW waits for another client, not for this member.
     {R::LOCK, lock, false, false},

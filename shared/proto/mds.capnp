@@ -134,6 +134,26 @@ struct Request {
     qosPolicy @47 :Text;          # pvfs-ctl qos policy: "off", "average" or "ushape" until changed
                                   # again (outlives the delegate); reply: qos
     qosReport @48 :QosReport;     # a storage server's last period; reply: qosPlan
+    qosProfile @49 :QosProfileRequest;  # pvfs-ctl qos profile: start or end a job's profiling run;
+                                  # reply: qosModel (the end answers once the servers' last records
+                                  # are in, about two periods later)
+    qosTrain @50 :QosTrainRequest;  # pvfs-ctl qos train: trains the job's model from its ended
+                                  # profile; reply: qosModel
+    qosShow @51 :Text;            # pvfs-ctl qos show JOB; notFound for a job with neither profile
+                                  # nor model; reply: qosModel
+  }
+
+  struct QosProfileRequest {
+    job @0 :Text;
+    sharePct @1 :UInt32;          # start: the job's share of every period, 1..100 (0: 100)
+    end @2 :Bool;                 # end the running profile of `job`
+    ioTimeNs @3 :UInt64;          # end: the job's own measured I/O time; 0: the busiest server's
+                                  # summed service time
+  }
+  struct QosTrainRequest {
+    job @0 :Text;
+    runtimeMs @1 :UInt64;         # T_real the model is trained for; 0: the job's goal, or else
+                                  # the profiled time (alpha 1); rescaled to each goal at run time
   }
 
   # A job's execution-time goal.
@@ -163,6 +183,17 @@ struct Request {
     serviceNs @7 :UInt64;         # §3.1's summed service time
     seekCostNs @8 :UInt64;        # what a request of it pays when served among others (a seek)
     idleCostNs @9 :UInt64;        # mean gap from one completion to its next arrival here
+    epochs @10 :List(QosEpoch);   # each epoch's record of a job being profiled (QosPlan.profiling)
+                                  # or, under ushape, with a goal (QosPlan.goals)
+  }
+  # policy/qos/locality.h's EpochSample of one job at the reporting server.
+  struct QosEpoch {
+    epoch @0 :Int64;              # index on the server's steady clock
+    requests @1 :UInt64;
+    avgDistBytes @2 :Float64;
+    avgSizeBytes @3 :Float64;
+    bytes @4 :UInt64;
+    serviceNs @5 :UInt64;
   }
 
   # One lock operation of a client process. Every one renews the client's
@@ -228,6 +259,9 @@ struct Request {
     version @1 :UInt64;           # 0: never switched at run time
     qos @2 :Text;                 # the QoS goals and policy (mds/qos_goals.h's file format)
     qosVersion @3 :UInt64;        # 0: none ever set; the higher wins
+    qosModels @4 :Text;           # the QoS profiles and models (mds/qos_models.h's file format),
+                                  # only to a member known to hold an older version; else empty
+    qosModelsVersion @5 :UInt64;  # the sender's version of them (0: none); the higher wins
   }
 
   struct ShipChunk {
@@ -332,6 +366,7 @@ struct Reply {
     locks @20 :LockTableState;    # lockStatus
     qos @22 :QosState;            # qosSet, qosClear, qosStatus, qosPolicy
     qosPlan @23 :QosPlan;         # qosReport
+    qosModel @25 :QosModelState;  # qosProfile, qosTrain, qosShow
   }
 
   # The plan a storage server enforces: `windows` in order from each period
@@ -345,6 +380,7 @@ struct Reply {
     windows @4 :List(QosWindow);
     sharedMembers @5 :List(Text);
     goals @6 :List(Text);         # jobs with a goal (the others are best effort)
+    profiling @7 :List(Text);     # jobs being profiled: report their epochs (QosJobReport.epochs)
   }
   struct QosWindow {
     kind @0 :Text;                # "dedicated", "shared" or "best-effort"
@@ -379,6 +415,37 @@ struct Reply {
     lossMs @12 :Float64;          # T_loss recorded and not yet made up
     cutMs @13 :Float64;           # T_cut taken from it in the last plan
     behind @14 :Bool;             # projected past the goal, or the goal's time is up
+  }
+  # A job's profiling run and model as the metadata cluster keeps them.
+  struct QosModelState {
+    job @0 :Text;
+    version @1 :UInt64;           # of the profiles and models every member keeps
+    replicas @2 :UInt32;          # members that acknowledged it (the delegate included)
+    hasProfile @3 :Bool;
+    profiling @4 :Bool;           # the run has not ended
+    sharePct @5 :UInt32;
+    startUnixMs @6 :Int64;
+    endUnixMs @7 :Int64;
+    profileNs @8 :Int64;          # T_profile (0 while running)
+    compNs @9 :Int64;             # T_comp
+    ioFromJob @10 :Bool;          # the I/O time came from the job; false: the busiest server's
+    records @11 :UInt64;          # per-server epoch records kept
+    dropped @12 :UInt64;          # and not kept (past the limit)
+    profileBytes @13 :UInt64;
+    hasModel @14 :Bool;
+    revision @15 :UInt64;         # the version it was trained in
+    formatVersion @16 :UInt32;    # of the model file
+    depth @17 :UInt32;
+    leaves @18 :UInt32;
+    nodes @19 :UInt32;
+    cvError @20 :Float64;         # cross-validated mean relative error
+    met @21 :Bool;                # below the threshold
+    samples @22 :UInt64;          # training set size
+    profileSamples @23 :UInt64;   # of those from the profile (the rest synthetic)
+    alpha @24 :Float64;
+    requiredNs @25 :Int64;        # T_real it was trained for
+    trainedUnixMs @26 :Int64;
+    model @27 :Text;              # the model file itself
   }
   # mknod, mkdir, symlink, link, unlink, rmdir: the parent directory's
   # attributes read just after the change (NFS's post-op attributes), so the

@@ -2,7 +2,10 @@
 // clear, status and policy against the delegate's coordinator; storage
 // servers reporting each period and taking the plan; and faults: an
 // unknown job, the delegate and a storage server killed with SIGKILL while
-// goals are active, a corrupt goals file on a member.
+// goals are active, a corrupt goals file on a member. Then models: qos
+// profile, train and show, the bound following the model under ushape, a
+// goal shorter than the profiled run refused, and models that survive a
+// kill -9 of the delegate and a corrupt models file.
 #include <signal.h>
 
 #include <chrono>
@@ -17,6 +20,8 @@
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 #include "utils/common/metrics_probe.h"
+#include "mds/qos_models.h"
+#include "policy/qos/training.h"
 #include "utils/ctl/qos_view.h"
 
 namespace pvfs::test {
@@ -97,6 +102,44 @@ bool windowed_while_writing(TestCluster& tc, const std::string& job, const std::
   writer.join();
   CHECK_MESSAGE(written.ok(), written.to_string());
   return windowed;
+}
+
+Result<QosModelView> model_of(const Config& config, const std::string& job) {
+  QosModelAction a;
+  a.job = job;
+  return qos_model_call(config, key_of(config), milliseconds(3000), a);
+}
+
+// Writes 1 MiB pieces as `job` over the first 16 MiB of `name`, again and
+// again, for `how_long` (on a client of its own).
+Status write_for(const Config& config, const std::string& job, const std::string& name, milliseconds how_long) {
+  Session s(Session::Deferred{});
+  if (Status st = s.connect(config); !st.ok()) return st;
+  Credentials cred;
+  cred.job_id = job;
+  auto made = s.run(s->create(cred, kRootInode, name, 0644, O_RDWR));
+  if (!made) return made.status();
+  AlignedBuffer buf(1 << 20);
+  fill_pattern(buf.span(), 7, 0);
+  const auto until = Clock::now() + how_long;
+  for (uint64_t i = 0; Clock::now() < until; ++i) {
+    auto n = s.run(s->write(cred, *made->second, (i % 16) << 20, buf.span()));
+    if (!n) return n.status();
+  }
+  return s.run(s->release(cred, made->second));
+}
+
+// Profiles `job`: starts the run, writes as the job for 2.5 s (the servers
+// learn of the run at their next fetch of the plan), and ends it. Returns
+// pvfs-ctl's output of the end.
+Outcome profile_job(TestCluster& tc, const std::string& job) {
+  Ctl ctl{tc};
+  const auto started = ctl({"qos", "profile", job});
+  REQUIRE_MESSAGE(started.status == 0, started.err);
+  CHECK(started.out.find("profile: running since") != std::string::npos);
+  const Status written = write_for(tc.config(), job, job + "-profiled", milliseconds(2500));
+  REQUIRE_MESSAGE(written.ok(), written.to_string());
+  return ctl({"qos", "profile", job, "--end"});
 }
 
 ClusterOptions qos_cluster(uint32_t servers, uint32_t mds) {
@@ -354,6 +397,142 @@ TEST_CASE("a corrupt goals file costs a member its copy, not its start: the othe
   }, milliseconds(15000)));
   // And it wrote the good copy back.
   CHECK(read_text(file).find("checksum 0123456789abcdef") == std::string::npos);
+}
+
+TEST_CASE("qos profile, train and show build a job's model, and under ushape its bound follows the model") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  // Under off the servers measure nothing: refused, with the way out.
+  const auto off = ctl({"qos", "profile", "pj"});
+  CHECK(off.status == 1);
+  CHECK_MESSAGE(off.err.find("profiling needs the QoS policy on") != std::string::npos, off.err);
+  CHECK(ctl({"qos", "profile", "pj", "--share", "101"}).status == 2);
+  CHECK(ctl({"qos", "profile", "pj", "--end"}).status == 1);  // none running
+  REQUIRE(ctl({"qos", "policy", "ushape"}).status == 0);
+  const auto untrained = ctl({"qos", "train", "pj"});
+  CHECK(untrained.status == 1);
+  CHECK(untrained.err.find("job pj has no profile") != std::string::npos);
+
+  const auto ended = profile_job(tc, "pj");
+  REQUIRE_MESSAGE(ended.status == 0, ended.err);
+  CHECK_MESSAGE(ended.out.find("profile: T_profile") != std::string::npos, ended.out);
+  auto shown = model_of(tc.config(), "pj");
+  REQUIRE_MESSAGE(shown.ok(), shown.status().to_string());
+  CHECK(shown->has_profile);
+  CHECK_FALSE(shown->profiling);
+  CHECK_MESSAGE(shown->records >= 4, "records kept: ", shown->records);  // both servers, several epochs
+  CHECK(shown->profile_bytes >= (8u << 20));
+  CHECK(shown->profile_ns >= 2'500'000'000);  // the writing alone took 2.5 s
+  CHECK_FALSE(shown->has_model);
+  CHECK(ctl({"qos", "show", "pj"}).out.find("model: none") != std::string::npos);
+
+  // A goal shorter than the run that had the system to itself is refused.
+  const auto hopeless = ctl({"qos", "set", "pj", "--runtime", "500ms"});
+  CHECK(hopeless.status == 1);
+  CHECK_MESSAGE(hopeless.err.find("cannot be met: its profiling run took") != std::string::npos, hopeless.err);
+
+  const auto trained = ctl({"qos", "train", "pj", "--runtime", "1h"});
+  REQUIRE_MESSAGE(trained.status == 0, trained.err);
+  CHECK(trained.out.find("model: revision") != std::string::npos);
+  MESSAGE(trained.out);
+  CHECK(trained.out.find("CV error") != std::string::npos);
+  const auto json = ctl({"qos", "show", "pj", "--json"});
+  CHECK(json.status == 0);
+  CHECK(json.out.find("\"model\":{\"present\":true") != std::string::npos);
+  shown = model_of(tc.config(), "pj");
+  REQUIRE(shown.ok());
+  REQUIRE(shown->has_model);
+  CHECK(shown->format_version == qos::Model::kVersion);
+  CHECK(shown->leaves >= 1);
+  CHECK(shown->samples > shown->profile_samples);  // the synthetic workload too
+  CHECK(shown->profile_samples >= 4);
+  auto model = qos::parse_model(shown->model);
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+
+  // With a goal, the coordinator's bound is the model's on each server's
+  // locality, summed and rescaled to the goal: between the smallest leaf
+  // and twice (two servers) the largest, so scaled.
+  REQUIRE(ctl({"qos", "set", "pj", "--runtime", "30m", "--bytes", "1G"}).status == 0);
+  const double scale = *qos::rescale(*model, 1.0, std::chrono::minutes(30));
+  double low = 1e300, high = 0;
+  for (const auto& n : model->tree.nodes())
+    if (n.left < 0) low = std::min(low, n.value), high = std::max(high, n.value);
+  std::string source;
+  double bound = 0;
+  Status written;
+  std::thread writer([&] {
+    for (int i = 0; i < 12 && written.ok(); ++i) written = write_as(tc.config(), "pj", "run-" + std::to_string(i), 8 << 20);
+  });
+  const bool followed = eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "pj") : nullptr;
+    if (j) source = j->bound_source, bound = j->bound_bps;
+    return j && j->bound_source.starts_with("model r");
+  }, milliseconds(15000));
+  writer.join();
+  CHECK(written.ok());
+  CHECK_MESSAGE(followed, "bound source: ", source);
+  CHECK(source.starts_with(fmt::format("model r{}", shown->revision)));
+  CHECK(bound >= low * scale * 0.999);
+  CHECK(bound <= 2 * high * scale * 1.001);
+  CHECK(bound != doctest::Approx(double(1 << 30) / 1800.0));  // not the average bound
+  CHECK(ctl({"qos", "status"}).out.find("model r") != std::string::npos);
+
+  // Under average the same job's bound is the constant again.
+  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "pj") : nullptr;
+    return j && j->bound_source == "average";
+  }, milliseconds(5000)));
+}
+
+TEST_CASE("a model survives a kill -9 of the delegate and a corrupt models file on a member") {
+  TestCluster tc(qos_cluster(2, 3));
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "policy", "ushape"}).status == 0);
+  const auto ended = profile_job(tc, "kept");
+  REQUIRE_MESSAGE(ended.status == 0, ended.err);
+  const auto trained = ctl({"qos", "train", "kept"});
+  REQUIRE_MESSAGE(trained.status == 0, trained.err);
+  CHECK(trained.out.find("held by 3 metadata server") != std::string::npos);
+  auto before = model_of(tc.config(), "kept");
+  REQUIRE(before.ok());
+  REQUIRE(before->has_model);
+
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  Result<QosModelView> after = Status(Errc::unavailable, "not asked");
+  CHECK(eventually([&] {
+    after = model_of(tc.config(), "kept");
+    return after.ok();
+  }, milliseconds(15000)));
+  REQUIRE_MESSAGE(after.ok(), after.status().to_string());
+  CHECK(after->has_model);
+  CHECK(after->revision == before->revision);
+  CHECK(after->model == before->model);
+  CHECK(after->records == before->records);
+
+  // Its own copy damaged while it was down: the member starts, says why it
+  // has none, takes the others' copy and writes it back.
+  const auto file = tc.config().mds.at(0).data_dir / "qos-models";
+  REQUIRE(std::filesystem::exists(file));
+  std::string text = read_text(file);
+  text[text.find("alpha ") + 6] ^= 1;
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << text;
+  }
+  REQUIRE(tc.cluster().restart_daemon("mds0").ok());
+  CHECK(log_of(tc, "mds0").find("QoS profiles and models not loaded") != std::string::npos);
+  CHECK(log_of(tc, "mds0").find("checksum mismatch") != std::string::npos);
+  CHECK(eventually([&] {
+    auto v = status_of(tc.config());
+    if (!v.ok() || v->delegate != tc.config().mds.at(0).id) return false;
+    auto m = model_of(tc.config(), "kept");
+    return m.ok() && m->has_model && m->model == before->model;
+  }, milliseconds(15000)));
+  auto reread = mds::parse_models(read_text(file));
+  CHECK_MESSAGE(reread.ok(), reread.status().to_string());
 }
 
 }  // namespace pvfs::test

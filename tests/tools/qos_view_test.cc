@@ -58,4 +58,44 @@ TEST_CASE("qos status marks a job behind its goal and says where its bound comes
   CHECK(render_qos_list(QosView{}) == "no QoS goals\n");
 }
 
+TEST_CASE("qos show prints a job's profile and model: revision, depth, leaves, CV error, training set") {
+  QosModelView v;
+  v.job = "J";
+  v.version = 9;
+  v.replicas = 3;
+  v.has_profile = true;
+  v.share_pct = 100;
+  v.profile_ns = 12'500'000'000;
+  v.comp_ns = 2'000'000'000;
+  v.records = 240;
+  v.profile_bytes = 1 << 30;
+  const std::string bare = render_qos_model(v);
+  CHECK(bare.find("T_profile 12.50 s, T_comp 2.00 s (I/O time of the busiest server)") != std::string::npos);
+  CHECK(bare.find("model: none (pvfs-ctl qos train J)") != std::string::npos);
+  v.has_model = true;
+  v.revision = 9;
+  v.format_version = 1;
+  v.depth = 6;
+  v.leaves = 31;
+  v.nodes = 61;
+  v.cv_error = 0.0812;
+  v.met = true;
+  v.samples = 900;
+  v.profile_samples = 240;
+  v.alpha = 2.5;
+  v.required_ns = 30'000'000'000;
+  const std::string out = render_qos_model(v);
+  CHECK(out.find("model: revision 9, file format version 1, depth 6, 31 leaves (61 nodes)") != std::string::npos);
+  CHECK(out.find("CV error 0.081 (under the threshold), training set 900 samples (240 from the profile, 660 "
+                 "synthetic)") != std::string::npos);
+  CHECK(out.find("alpha 2.500") != std::string::npos);
+  v.met = false;
+  CHECK(render_qos_model(v).find("NOT under") != std::string::npos);
+  const std::string json = render_qos_model_json(v);
+  CHECK(json.find("\"depth\":6,\"leaves\":31") != std::string::npos);
+  CHECK(json.find("\"samples\":900") != std::string::npos);
+  v.profiling = true;
+  CHECK(render_qos_model(v).find("profile: running since") != std::string::npos);
+}
+
 }  // namespace pvfs

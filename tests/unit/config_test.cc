@@ -185,14 +185,17 @@ TEST_CASE("[qos] period, epoch and minimum window are read, rendered back, and o
   CHECK(plain->qos_period_ms == 1000);
   CHECK(plain->qos_epoch_ms == 100);
   CHECK(plain->qos_min_window_ms == 20);
-  auto c = Config::load(
-      dir.write("q.toml", std::string(kMinimal) + "[qos]\nperiod_ms = 2000\nepoch_ms = 50\nmin_window_ms = 100\n"));
+  CHECK(plain->qos_train_max_error == 0.10);
+  auto c = Config::load(dir.write(
+      "q.toml", std::string(kMinimal) + "[qos]\nperiod_ms = 2000\nepoch_ms = 50\nmin_window_ms = 100\ntrain_max_error = 0.25\n"));
   REQUIRE_MESSAGE(c.ok(), c.status().to_string());
   auto back = Config::load(dir.write("back.toml", c->render()));
   REQUIRE(back.ok());
   CHECK(back->qos_period_ms == 2000);
   CHECK(back->qos_epoch_ms == 50);
   CHECK(back->qos_min_window_ms == 100);
+  CHECK(back->qos_train_max_error == 0.25);
+  expect_error_naming(std::string(kMinimal) + "[qos]\ntrain_max_error = 0\n", "qos.train_max_error");
   expect_error_naming(std::string(kMinimal) + "[qos]\nperiod_ms = 10\n", "qos.period_ms");
   expect_error_naming(std::string(kMinimal) + "[qos]\nepoch_ms = 5000\n", "qos.epoch_ms");
   expect_error_naming(std::string(kMinimal) + "[qos]\nmin_window_ms = 300\n", "qos.min_window_ms");

@@ -22,31 +22,40 @@ namespace mp = proto::mds;
 
 namespace {
 
-asio::awaitable<Result<QosView>> ask_one(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
-                                         const QosAction& action) {
+// Connects to one member, sends what `build` puts in the request, and
+// gives the reply's body to `parse`.
+template <typename T, typename Build, typename Parse>
+asio::awaitable<Result<T>> ask_one(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
+                                   const Build& build, const Parse& parse) {
   auto conn = co_await rpc::Connection::connect(at, key, timeout);
   if (!conn) co_return conn.status();
   (*conn)->start({});
   rpc::OutMessage out;
-  auto req = out.init_body<mp::Request>();
-  switch (action.kind) {
-    case QosAction::Kind::status: req.setQosStatus(); break;
-    case QosAction::Kind::clear: req.setQosClear(action.job); break;
-    case QosAction::Kind::policy: req.setQosPolicy(action.policy); break;
-    case QosAction::Kind::set: {
-      auto g = req.initQosSet();
-      g.setJob(action.job);
-      g.setRuntimeMs(action.runtime_ms);
-      g.setStartUnixMs(action.start_unix_ms);
-      g.setBytes(action.bytes);
-      break;
-    }
-  }
+  build(out.init_body<mp::Request>());
   auto reply = co_await (*conn)->call(out, {}, timeout);
   (*conn)->close();
   if (!reply) co_return reply.status();
-  auto body = (*reply)->body<mp::Reply>();
-  if (!body.isQos()) co_return Status(Errc::io, "unexpected reply to a QoS request");
+  co_return parse((*reply)->template body<mp::Reply>());
+}
+
+// Asks every [[mds]] in id order past those that are unreachable or say
+// they are not the delegate.
+template <typename T, typename Build, typename Parse>
+Result<T> ask_delegate(const Config& config, const Secret& key, std::chrono::milliseconds timeout, const Build& build,
+                       const Parse& parse) {
+  std::vector<DaemonEntry> members = config.mds;
+  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  Status last(Errc::unavailable, "the config names no metadata server");
+  for (const auto& m : members) {
+    auto view = rpc::run_sync(ask_one<T>(m.address, key, timeout, build, parse));
+    if (view || (view.code() != Errc::unavailable && view.code() != Errc::timeout)) return view;
+    last = Status(view.code(), fmt::format("mds {}: {}", m.id, view.status().detail()));
+  }
+  return last;
+}
+
+Result<QosView> view_of(mp::Reply::Reader body) {
+  if (!body.isQos()) return Status(Errc::io, "unexpected reply to a QoS request");
   auto s = body.getQos();
   QosView v;
   v.delegate = s.getDelegate();
@@ -77,7 +86,42 @@ asio::awaitable<Result<QosView>> ask_one(const Endpoint& at, const Secret& key, 
   }
   for (auto w : s.getWindows()) v.windows.push_back({w.getKind(), w.getJob(), w.getLengthNs()});
   v.plan_start_unix_ns = s.getPlanStartUnixNs();
-  co_return v;
+  return v;
+}
+
+Result<QosModelView> model_view_of(mp::Reply::Reader body) {
+  if (!body.isQosModel()) return Status(Errc::io, "unexpected reply to a QoS model request");
+  auto s = body.getQosModel();
+  QosModelView v;
+  v.job = s.getJob();
+  v.version = s.getVersion();
+  v.replicas = s.getReplicas();
+  v.has_profile = s.getHasProfile();
+  v.profiling = s.getProfiling();
+  v.share_pct = s.getSharePct();
+  v.start_unix_ms = s.getStartUnixMs();
+  v.end_unix_ms = s.getEndUnixMs();
+  v.profile_ns = s.getProfileNs();
+  v.comp_ns = s.getCompNs();
+  v.io_from_job = s.getIoFromJob();
+  v.records = s.getRecords();
+  v.dropped = s.getDropped();
+  v.profile_bytes = s.getProfileBytes();
+  v.has_model = s.getHasModel();
+  v.revision = s.getRevision();
+  v.format_version = s.getFormatVersion();
+  v.depth = s.getDepth();
+  v.leaves = s.getLeaves();
+  v.nodes = s.getNodes();
+  v.cv_error = s.getCvError();
+  v.met = s.getMet();
+  v.samples = s.getSamples();
+  v.profile_samples = s.getProfileSamples();
+  v.alpha = s.getAlpha();
+  v.required_ns = s.getRequiredNs();
+  v.trained_unix_ms = s.getTrainedUnixMs();
+  v.model = s.getModel();
+  return v;
 }
 
 std::string duration_cell(uint64_t ms) {
@@ -116,15 +160,86 @@ Result<int64_t> parse_qos_start(std::string_view text, int64_t now_unix_ms) {
 
 Result<QosView> qos_call(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
                          const QosAction& action) {
-  std::vector<DaemonEntry> members = config.mds;
-  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  Status last(Errc::unavailable, "the config names no metadata server");
-  for (const auto& m : members) {
-    auto view = rpc::run_sync(ask_one(m.address, key, timeout, action));
-    if (view || (view.code() != Errc::unavailable && view.code() != Errc::timeout)) return view;
-    last = Status(view.code(), fmt::format("mds {}: {}", m.id, view.status().detail()));
-  }
-  return last;
+  auto build = [&](mp::Request::Builder req) {
+    switch (action.kind) {
+      case QosAction::Kind::status: req.setQosStatus(); break;
+      case QosAction::Kind::clear: req.setQosClear(action.job); break;
+      case QosAction::Kind::policy: req.setQosPolicy(action.policy); break;
+      case QosAction::Kind::set: {
+        auto g = req.initQosSet();
+        g.setJob(action.job);
+        g.setRuntimeMs(action.runtime_ms);
+        g.setStartUnixMs(action.start_unix_ms);
+        g.setBytes(action.bytes);
+        break;
+      }
+    }
+  };
+  return ask_delegate<QosView>(config, key, timeout, build, view_of);
+}
+
+Result<QosModelView> qos_model_call(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
+                                    const QosModelAction& action) {
+  auto build = [&](mp::Request::Builder req) {
+    switch (action.kind) {
+      case QosModelAction::Kind::show: req.setQosShow(action.job); break;
+      case QosModelAction::Kind::train: {
+        auto t = req.initQosTrain();
+        t.setJob(action.job);
+        t.setRuntimeMs(action.runtime_ms);
+        break;
+      }
+      case QosModelAction::Kind::profile:
+      case QosModelAction::Kind::profile_end: {
+        auto p = req.initQosProfile();
+        p.setJob(action.job);
+        p.setSharePct(action.share_pct);
+        p.setEnd(action.kind == QosModelAction::Kind::profile_end);
+        p.setIoTimeNs(action.io_time_ns);
+        break;
+      }
+    }
+  };
+  return ask_delegate<QosModelView>(config, key, timeout, build, model_view_of);
+}
+
+std::string render_qos_model(const QosModelView& v) {
+  auto secs = [](int64_t ns) { return fmt::format("{:.2f} s", static_cast<double>(ns) / 1e9); };
+  std::string out = fmt::format("job {} (profiles and models version {}, held by {} metadata server(s))\n", v.job,
+                                v.version, v.replicas);
+  if (!v.has_profile) out += "profile: none\n";
+  else if (v.profiling)
+    out += fmt::format("profile: running since {} with {}% of each period; {} records, {} so far\n",
+                       v.start_unix_ms / 1000, v.share_pct, v.records, ctl::human_bytes(v.profile_bytes));
+  else
+    out += fmt::format("profile: T_profile {}, T_comp {} (I/O time {}), share {}%, {} records{}, {}\n",
+                       secs(v.profile_ns), secs(v.comp_ns),
+                       v.io_from_job ? "from the job" : "of the busiest server", v.share_pct, v.records,
+                       v.dropped ? fmt::format(" ({} more dropped)", v.dropped) : std::string(),
+                       ctl::human_bytes(v.profile_bytes));
+  if (!v.has_model) return out + "model: none (pvfs-ctl qos train " + v.job + ")\n";
+  out += fmt::format("model: revision {}, file format version {}, depth {}, {} leaves ({} nodes)\n", v.revision,
+                     v.format_version, v.depth, v.leaves, v.nodes);
+  out += fmt::format("  CV error {:.3f} ({} the threshold), training set {} samples ({} from the profile, {} "
+                     "synthetic)\n",
+                     v.cv_error, v.met ? "under" : "NOT under", v.samples, v.profile_samples,
+                     v.samples - v.profile_samples);
+  out += fmt::format("  trained for {} (alpha {:.3f}); rescaled to each goal at run time\n", secs(v.required_ns),
+                     v.alpha);
+  return out;
+}
+
+std::string render_qos_model_json(const QosModelView& v) {
+  return fmt::format(
+      "{{\"job\":{},\"version\":{},\"replicas\":{},\"profile\":{{\"present\":{},\"running\":{},\"share_pct\":{},"
+      "\"start_unix_ms\":{},\"end_unix_ms\":{},\"profile_ns\":{},\"comp_ns\":{},\"io_from_job\":{},\"records\":{},"
+      "\"dropped\":{},\"bytes\":{}}},\"model\":{{\"present\":{},\"revision\":{},\"format_version\":{},\"depth\":{},"
+      "\"leaves\":{},\"nodes\":{},\"cv_error\":{},\"met\":{},\"samples\":{},\"profile_samples\":{},\"alpha\":{},"
+      "\"required_ns\":{},\"trained_unix_ms\":{}}}}}\n",
+      json_string(v.job), v.version, v.replicas, v.has_profile, v.profiling, v.share_pct, v.start_unix_ms,
+      v.end_unix_ms, v.profile_ns, v.comp_ns, v.io_from_job, v.records, v.dropped, v.profile_bytes, v.has_model,
+      v.revision, v.format_version, v.depth, v.leaves, v.nodes, v.cv_error, v.met, v.samples, v.profile_samples,
+      v.alpha, v.required_ns, v.trained_unix_ms);
 }
 
 std::string render_qos_list(const QosView& v) {

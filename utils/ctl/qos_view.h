@@ -81,6 +81,56 @@ Result<int64_t> parse_qos_start(std::string_view text, int64_t now_unix_ms);
 Result<QosView> qos_call(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
                          const QosAction& action);
 
+// A job's profiling run and model (pvfs-ctl qos profile, train, show).
+struct QosModelView {
+  std::string job;
+  uint64_t version = 0;        // of the profiles and models the metadata cluster keeps
+  uint32_t replicas = 0;
+  bool has_profile = false;
+  bool profiling = false;      // the run has not ended
+  uint32_t share_pct = 0;
+  int64_t start_unix_ms = 0;
+  int64_t end_unix_ms = 0;
+  int64_t profile_ns = 0;      // T_profile
+  int64_t comp_ns = 0;         // T_comp
+  bool io_from_job = false;
+  uint64_t records = 0;
+  uint64_t dropped = 0;
+  uint64_t profile_bytes = 0;
+  bool has_model = false;
+  uint64_t revision = 0;
+  uint32_t format_version = 0;
+  uint32_t depth = 0;
+  uint32_t leaves = 0;
+  uint32_t nodes = 0;
+  double cv_error = 0;
+  bool met = false;
+  uint64_t samples = 0;
+  uint64_t profile_samples = 0;
+  double alpha = 0;
+  int64_t required_ns = 0;
+  int64_t trained_unix_ms = 0;
+  std::string model;           // the model file
+};
+
+struct QosModelAction {
+  enum class Kind : uint8_t { profile, profile_end, train, show } kind = Kind::show;
+  std::string job;
+  uint32_t share_pct = 0;      // profile; 0: 100
+  uint64_t io_time_ns = 0;     // profile_end; 0: the servers' measure
+  uint64_t runtime_ms = 0;     // train; 0: the goal's, or the profiled time
+};
+
+// Runs `action` on the delegate, as qos_call() does. Errors: as qos_call()'s,
+// not_found for a job without profile (train) or without either (show).
+Result<QosModelView> qos_model_call(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
+                                    const QosModelAction& action);
+// `qos show`'s text: the profile (start, share, times, records) and the
+// model (revision, file format version, depth, leaves, CV error, training
+// set size, alpha). Ends with a newline.
+std::string render_qos_model(const QosModelView& view);
+std::string render_qos_model_json(const QosModelView& view);
+
 std::string render_qos_status(const QosView& view);
 std::string render_qos_list(const QosView& view);
 std::string render_qos_json(const QosView& view);

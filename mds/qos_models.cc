@@ -1,0 +1,176 @@
+#include "mds/qos_models.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "mds/qos_goals.h"
+
+namespace pvfs::mds {
+
+namespace {
+
+constexpr std::string_view kMagic = "pvfs-qos-models 1";
+
+uint64_t fnv1a(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string number(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
+  return std::string(buf, r.ptr);
+}
+
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t j = line.find(' ', i);
+    if (j == std::string_view::npos) j = line.size();
+    out.push_back(line.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+template <typename T>
+bool read(std::string_view text, T& out) {
+  if (text.empty()) return false;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+Status corrupt(size_t line, std::string_view what) {
+  return Status(Errc::corrupt, fmt::format("QoS models, line {}: {}", line, what));
+}
+
+}  // namespace
+
+std::string serialize(const QosModels& models) {
+  std::string out = fmt::format("{}\nversion {}\n", kMagic, models.version);
+  for (const auto& [job, p] : models.profiles) {
+    out += fmt::format("profile {} {} {} {} {} {} {} {} {}\n", job, p.share_pct, p.start_unix_ms, p.end_unix_ms,
+                       p.io.count(), p.io_from_job ? 1 : 0, p.bytes, p.dropped, p.epochs.size());
+    for (const auto& e : p.epochs)
+      out += fmt::format("e {} {} {} {} {} {} {}\n", e.server, e.epoch, e.requests, number(e.avg_dist_bytes),
+                         number(e.avg_size_bytes), e.bytes, e.service.count());
+  }
+  for (const auto& [job, m] : models.models) {
+    const std::string text = qos::serialize(m.model);
+    const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    out += fmt::format("model {} {} {} {} {} {} {} {}\n", job, m.revision, m.samples, m.profile_samples, m.required_ns,
+                       m.trained_unix_ms, m.met ? 1 : 0, lines);
+    out += text;
+  }
+  out += fmt::format("checksum {:016x}\n", fnv1a(out));
+  return out;
+}
+
+Result<QosModels> parse_models(std::string_view text) {
+  const size_t at = text.rfind("checksum ");
+  if (at == std::string_view::npos || (at > 0 && text[at - 1] != '\n'))
+    return Status(Errc::corrupt, "QoS models: no checksum line (a truncated file?)");
+  {
+    std::string_view tail = text.substr(at + 9);
+    if (tail.size() != 17 || tail.back() != '\n') return Status(Errc::corrupt, "QoS models: a damaged checksum line");
+    if (tail.substr(0, 16) != fmt::format("{:016x}", fnv1a(text.substr(0, at))))
+      return Status(Errc::corrupt, "QoS models: checksum mismatch (a truncated or edited file?)");
+  }
+  std::vector<std::string_view> lines;
+  for (size_t i = 0; i < at;) {
+    const size_t j = text.find('\n', i);
+    lines.push_back(text.substr(i, j - i));
+    i = j + 1;
+  }
+  if (lines.empty() || lines[0] != kMagic) return corrupt(1, fmt::format("expected \"{}\"", kMagic));
+  QosModels out;
+  if (lines.size() < 2) return corrupt(2, "no version");
+  {
+    auto w = words(lines[1]);
+    if (w.size() != 2 || w[0] != "version" || !read(w[1], out.version)) return corrupt(2, "bad version");
+  }
+  size_t n = 2;
+  while (n < lines.size()) {
+    const size_t line_no = n + 1;
+    auto w = words(lines[n++]);
+    if (w.empty()) return corrupt(line_no, "an empty line");
+    if (w[0] == "profile") {
+      qos::Profile p;
+      int64_t io = 0;
+      int from_job = 0;
+      size_t count = 0;
+      if (w.size() != 10 || !read(w[2], p.share_pct) || !read(w[3], p.start_unix_ms) || !read(w[4], p.end_unix_ms) ||
+          !read(w[5], io) || !read(w[6], from_job) || !read(w[7], p.bytes) || !read(w[8], p.dropped) ||
+          !read(w[9], count) || !check_goal_job(w[1]).ok() || p.share_pct == 0 || p.share_pct > 100 || io < 0 ||
+          count > qos::kMaxProfileEpochs || n + count > lines.size())
+        return corrupt(line_no, "bad profile");
+      p.job = std::string(w[1]);
+      p.io = qos::Nanos(io);
+      p.io_from_job = from_job != 0;
+      for (size_t i = 0; i < count; ++i) {
+        auto r = words(lines[n++]);
+        qos::ProfileEpoch e;
+        int64_t service = 0;
+        if (r.size() != 8 || r[0] != "e" || !read(r[1], e.server) || !read(r[2], e.epoch) || !read(r[3], e.requests) ||
+            !read(r[4], e.avg_dist_bytes) || !read(r[5], e.avg_size_bytes) || !read(r[6], e.bytes) ||
+            !read(r[7], service) || service < 0 || !std::isfinite(e.avg_dist_bytes) || !std::isfinite(e.avg_size_bytes))
+          return corrupt(n, "bad profile record");
+        e.service = qos::Nanos(service);
+        p.epochs.push_back(e);
+      }
+      if (!out.profiles.emplace(p.job, std::move(p)).second) return corrupt(line_no, "a job's profile twice");
+    } else if (w[0] == "model") {
+      QosModelEntry m;
+      int met = 0;
+      size_t count = 0;
+      if (w.size() != 9 || !check_goal_job(w[1]).ok() || !read(w[2], m.revision) || !read(w[3], m.samples) ||
+          !read(w[4], m.profile_samples) || !read(w[5], m.required_ns) || !read(w[6], m.trained_unix_ms) ||
+          !read(w[7], met) || !read(w[8], count) || n + count > lines.size())
+        return corrupt(line_no, "bad model header");
+      m.met = met != 0;
+      std::string body;
+      for (size_t i = 0; i < count; ++i) (body += lines[n++]) += '\n';
+      auto model = qos::parse_model(body);
+      if (!model) return Status(Errc::corrupt, fmt::format("QoS models: the model of job {} (from line {}): {}", w[1],
+                                                           line_no + 1, model.status().detail()));
+      if (model->job != w[1]) return corrupt(line_no, "the model file names another job");
+      m.model = std::move(*model);
+      const std::string job(w[1]);
+      if (!out.models.emplace(job, std::move(m)).second) return corrupt(line_no, "a job's model twice");
+    } else {
+      return corrupt(line_no, fmt::format("unknown record \"{}\"", w[0]));
+    }
+  }
+  return out;
+}
+
+Status save_models(const std::filesystem::path& path, const QosModels& models) {
+  return write_durably(path, serialize(models));
+}
+
+Result<QosModels> load_models(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return QosModels{};
+    return Status(Errc::io, "cannot read " + path.string());
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto models = parse_models(buf.str());
+  if (!models) return Status(models.code(), fmt::format("{}: {}", path.string(), models.status().detail()));
+  return models;
+}
+
+}  // namespace pvfs::mds
