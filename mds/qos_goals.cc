@@ -125,16 +125,23 @@ Status write_durably(const std::filesystem::path& path, std::string_view text) {
   return sync_path(path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path(), O_RDONLY | O_DIRECTORY);
 }
 
-Result<QosGoals> load_goals(const std::filesystem::path& path) {
+Result<std::optional<std::string>> read_if_exists(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return QosGoals{};
+    if (!std::filesystem::exists(path, ec)) return std::optional<std::string>{};
     return Status(Errc::io, "cannot read " + path.string());
   }
   std::stringstream buf;
   buf << in.rdbuf();
-  auto goals = parse_goals(buf.str());
+  return std::optional<std::string>(buf.str());
+}
+
+Result<QosGoals> load_goals(const std::filesystem::path& path) {
+  auto text = read_if_exists(path);
+  if (!text) return text.status();
+  if (!*text) return QosGoals{};
+  auto goals = parse_goals(**text);
   if (!goals) return Status(goals.code(), fmt::format("{}: {}", path.string(), goals.status().detail()));
   return goals;
 }

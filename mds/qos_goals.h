@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -52,6 +53,9 @@ Status save_goals(const std::filesystem::path& path, const QosGoals& goals);
 // Writes `text` to `path` durably, as save_goals() does. Errors: io,
 // naming the file.
 Status write_durably(const std::filesystem::path& path, std::string_view text);
+// The whole of the file at `path`; nullopt when there is none. Errors: io,
+// naming the file.
+Result<std::optional<std::string>> read_if_exists(const std::filesystem::path& path);
 
 // The goals saved at `path`; empty (version 0) when there is no file.
 // Errors: corrupt (see parse_goals), io.

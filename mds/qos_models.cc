@@ -17,20 +17,8 @@ namespace {
 
 constexpr std::string_view kMagic = "pvfs-qos-models 1";
 
-uint64_t fnv1a(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string number(double v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
-  return std::string(buf, r.ptr);
-}
+using qos::exact_number;
+using qos::text_checksum;
 
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
@@ -63,8 +51,8 @@ std::string serialize(const QosModels& models) {
     out += fmt::format("profile {} {} {} {} {} {} {} {} {}\n", job, p.share_pct, p.start_unix_ms, p.end_unix_ms,
                        p.io.count(), p.io_from_job ? 1 : 0, p.bytes, p.dropped, p.epochs.size());
     for (const auto& e : p.epochs)
-      out += fmt::format("e {} {} {} {} {} {} {}\n", e.server, e.epoch, e.requests, number(e.avg_dist_bytes),
-                         number(e.avg_size_bytes), e.bytes, e.service.count());
+      out += fmt::format("e {} {} {} {} {} {} {}\n", e.server, e.epoch, e.requests, exact_number(e.avg_dist_bytes),
+                         exact_number(e.avg_size_bytes), e.bytes, e.service.count());
   }
   for (const auto& [job, m] : models.models) {
     const std::string text = qos::serialize(m.model);
@@ -73,7 +61,7 @@ std::string serialize(const QosModels& models) {
                        m.trained_unix_ms, m.met ? 1 : 0, lines);
     out += text;
   }
-  out += fmt::format("checksum {:016x}\n", fnv1a(out));
+  out += fmt::format("checksum {:016x}\n", text_checksum(out));
   return out;
 }
 
@@ -84,7 +72,7 @@ Result<QosModels> parse_models(std::string_view text) {
   {
     std::string_view tail = text.substr(at + 9);
     if (tail.size() != 17 || tail.back() != '\n') return Status(Errc::corrupt, "QoS models: a damaged checksum line");
-    if (tail.substr(0, 16) != fmt::format("{:016x}", fnv1a(text.substr(0, at))))
+    if (tail.substr(0, 16) != fmt::format("{:016x}", text_checksum(text.substr(0, at))))
       return Status(Errc::corrupt, "QoS models: checksum mismatch (a truncated or edited file?)");
   }
   std::vector<std::string_view> lines;
@@ -160,15 +148,10 @@ Status save_models(const std::filesystem::path& path, const QosModels& models) {
 }
 
 Result<QosModels> load_models(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return QosModels{};
-    return Status(Errc::io, "cannot read " + path.string());
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto models = parse_models(buf.str());
+  auto text = read_if_exists(path);
+  if (!text) return text.status();
+  if (!*text) return QosModels{};
+  auto models = parse_models(**text);
   if (!models) return Status(models.code(), fmt::format("{}: {}", path.string(), models.status().detail()));
   return models;
 }

@@ -6,9 +6,7 @@
 
 namespace pvfs::qos {
 
-namespace {
-
-uint64_t fnv1a(std::string_view bytes) {
+uint64_t text_checksum(std::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (unsigned char c : bytes) {
     h ^= c;
@@ -17,11 +15,13 @@ uint64_t fnv1a(std::string_view bytes) {
   return h;
 }
 
-std::string number(double v) {
+std::string exact_number(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
   return std::string(buf, r.ptr);
 }
+
+namespace {
 
 bool valid_job(std::string_view job) {
   if (job.empty() || job.size() > 256) return false;
@@ -73,18 +73,18 @@ std::string serialize(const Model& m) {
   PVFS_CHECK(valid_job(m.job));
   std::string s = "pvfs-qos-model " + std::to_string(Model::kVersion) + "\n";
   s += "job " + m.job + "\n";
-  s += "alpha " + number(m.alpha) + "\n";
+  s += "alpha " + exact_number(m.alpha) + "\n";
   s += "profile_ns " + std::to_string(m.profile.count()) + "\n";
   s += "comp_ns " + std::to_string(m.comp.count()) + "\n";
   s += "epoch_ns " + std::to_string(m.epoch.count()) + "\n";
   s += "bytes " + std::to_string(m.bytes) + "\n";
-  s += "cv_error " + number(m.cv_error) + "\n";
+  s += "cv_error " + exact_number(m.cv_error) + "\n";
   s += "nodes " + std::to_string(m.tree.nodes().size()) + "\n";
   for (const auto& n : m.tree.nodes())
-    s += std::to_string(n.feature) + " " + number(n.threshold) + " " + std::to_string(n.left) + " " +
-         std::to_string(n.right) + " " + number(n.value) + " " + std::to_string(n.samples) + "\n";
+    s += std::to_string(n.feature) + " " + exact_number(n.threshold) + " " + std::to_string(n.left) + " " +
+         std::to_string(n.right) + " " + exact_number(n.value) + " " + std::to_string(n.samples) + "\n";
   char hex[17];
-  auto r = std::to_chars(hex, hex + 16, fnv1a(s), 16);
+  auto r = std::to_chars(hex, hex + 16, text_checksum(s), 16);
   s += "checksum " + std::string(16 - static_cast<size_t>(r.ptr - hex), '0') + std::string(hex, r.ptr) + "\n";
   return s;
 }
@@ -167,7 +167,7 @@ Result<Model> parse_model(std::string_view text) {
     if (w.size() != 2 || w[0] != "checksum" || w[1].size() != 16) return fail("expected 'checksum <16 hex digits>'");
     auto r = std::from_chars(w[1].data(), w[1].data() + 16, sum, 16);
     if (r.ec != std::errc() || r.ptr != w[1].data() + 16) return fail("checksum is not hexadecimal");
-    if (sum != fnv1a(text.substr(0, body))) return fail("checksum mismatch: the file was changed or damaged");
+    if (sum != text_checksum(text.substr(0, body))) return fail("checksum mismatch: the file was changed or damaged");
   }
   if (pos != text.size()) return fail("text after the checksum");
   auto tree = RegressionTree::from_nodes(std::move(nodes));

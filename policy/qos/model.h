@@ -58,6 +58,12 @@ struct Model {
 // Numbers are written so that they parse back to the same bits.
 std::string serialize(const Model& model);
 
+// The two pieces of this text format that the metadata cluster's file of
+// profiles and models (mds/qos_models.h) uses too: FNV-1a 64 of `bytes`,
+// and the shortest text of `v` that parses back to the same bits.
+uint64_t text_checksum(std::string_view bytes);
+std::string exact_number(double v);
+
 // Parses what serialize() wrote. corrupt, naming the line and what is
 // wrong, for a wrong magic, a version this build does not read (saying
 // which), a missing or malformed field, a checksum mismatch (a truncated
