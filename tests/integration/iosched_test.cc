@@ -312,7 +312,9 @@ TEST_CASE("malformed and unauthenticated ioStep messages get clear errors and th
 }
 
 TEST_CASE("ending an unknown job's step is not_found naming the job, and changes nothing") {
-  TestCluster tc(scheduled("sjf", 2000));
+  // This client never renews: a lease long enough that a loaded machine's
+  // four requests cannot outlast it, so "held" can only go by an end.
+  TestCluster tc(scheduled("sjf", 20000));
   const Config& config = tc.config();
   const Secret key = key_of(config);
   wait_for_grants(config);
