@@ -219,9 +219,10 @@ void IoschedHost::fill(mp::Reply::IoschedState::Builder out) const {
   out.setLeaseMs(config_.iosched_lease_ms);
   out.setMaxWaitS(config_.iosched_max_wait_s);
   out.setGatherMs(config_.iosched_gather_ms);
+  // Rounded up: 0 only once tokens are given, so a client that waits for 0
+  // is never answered by a grace that has half a millisecond left.
   const auto grace = grace_until_ - cluster_.clock().now();
-  out.setGraceMs(grace.count() > 0 ? static_cast<uint32_t>(std::chrono::duration_cast<milliseconds>(grace).count())
-                                   : 0);
+  out.setGraceMs(grace.count() > 0 ? static_cast<uint32_t>(std::chrono::ceil<milliseconds>(grace).count()) : 0);
   const auto put = [&](const std::vector<iosched::StepView>& steps, auto list) {
     for (size_t i = 0; i < steps.size(); ++i) {
       const auto& s = steps[i];
