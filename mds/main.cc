@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  asio::io_context io(1);
+  pvfs::daemon::IoContext io(1);
   pvfs::daemon::Loop loop("pvfs-mds", io);
   asio::thread_pool sync_pool(1);
   // The ANU map (saved, or the first one of the configured members) says
@@ -94,12 +94,14 @@ int main(int argc, char** argv) {
     cluster.stop();
     (*server)->stop();
   });
-  if (int rc = loop.run(ready_file, (*server)->port(),
-                        fmt::format("serving namespace {} ({} file sets) on port {}", self.data_dir.string(),
-                                    (*filesets)->size(), (*server)->port()));
-      rc != 0)
-    return rc;
+  const int rc = loop.run(ready_file, (*server)->port(),
+                          fmt::format("serving namespace {} ({} file sets) on port {}", self.data_dir.string(),
+                                      (*filesets)->size(), (*server)->port()));
+  // As in pvfs-server: the sync pool's last work, then the suspended
+  // requests unwound while the service and cluster are alive.
   sync_pool.join();
+  io.drop_suspended();
+  if (rc != 0) return rc;
   for (const auto& store : (*filesets)->stores())
     if (auto st = store->sync(); !st.ok()) spdlog::error("final sync failed: {}", st.to_string());
   return 0;

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  asio::io_context io(1);
+  pvfs::daemon::IoContext io(1);
   pvfs::daemon::Loop loop("pvfs-server", io);
   asio::thread_pool disk_pool(disk_threads);
   auto service = pvfs::StorageService::open(id, config, self.data_dir, **store, disk_pool,
@@ -108,10 +108,12 @@ int main(int argc, char** argv) {
     qos.stop();
     (*server)->stop();
   });
-  if (int rc = loop.run(ready_file, advertised.port,
-                        fmt::format("serving {} on {}", self.data_dir.string(), advertised.to_string()));
-      rc != 0)
-    return rc;
+  const int rc = loop.run(ready_file, advertised.port,
+                          fmt::format("serving {} on {}", self.data_dir.string(), advertised.to_string()));
+  // Disk work still queued finishes against a live store; its completions
+  // land in the stopped io_context, whose suspended requests then unwind
+  // before the service they use is destroyed.
   disk_pool.join();
-  return 0;
+  io.drop_suspended();
+  return rc;
 }
