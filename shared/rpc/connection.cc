@@ -67,6 +67,7 @@ struct Handshake {
   Identity peer;
   SessionKeys keys;
   bool encrypt = false;
+  bool tag_data = true;
 };
 
 asio::awaitable<Status> read_proof(Stream& socket, Mac& proof, std::string_view closed_why) {
@@ -83,7 +84,7 @@ asio::awaitable<Result<Handshake>> run_handshake(Stream& socket, const Auth& aut
   asio::error_code ec;
   Nonce own{};
   random_bytes(own);
-  const Hello mine = make_hello(auth.self, auth.encrypt, own);
+  const Hello mine = make_hello(auth.self, auth.encrypt, own, socket.is_local());
   Hello theirs{};
   auto send = [&](std::span<const uint8_t> bytes) -> asio::awaitable<Status> {
     co_await asio::async_write(socket, asio::buffer(bytes.data(), bytes.size()),
@@ -121,8 +122,9 @@ asio::awaitable<Result<Handshake>> run_handshake(Stream& socket, const Auth& aut
     Mac proof = make_proof(auth.key, Side::responder, initiator, responder);
     if (Status st = co_await send(proof); !st.ok()) co_return st;
   }
-  co_return Handshake{fields->who, derive_session_keys(auth.key, initiator, responder),
-                      auth.encrypt || fields->encrypt};
+  const bool encrypt = auth.encrypt || fields->encrypt;
+  co_return Handshake{fields->who, derive_session_keys(auth.key, initiator, responder), encrypt,
+                      encrypt || !(socket.is_local() && fields->local)};
 }
 
 // Frame data up to this size is received together with the message.
@@ -160,14 +162,15 @@ std::span<std::byte> bytes_of(kj::Array<capnp::word>& words) {
 
 }  // namespace
 
-Connection::Connection(Stream stream, Identity peer, const SessionKeys& keys, bool initiator, bool encrypt)
+Connection::Connection(Stream stream, Identity peer, const SessionKeys& keys, bool initiator, bool encrypt,
+                       bool tag_data)
     : stream_(std::move(stream)),
       peer_(stream_.describe()),
       peer_address_(stream_.address()),
       peer_is_local_(stream_.is_local()),
       peer_identity_(peer),
-      send_seal_(initiator ? keys.initiator_to_responder : keys.responder_to_initiator, encrypt),
-      receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt) {}
+      send_seal_(initiator ? keys.initiator_to_responder : keys.responder_to_initiator, encrypt, tag_data),
+      receive_seal_(initiator ? keys.responder_to_initiator : keys.initiator_to_responder, encrypt, tag_data) {}
 
 Connection::~Connection() = default;
 
@@ -211,7 +214,8 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Connection::over(Stream str
                                               : fmt::format("handshake from {} timed out", who));
   auto& done = std::get<0>(hs);
   if (!done) co_return initiator ? done.status() : Status(done.code(), fmt::format("{}: {}", who, done.status().detail()));
-  co_return std::make_shared<Connection>(std::move(stream), done->peer, done->keys, initiator, done->encrypt);
+  co_return std::make_shared<Connection>(std::move(stream), done->peer, done->keys, initiator, done->encrypt,
+                                       done->tag_data);
 }
 
 void Connection::start(Handler on_request, std::function<void()> on_close) {

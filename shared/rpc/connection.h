@@ -94,11 +94,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The peer came over the local socket (local_socket.h): it runs on this host.
   bool peer_is_local() const { return peer_is_local_; }
   bool encrypted() const { return send_seal_.encrypts(); }
+  // Frames' bulk data carries a tag: everywhere but between two ends on a
+  // local socket that both said they take it (handshake.h).
+  bool tags_data() const { return send_seal_.tags_data(); }
   asio::any_io_executor executor() { return stream_.get_executor(); }
 
   // After a finished handshake: `keys` as derived from it, `initiator` true
   // on the connecting side.
-  Connection(Stream stream, Identity peer, const SessionKeys& keys, bool initiator, bool encrypt);
+  // `tag_data` false: frames' bulk data carries no tag (handshake.h).
+  Connection(Stream stream, Identity peer, const SessionKeys& keys, bool initiator, bool encrypt,
+             bool tag_data = true);
   ~Connection();
 
  private:

@@ -51,9 +51,10 @@ EVP_CIPHER* chacha20() {
 void FrameSeal::FreeMac::operator()(evp_mac_ctx_st* c) const { EVP_MAC_CTX_free(c); }
 void FrameSeal::FreeCipher::operator()(evp_cipher_ctx_st* c) const { EVP_CIPHER_CTX_free(c); }
 
-FrameSeal::FrameSeal(const Secret& direction_key, bool encrypt)
-    : key_(direction_key), encrypt_(encrypt), mac_(EVP_MAC_CTX_new(poly1305())) {
+FrameSeal::FrameSeal(const Secret& direction_key, bool encrypt, bool tag_data)
+    : key_(direction_key), encrypt_(encrypt), tag_data_(tag_data), mac_(EVP_MAC_CTX_new(poly1305())) {
   PVFS_CHECK(sodium_init() >= 0);
+  PVFS_CHECK(tag_data_ || !encrypt_);
   PVFS_CHECK(mac_ != nullptr);
   if (encrypt_) {
     cipher_.reset(EVP_CIPHER_CTX_new());
@@ -76,7 +77,7 @@ FrameTag FrameSeal::tag(std::span<const std::byte, kFrameHeaderBytes> header,
   // The header carries both lengths, so the three parts cannot be re-cut.
   PVFS_CHECK(EVP_MAC_update(c, u8(header.data()), header.size()) == 1);
   if (!message.empty()) PVFS_CHECK(EVP_MAC_update(c, u8(message.data()), message.size()) == 1);
-  if (!data.empty()) PVFS_CHECK(EVP_MAC_update(c, u8(data.data()), data.size()) == 1);
+  if (tag_data_ && !data.empty()) PVFS_CHECK(EVP_MAC_update(c, u8(data.data()), data.size()) == 1);
   FrameTag out{};
   size_t len = 0;
   PVFS_CHECK(EVP_MAC_final(c, u8(out.data()), &len, out.size()) == 1 && len == out.size());

@@ -3,7 +3,9 @@
 // message and bulk data, under a one-time key drawn from ChaCha20 keyed with
 // the direction's session key (handshake.h) and the frame's number as nonce.
 // Both ends count frames, so a frame changed, replayed, reordered or dropped
-// on the path fails the check. With encryption the message and data are
+// on the path fails the check. Over a local socket both ends may agree to
+// leave the bulk data out of the tag (handshake.h); the header, which
+// carries its length, and the message stay covered. With encryption the message and data are
 // ChaCha20-encrypted (each under its own nonce) before the tag is taken.
 // The tag is computed over the caller's buffers in place: nothing is copied
 // unless encrypting the sender's (const) data. The one-time key comes from
@@ -35,12 +37,14 @@ using FrameTag = std::array<std::byte, kFrameTagBytes>;
 
 class FrameSeal {
  public:
-  FrameSeal(const Secret& direction_key, bool encrypt);
+  // `tag_data` false: the tag leaves the bulk data out (never when encrypting).
+  FrameSeal(const Secret& direction_key, bool encrypt, bool tag_data = true);
   ~FrameSeal();
   FrameSeal(const FrameSeal&) = delete;
   FrameSeal& operator=(const FrameSeal&) = delete;
 
   bool encrypts() const { return encrypt_; }
+  bool tags_data() const { return tag_data_; }
   // Frames sealed or opened so far (the next frame's number).
   uint64_t frames() const { return counter_; }
 
@@ -70,6 +74,7 @@ class FrameSeal {
 
   Secret key_;
   bool encrypt_;
+  bool tag_data_;
   uint64_t counter_ = 0;
   std::unique_ptr<evp_mac_ctx_st, FreeMac> mac_;
   std::unique_ptr<evp_cipher_ctx_st, FreeCipher> cipher_;  // only when encrypting

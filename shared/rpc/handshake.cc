@@ -12,6 +12,7 @@ constexpr char kHelloMagic[8] = {'P', 'V', 'F', 'S', 'A', 'U', 'T', 'H'};
 // 2: hello carries kind, id and flags; initiator proves first; frames are sealed.
 constexpr uint8_t kVersion = 2;
 constexpr uint8_t kFlagEncrypt = 1;
+constexpr uint8_t kFlagLocal = 2;
 constexpr char kSessionLabel[] = "pvfs session keys v2";
 
 bool known_kind(uint8_t k) {
@@ -29,12 +30,12 @@ std::string to_string(const Identity& who) {
   return "client";
 }
 
-Hello make_hello(const Identity& who, bool encrypt, const Nonce& nonce) {
+Hello make_hello(const Identity& who, bool encrypt, const Nonce& nonce, bool local) {
   Hello h{};
   std::memcpy(h.data(), kHelloMagic, 8);
   h[8] = kVersion;
   h[9] = static_cast<uint8_t>(who.kind);
-  h[10] = encrypt ? kFlagEncrypt : 0;
+  h[10] = static_cast<uint8_t>((encrypt ? kFlagEncrypt : 0) | (local ? kFlagLocal : 0));
   for (int i = 0; i < 4; ++i) h[12 + i] = static_cast<uint8_t>(who.id >> (8 * i));
   std::memcpy(h.data() + 16, nonce.data(), nonce.size());
   return h;
@@ -47,6 +48,7 @@ std::optional<HelloFields> parse_hello(const Hello& hello) {
   HelloFields f;
   f.who.kind = static_cast<Kind>(hello[9]);
   f.encrypt = (hello[10] & kFlagEncrypt) != 0;
+  f.local = (hello[10] & kFlagLocal) != 0;
   for (int i = 0; i < 4; ++i) f.who.id |= uint32_t{hello[12 + i]} << (8 * i);
   std::memcpy(f.nonce.data(), hello.data() + 16, f.nonce.size());
   return f;

@@ -7,6 +7,13 @@
 // roles, daemon ids and nonces, are bound into both proofs and into the
 // session keys that protect every later frame (frame_seal.h). Pure message
 // construction and checking; the socket work is in connection.cc.
+//
+// An end on a local socket (local_socket.h) says so in its hello. When both
+// ends do and neither asks for encryption, frames' bulk data goes without a
+// tag: the kernel moves it between the two processes that proved the key,
+// and no third party can write into a connected Unix socket. Headers and
+// messages keep theirs. A peer built before this flag ignores it and does
+// not set it, so the two keep tagging everything.
 #pragma once
 
 #include <array>
@@ -50,10 +57,11 @@ struct Auth {
 struct HelloFields {
   Identity who;
   bool encrypt = false;
+  bool local = false;  // on a local socket: takes frames whose data has no tag
   Nonce nonce{};
 };
 
-Hello make_hello(const Identity& who, bool encrypt, const Nonce& nonce);
+Hello make_hello(const Identity& who, bool encrypt, const Nonce& nonce, bool local = false);
 // The fields, or nullopt when the hello is not a pvfs hello of this version
 // or names an unknown kind.
 std::optional<HelloFields> parse_hello(const Hello& hello);

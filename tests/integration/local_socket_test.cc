@@ -2,14 +2,18 @@
 // (shared/rpc/local_socket.h), not TCP, and everything works as it does over
 // TCP; with [network] local_sockets = false they use TCP again. What the
 // kernel lists in /proc/net/unix tells which: every connection accepted on
-// a local socket shows that socket's abstract name.
+// a local socket shows that socket's abstract name. Over a local socket the
+// frames' bulk data goes without a tag (shared/rpc/handshake.h); over TCP,
+// or when either end encrypts, it keeps one.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <string>
 
+#include "shared/rpc/connection.h"
 #include "shared/rpc/local_socket.h"
+#include "shared/rpc/run_sync.h"
 #include "tests/integration/session.h"
 
 namespace pvfs::test {
@@ -42,6 +46,22 @@ std::string round_trip(const fs::path& file, const std::string& text) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// How a connection to `to` seals its frames' data, asked with `encrypt`:
+// true when the data is tagged.
+bool tags_data(const Config& config, const Endpoint& to, bool encrypt) {
+  auto key = load_secret(config.secret_file);
+  REQUIRE(key.ok());
+  auto tagged = rpc::run_sync([&]() -> asio::awaitable<Result<bool>> {
+    auto conn = co_await rpc::Connection::connect(to, rpc::Auth(*key, {}, encrypt), std::chrono::seconds(5));
+    if (!conn) co_return conn.status();
+    const bool out = (*conn)->tags_data();
+    (*conn)->close();
+    co_return out;
+  }());
+  REQUIRE_MESSAGE(tagged.ok(), tagged.status().to_string());
+  return *tagged;
+}
+
 }  // namespace
 
 // Three 1 MiB stripes and more: every one of the two servers holds a part.
@@ -55,6 +75,11 @@ TEST_CASE("a mount on the daemons' host reaches them over their local sockets") 
   // Each daemon's listener, plus at least the mount's connection to it.
   CHECK(sockets_named_for(c.config().mds.at(0).address) >= 2);
   for (const auto& server : c.config().servers) CHECK(sockets_named_for(server.address) >= 2);
+  // The data went without a tag, and arrived whole (the check above).
+  CHECK_FALSE(tags_data(c.config(), c.config().servers.at(0).address, false));
+  CHECK_FALSE(tags_data(c.config(), c.config().mds.at(0).address, false));
+  // Asking for encryption brings the tag back.
+  CHECK(tags_data(c.config(), c.config().servers.at(0).address, true));
 }
 
 TEST_CASE("with [network] local_sockets = false the same mount uses TCP and works") {
@@ -66,6 +91,7 @@ TEST_CASE("with [network] local_sockets = false the same mount uses TCP and work
   CHECK(round_trip(c.mnt() / "f", text) == text);
   CHECK(sockets_named_for(c.config().mds.at(0).address) == 0);
   for (const auto& server : c.config().servers) CHECK(sockets_named_for(server.address) == 0);
+  CHECK(tags_data(c.config(), c.config().servers.at(0).address, false));
 }
 
 }  // namespace pvfs::test

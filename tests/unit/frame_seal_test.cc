@@ -113,6 +113,36 @@ TEST_CASE("a frame changed in any byte of header, message, data or tag fails") {
   CHECK(open(rx, good));
 }
 
+TEST_CASE("with the data left out of the tag, header and message stay covered and the data is not") {
+  const Bytes msg = pattern(48, 1), data = pattern(4096, 2);
+  FrameSeal tx(key_of(1), false, false);
+  const Wire good = seal(tx, msg, data);
+  CHECK_FALSE(tx.tags_data());
+  {
+    Wire w = good;
+    w.data[100] ^= std::byte{1};
+    FrameSeal rx(key_of(1), false, false);
+    CHECK(open(rx, w));  // what a local socket's kernel already guarantees
+  }
+  for (size_t at : {size_t{0}, kFrameHeaderBytes - 1}) {
+    Wire w = good;
+    w.header[at] ^= std::byte{1};
+    FrameSeal rx(key_of(1), false, false);
+    CHECK_FALSE(open(rx, w));
+  }
+  {
+    Wire w = good;
+    w.message[7] ^= std::byte{1};
+    FrameSeal rx(key_of(1), false, false);
+    CHECK_FALSE(open(rx, w));
+  }
+  // An end that tags data refuses the frame: both ends must agree.
+  FrameSeal tagging(key_of(1), false);
+  CHECK_FALSE(open(tagging, good));
+  FrameSeal rx(key_of(1), false, false);
+  CHECK(open(rx, good));
+}
+
 TEST_CASE("a frame under another key fails") {
   FrameSeal tx(key_of(1), false), rx(key_of(2), false);
   CHECK_FALSE(open(rx, seal(tx, pattern(16, 1), {})));

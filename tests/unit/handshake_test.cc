@@ -44,6 +44,21 @@ TEST_CASE("a hello carries the magic, the version, who sends it, its encryption 
   CHECK_FALSE(c->encrypt);
 }
 
+TEST_CASE("a hello says whether its end is on a local socket; a hello without the flag says no") {
+  auto local = parse_hello(make_hello(kServer3, false, nonce_of(1), true));
+  REQUIRE(local.has_value());
+  CHECK(local->local);
+  CHECK_FALSE(local->encrypt);
+  auto both = parse_hello(make_hello(kServer3, true, nonce_of(1), true));
+  REQUIRE(both.has_value());
+  CHECK(both->local);
+  CHECK(both->encrypt);
+  // What a peer built before the flag sends.
+  auto plain = parse_hello(make_hello(kServer3, false, nonce_of(1)));
+  REQUIRE(plain.has_value());
+  CHECK_FALSE(plain->local);
+}
+
 TEST_CASE("hellos with a wrong magic, version or kind are refused") {
   Hello wrong_magic = make_hello(kClient, false, nonce_of(2));
   wrong_magic[0] = 'X';
@@ -76,7 +91,7 @@ TEST_CASE("a proof is not valid for the other side, so it cannot be reflected") 
   CHECK_FALSE(check_proof(key, Side::responder, hi, hr, make_proof(key, Side::initiator, hr, hi)));
 }
 
-TEST_CASE("the role, the daemon id, the encryption wish and both nonces are bound into the proof") {
+TEST_CASE("the role, the daemon id, the encryption wish, the local flag and both nonces are bound into the proof") {
   const Secret key = key_of(1);
   const Hello hi = make_hello(kClient, false, nonce_of(1));
   const Hello hr = make_hello(kServer3, false, nonce_of(2));
@@ -84,6 +99,7 @@ TEST_CASE("the role, the daemon id, the encryption wish and both nonces are boun
   CHECK_FALSE(check_proof(key, Side::initiator, make_hello({Kind::mds, 0}, false, nonce_of(1)), hr, proof));
   CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello({Kind::server, 4}, false, nonce_of(2)), proof));
   CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello(kServer3, true, nonce_of(2)), proof));
+  CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello(kServer3, false, nonce_of(2), true), proof));
   CHECK_FALSE(check_proof(key, Side::initiator, make_hello(kClient, false, nonce_of(9)), hr, proof));
   CHECK_FALSE(check_proof(key, Side::initiator, hi, make_hello(kServer3, false, nonce_of(9)), proof));
 }
