@@ -115,8 +115,8 @@ class QosHost {
   // The job's bound for the coming period from its model (ushape), into
   // `run`; false when it has no usable model (the caller falls back).
   bool model_bound(const std::string& job, const QosGoal& goal, const Measured& m, Run& run) const;
-  // A running (or just ended) profiling run takes the plan: one window of
-  // its share for the profiled job, the rest open to all.
+  // A running profiling run gets a window of its share of every period;
+  // the planned windows of the other jobs share the rest (qos::with_profile).
   void plan_profile(const qos::Profile& p);
   // Records the servers sent for jobs being profiled, kept at the next tick.
   asio::awaitable<void> flush_profiles();

@@ -70,11 +70,7 @@ asio::awaitable<void> QosHost::flush_profiles() {
 }
 
 void QosHost::plan_profile(const qos::Profile& p) {
-  qos::Plan plan;
-  plan.period = milliseconds(config_.qos_period_ms);
-  const auto window = nanoseconds(plan.period.count() * 1'000'000 * std::clamp<uint32_t>(p.share_pct, 1, 100) / 100);
-  plan.windows.push_back({qos::WindowKind::dedicated, p.job, window});
-  plan_ = std::move(plan);
+  plan_ = qos::with_profile(plan_, p.job, milliseconds(config_.qos_period_ms), p.share_pct);
 }
 
 bool QosHost::model_bound(const std::string& job, const QosGoal& goal, const Measured& m, Run& run) const {

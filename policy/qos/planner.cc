@@ -35,6 +35,33 @@ const JobPlan* WindowPlanner::job(std::string_view job) const {
   return it == jobs_.end() ? nullptr : &it->second.plan;
 }
 
+Plan with_profile(const Plan& planned, std::string_view job, Nanos period, uint32_t share_pct) {
+  Plan out;
+  out.period = period;
+  const Nanos window = period * std::clamp<uint32_t>(share_pct, 1, 100) / 100;
+  const Nanos rest = period - window;
+  const Nanos planned_period = planned.period > Nanos(0) ? planned.period : period;
+  bool placed = false;
+  const auto place = [&] {
+    if (placed) return;
+    out.windows.push_back({WindowKind::dedicated, std::string(job), window});
+    placed = true;
+  };
+  for (const Window& w : planned.windows) {
+    if (w.kind == WindowKind::dedicated && w.job == job) continue;
+    if (w.kind != WindowKind::dedicated || w.job > job) place();
+    // Through double: length x rest can pass 64 bits of nanoseconds.
+    const Nanos length(static_cast<int64_t>(static_cast<double>(w.length.count()) *
+                                            static_cast<double>(rest.count()) /
+                                            static_cast<double>(planned_period.count())));
+    if (length > Nanos(0)) out.windows.push_back({w.kind, w.job, length});
+  }
+  place();
+  for (const auto& member : planned.shared_members)
+    if (member != job) out.shared_members.push_back(member);
+  return out;
+}
+
 Plan WindowPlanner::plan(std::span<const JobReport> reports) {
   const Nanos T = options_.period;
   const double Ts = seconds(T);

@@ -99,6 +99,15 @@ struct JobPlan {
   double rate = 0;      // bytes/s it got in its window last period; 0 unknown
 };
 
+// The plan while `job` is profiled (pvfs-ctl qos profile) at `share_pct`
+// of every period: the job gets a dedicated window of that share, placed
+// among the dedicated windows by name, and the other jobs' windows keep
+// their order and are scaled into the rest of the period, so goals and
+// best effort go on at a reduced rate instead of stopping. The job's own
+// planned window and its place among the shared members go. `planned`
+// may be empty (no period yet); `period` is the period either way.
+Plan with_profile(const Plan& planned, std::string_view job, Nanos period, uint32_t share_pct);
+
 class WindowPlanner {
  public:
   // Checks validate(options).

@@ -357,6 +357,38 @@ TEST_CASE("a new job's window starts inversely proportional to throughput, then 
   CHECK(planner.job("a")->rate == doctest::Approx(6.25e6));
 }
 
+TEST_CASE("a profiled job's window takes its share, and the other jobs' windows shrink into the rest") {
+  Plan planned;
+  planned.period = 1000ms;
+  planned.windows = {{WindowKind::dedicated, "a", 200ms},
+                     {WindowKind::dedicated, "p", 100ms},
+                     {WindowKind::dedicated, "z", 300ms},
+                     {WindowKind::shared, "", 200ms},
+                     {WindowKind::best_effort, "", 200ms}};
+  planned.shared_members = {"m", "p"};
+  const Plan p = with_profile(planned, "p", 1000ms, 50);
+  CHECK(p.period == 1000ms);
+  CHECK(window_of(p, "p") == 500ms);  // its share, not its planned 100 ms
+  // The others keep their order and half their length: their goals go on.
+  CHECK(window_of(p, "a") == 100ms);
+  CHECK(window_of(p, "z") == 150ms);
+  CHECK(window_of(p, "") == 100ms);
+  CHECK(window_of(p, "*") == 100ms);
+  REQUIRE(p.windows.size() == 5);
+  CHECK(p.windows[0].job == "a");  // dedicated windows by name, the profiled one among them
+  CHECK(p.windows[1].job == "p");
+  CHECK(p.windows[2].job == "z");
+  CHECK(p.shared_members == std::vector<std::string>{"m"});
+  Nanos total{0};
+  for (const auto& w : p.windows) total += w.length;
+  CHECK(total <= 1000ms);
+  // At 100% and with nothing planned yet (the first period), the job has it all.
+  const Plan alone = with_profile(Plan{}, "p", 1000ms, 100);
+  REQUIRE(alone.windows.size() == 1);
+  CHECK(window_of(alone, "p") == 1000ms);
+  CHECK(window_of(with_profile(planned, "p", 1000ms, 100), "a") == 0ns);
+}
+
 TEST_CASE("locality decides between a dedicated and the shared window") {
   WindowPlanner ushape({1000ms, 20ms, true});
   std::vector<JobReport> r{goal("seq", 10e6, 0, 100s, true), goal("rand", 10e6, 0, 100s, false)};
