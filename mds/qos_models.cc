@@ -19,25 +19,8 @@ constexpr std::string_view kMagic = "pvfs-qos-models 1";
 
 using qos::exact_number;
 using qos::text_checksum;
-
-std::vector<std::string_view> words(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    size_t j = line.find(' ', i);
-    if (j == std::string_view::npos) j = line.size();
-    out.push_back(line.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
-template <typename T>
-bool read(std::string_view text, T& out) {
-  if (text.empty()) return false;
-  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-  return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
+using qos::read_number;
+using qos::words;
 
 Status corrupt(size_t line, std::string_view what) {
   return Status(Errc::corrupt, fmt::format("QoS models, line {}: {}", line, what));
@@ -86,7 +69,7 @@ Result<QosModels> parse_models(std::string_view text) {
   if (lines.size() < 2) return corrupt(2, "no version");
   {
     auto w = words(lines[1]);
-    if (w.size() != 2 || w[0] != "version" || !read(w[1], out.version)) return corrupt(2, "bad version");
+    if (w.size() != 2 || w[0] != "version" || !read_number(w[1], out.version)) return corrupt(2, "bad version");
   }
   size_t n = 2;
   while (n < lines.size()) {
@@ -98,9 +81,10 @@ Result<QosModels> parse_models(std::string_view text) {
       int64_t io = 0;
       int from_job = 0;
       size_t count = 0;
-      if (w.size() != 10 || !read(w[2], p.share_pct) || !read(w[3], p.start_unix_ms) || !read(w[4], p.end_unix_ms) ||
-          !read(w[5], io) || !read(w[6], from_job) || !read(w[7], p.bytes) || !read(w[8], p.dropped) ||
-          !read(w[9], count) || !check_goal_job(w[1]).ok() || p.share_pct == 0 || p.share_pct > 100 || io < 0 ||
+      if (w.size() != 10 || !read_number(w[2], p.share_pct) || !read_number(w[3], p.start_unix_ms) ||
+          !read_number(w[4], p.end_unix_ms) || !read_number(w[5], io) || !read_number(w[6], from_job) ||
+          !read_number(w[7], p.bytes) || !read_number(w[8], p.dropped) || !read_number(w[9], count) ||
+          !check_goal_job(w[1]).ok() || p.share_pct == 0 || p.share_pct > 100 || io < 0 ||
           count > qos::kMaxProfileEpochs || n + count > lines.size())
         return corrupt(line_no, "bad profile");
       p.job = std::string(w[1]);
@@ -110,9 +94,10 @@ Result<QosModels> parse_models(std::string_view text) {
         auto r = words(lines[n++]);
         qos::ProfileEpoch e;
         int64_t service = 0;
-        if (r.size() != 8 || r[0] != "e" || !read(r[1], e.server) || !read(r[2], e.epoch) || !read(r[3], e.requests) ||
-            !read(r[4], e.avg_dist_bytes) || !read(r[5], e.avg_size_bytes) || !read(r[6], e.bytes) ||
-            !read(r[7], service) || service < 0 || !std::isfinite(e.avg_dist_bytes) || !std::isfinite(e.avg_size_bytes))
+        if (r.size() != 8 || r[0] != "e" || !read_number(r[1], e.server) || !read_number(r[2], e.epoch) ||
+            !read_number(r[3], e.requests) || !read_number(r[4], e.avg_dist_bytes) ||
+            !read_number(r[5], e.avg_size_bytes) || !read_number(r[6], e.bytes) || !read_number(r[7], service) ||
+            service < 0 || !std::isfinite(e.avg_dist_bytes) || !std::isfinite(e.avg_size_bytes))
           return corrupt(n, "bad profile record");
         e.service = qos::Nanos(service);
         p.epochs.push_back(e);
@@ -122,9 +107,10 @@ Result<QosModels> parse_models(std::string_view text) {
       QosModelEntry m;
       int met = 0;
       size_t count = 0;
-      if (w.size() != 9 || !check_goal_job(w[1]).ok() || !read(w[2], m.revision) || !read(w[3], m.samples) ||
-          !read(w[4], m.profile_samples) || !read(w[5], m.required_ns) || !read(w[6], m.trained_unix_ms) ||
-          !read(w[7], met) || !read(w[8], count) || n + count > lines.size())
+      if (w.size() != 9 || !check_goal_job(w[1]).ok() || !read_number(w[2], m.revision) ||
+          !read_number(w[3], m.samples) || !read_number(w[4], m.profile_samples) ||
+          !read_number(w[5], m.required_ns) || !read_number(w[6], m.trained_unix_ms) || !read_number(w[7], met) ||
+          !read_number(w[8], count) || n + count > lines.size())
         return corrupt(line_no, "bad model header");
       m.met = met != 0;
       std::string body;

@@ -30,7 +30,8 @@ bool valid_job(std::string_view job) {
   return true;
 }
 
-// Splits a line into words separated by single spaces.
+}  // namespace
+
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
   size_t i = 0;
@@ -42,15 +43,6 @@ std::vector<std::string_view> words(std::string_view line) {
   }
   return out;
 }
-
-template <typename T>
-bool read(std::string_view text, T& out) {
-  if (text.empty()) return false;
-  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-  return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
-}  // namespace
 
 Result<double> alpha(Nanos required, Nanos profile, Nanos comp) {
   if (comp.count() < 0) return Status(Errc::invalid_argument, "compute time is negative");
@@ -111,7 +103,7 @@ Result<Model> parse_model(std::string_view text) {
     auto w = words(line);
     if (w.size() != 2 || w[0] != "pvfs-qos-model") return fail("not a pvfs QoS model (no 'pvfs-qos-model' header)");
     int version = 0;
-    if (!read(w[1], version)) return fail("unreadable version");
+    if (!read_number(w[1], version)) return fail("unreadable version");
     if (version != Model::kVersion)
       return fail("version " + std::string(w[1]) + " (this build reads version " + std::to_string(Model::kVersion) +
                   ")");
@@ -130,32 +122,34 @@ Result<Model> parse_model(std::string_view text) {
   m.job = std::string(*job);
   auto a = field("alpha");
   if (!a) return a.status();
-  if (!read(*a, m.alpha) || !(m.alpha >= 1) || !std::isfinite(m.alpha)) return fail("alpha must be a number >= 1");
+  if (!read_number(*a, m.alpha) || !(m.alpha >= 1) || !std::isfinite(m.alpha))
+    return fail("alpha must be a number >= 1");
   for (auto [key, dest] : {std::pair<const char*, Nanos*>{"profile_ns", &m.profile}, {"comp_ns", &m.comp},
                            {"epoch_ns", &m.epoch}}) {
     auto v = field(key);
     if (!v) return v.status();
-    if (!read(*v, ns) || ns < 0) return fail(std::string(key) + " must be a whole number >= 0");
+    if (!read_number(*v, ns) || ns < 0) return fail(std::string(key) + " must be a whole number >= 0");
     *dest = Nanos(ns);
   }
   auto b = field("bytes");
   if (!b) return b.status();
-  if (!read(*b, m.bytes)) return fail("bytes must be a whole number");
+  if (!read_number(*b, m.bytes)) return fail("bytes must be a whole number");
   auto cv = field("cv_error");
   if (!cv) return cv.status();
-  if (!read(*cv, m.cv_error) || !std::isfinite(m.cv_error)) return fail("cv_error must be a number");
+  if (!read_number(*cv, m.cv_error) || !std::isfinite(m.cv_error)) return fail("cv_error must be a number");
   auto count_text = field("nodes");
   if (!count_text) return count_text.status();
   uint64_t count = 0;
-  if (!read(*count_text, count) || count == 0 || count > 1'000'000) return fail("node count must be 1..1000000");
+  if (!read_number(*count_text, count) || count == 0 || count > 1'000'000) return fail("node count must be 1..1000000");
   std::vector<RegressionTree::Node> nodes;
   nodes.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     if (!next()) return fail("ends after " + std::to_string(i) + " of " + std::to_string(count) + " nodes");
     auto w = words(line);
     RegressionTree::Node n;
-    if (w.size() != 6 || !read(w[0], n.feature) || !read(w[1], n.threshold) || !read(w[2], n.left) ||
-        !read(w[3], n.right) || !read(w[4], n.value) || !read(w[5], n.samples))
+    if (w.size() != 6 || !read_number(w[0], n.feature) || !read_number(w[1], n.threshold) ||
+        !read_number(w[2], n.left) || !read_number(w[3], n.right) || !read_number(w[4], n.value) ||
+        !read_number(w[5], n.samples))
       return fail("a node is 'feature threshold left right value samples'");
     nodes.push_back(n);
   }

@@ -5,10 +5,13 @@
 // functions; thread-safe to read.
 #pragma once
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <vector>
 
 #include "policy/qos/cart.h"
 #include "shared/status.h"
@@ -58,11 +61,21 @@ struct Model {
 // Numbers are written so that they parse back to the same bits.
 std::string serialize(const Model& model);
 
-// The two pieces of this text format that the metadata cluster's file of
-// profiles and models (mds/qos_models.h) uses too: FNV-1a 64 of `bytes`,
-// and the shortest text of `v` that parses back to the same bits.
+// The pieces of this text format that the metadata cluster's file of
+// profiles and models (mds/qos_models.h) uses too: FNV-1a 64 of `bytes`;
+// the shortest text of `v` that parses back to the same bits; a line split
+// at single spaces (a trailing space makes an empty last word, so a line
+// written otherwise fails its word count); and a number that is the whole
+// of `text`.
 uint64_t text_checksum(std::string_view bytes);
 std::string exact_number(double v);
+std::vector<std::string_view> words(std::string_view line);
+template <typename T>
+bool read_number(std::string_view text, T& out) {
+  if (text.empty()) return false;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
 
 // Parses what serialize() wrote. corrupt, naming the line and what is
 // wrong, for a wrong magic, a version this build does not read (saying
