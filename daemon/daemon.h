@@ -40,19 +40,6 @@ struct Identity {
 std::optional<Identity> boot(const char* program, Role role, const std::string& config_path,
                              std::optional<uint32_t> id, bool verbose);
 
-// A daemon's io_context. When run() has returned, the coroutines still
-// suspended in it (requests waiting on a gate, a timer or the disk pool)
-// hold guards and references into main's service objects. Destroying the
-// io_context last, as declaration order does, would unwind them after
-// those objects are gone. drop_suspended() unwinds them at once; main calls
-// it while its objects are still alive. Sockets and timers destroyed later
-// are safe: asio keeps its services until the io_context itself goes.
-class IoContext : public asio::io_context {
- public:
-  using asio::io_context::io_context;
-  void drop_suspended() { shutdown(); }
-};
-
 // The rest of a daemon's life on its io_context: SIGPIPE ignored (a peer
 // gone is an error value, not a signal), Prometheus metrics served when the
 // config says where, and on SIGINT or SIGTERM the stop functions called in

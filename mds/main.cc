@@ -14,6 +14,7 @@
 #include "mds/wall_clock.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "shared/rpc/io_context.h"
 #include "shared/rpc/rpc_server.h"
 #include "shared/usage_error.h"
 
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  pvfs::daemon::IoContext io(1);
+  pvfs::rpc::IoContext io(1);
   pvfs::daemon::Loop loop("pvfs-mds", io);
   asio::thread_pool sync_pool(1);
   // The ANU map (saved, or the first one of the configured members) says

@@ -16,6 +16,7 @@
 #include "server/storage_service.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "shared/rpc/io_context.h"
 #include "shared/rpc/rpc_server.h"
 #include "shared/usage_error.h"
 
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  pvfs::daemon::IoContext io(1);
+  pvfs::rpc::IoContext io(1);
   pvfs::daemon::Loop loop("pvfs-server", io);
   asio::thread_pool disk_pool(disk_threads);
   auto service = pvfs::StorageService::open(id, config, self.data_dir, **store, disk_pool,
