@@ -66,21 +66,26 @@ void reply_error(fuse_req_t req, const char* op, const Status& status) {
 }
 
 asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work, OpTimer timer) {
+  OwedReply owed(req);
   Status status = co_await std::move(work);
   timer.done(!status.ok());
   if (!status.ok()) {
     reply_error(req, op, status);
+    owed.paid();
     co_return;
   }
   fuse_reply_err(req, 0);
+  owed.paid();
 }
 
-asio::awaitable<void> finish_replying(asio::awaitable<void> work, OpTimer timer) {
+asio::awaitable<void> finish_replying(fuse_req_t req, asio::awaitable<void> work, OpTimer timer) {
+  OwedReply owed(req);
   co_await std::move(work);
+  owed.paid();
   timer.done(false);
 }
 
-void Bridge::on_exception(fuse_req_t req, const char* op, std::exception_ptr e) {
+void Bridge::on_exception(const char* op, std::exception_ptr e) {
   if (!e) return;
   try {
     std::rethrow_exception(e);
@@ -89,7 +94,6 @@ void Bridge::on_exception(fuse_req_t req, const char* op, std::exception_ptr e) 
   } catch (...) {
     spdlog::error("{}: unexpected exception", op);
   }
-  fuse_reply_err(req, EIO);
 }
 
 Bridge::Bridge(Client& client, JobIdCache& jobs, const FuseMountParams& params)

@@ -85,25 +85,48 @@ struct OpTimer {
   void done(bool failed) const { stats.op(op, failed, std::chrono::steady_clock::now() - started); }
 };
 
+// The reply a request is owed, kept in the frame of the work that owes it.
+// Work that ends without having replied, because it threw or because the
+// mount stopped while it waited (pvfsmount unwinds such work on its way
+// out), answers EIO as it goes: the caller gets an error rather than a
+// hang, and libfuse frees the request.
+class OwedReply {
+ public:
+  explicit OwedReply(fuse_req_t req) : req_(req) {}
+  ~OwedReply() {
+    if (req_) fuse_reply_err(req_, EIO);
+  }
+  OwedReply(const OwedReply&) = delete;
+  OwedReply& operator=(const OwedReply&) = delete;
+  // The reply has been sent.
+  void paid() { req_ = nullptr; }
+
+ private:
+  fuse_req_t req_;
+};
+
 // Awaits `work` and sends its reply: reply(req, value) on success, the
 // mapped errno otherwise. reply() must send exactly one fuse_reply_* and
 // send it last, so that an exception before it still gets EIO.
 template <typename T, typename Reply>
 asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work,
                              Reply reply, OpTimer timer) {
+  OwedReply owed(req);
   Result<T> result = co_await std::move(work);
   timer.done(!result.ok());
   if (!result.ok()) {
     reply_error(req, op, result.status());
+    owed.paid();
     co_return;
   }
   reply(req, result.value());
+  owed.paid();
 }
 
 // Replies 0 or the mapped errno.
 asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work, OpTimer timer);
-// Awaits `work`, which replies itself.
-asio::awaitable<void> finish_replying(asio::awaitable<void> work, OpTimer timer);
+// Awaits `work`, which replies to `req` itself, last.
+asio::awaitable<void> finish_replying(fuse_req_t req, asio::awaitable<void> work, OpTimer timer);
 
 // State of one mount; libfuse's userdata. Callbacks, the work they start and
 // the replies all run on the client's io thread (fs/fuse_loop.h), which owns
@@ -157,21 +180,22 @@ class Bridge {
   template <typename T, typename Reply>
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
     asio::co_spawn(client_.io(), finish(req, op, std::move(work), std::move(reply), OpTimer{client_.mount_stats(), op}),
-                   [req, op](std::exception_ptr e) { on_exception(req, op, e); });
+                   [op](std::exception_ptr e) { on_exception(op, e); });
   }
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Status> work) {
     asio::co_spawn(client_.io(), finish_status(req, op, std::move(work), OpTimer{client_.mount_stats(), op}),
-                   [req, op](std::exception_ptr e) { on_exception(req, op, e); });
+                   [op](std::exception_ptr e) { on_exception(op, e); });
   }
   // Runs `work`, which sends the reply itself.
   void spawn_replying(fuse_req_t req, const char* op, asio::awaitable<void> work) {
-    asio::co_spawn(client_.io(), finish_replying(std::move(work), OpTimer{client_.mount_stats(), op}),
-                   [req, op](std::exception_ptr e) { on_exception(req, op, e); });
+    asio::co_spawn(client_.io(), finish_replying(req, std::move(work), OpTimer{client_.mount_stats(), op}),
+                   [op](std::exception_ptr e) { on_exception(op, e); });
   }
 
  private:
-  // A coroutine threw before replying: a bug or out of memory. Replies EIO.
-  static void on_exception(fuse_req_t req, const char* op, std::exception_ptr e);
+  // A coroutine threw: a bug or out of memory. Logs it (its OwedReply
+  // answered EIO).
+  static void on_exception(const char* op, std::exception_ptr e);
 
   Client& client_;
   JobIdCache& jobs_;

@@ -32,6 +32,7 @@
 #include "config/config.h"
 #include "shared/log.h"
 #include "shared/mount_table.h"
+#include "shared/rpc/io_context.h"
 #include "shared/usage_error.h"
 
 namespace pvfs {
@@ -191,7 +192,7 @@ class Background {
 // The client and the one thread that runs its io_context. Destruction stops
 // the thread first, so the client is never touched by two threads at once.
 struct Runtime {
-  asio::io_context io;
+  rpc::IoContext io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   std::unique_ptr<Client> client;
   std::thread thread;
@@ -199,9 +200,16 @@ struct Runtime {
   void start_thread() {
     thread = std::thread([this] { io.run(); });
   }
-  ~Runtime() {
+  // Stops the io thread, then unwinds the operations still waiting in the
+  // io_context (a create waiting on a paused metadata server): they refer
+  // to the client and to the mount, so this comes before either goes.
+  void stop() {
     io.stop();
     if (thread.joinable()) thread.join();
+    io.drop_suspended();
+  }
+  ~Runtime() {
+    stop();
     client.reset();
   }
 };
@@ -298,8 +306,7 @@ int run(const CommandLine& cl) {
   Status served = (*mounted)->serve();
   // Stop the io thread before unmounting: no completion may reply on a
   // session that is being destroyed.
-  rt.io.stop();
-  if (rt.thread.joinable()) rt.thread.join();
+  rt.stop();
   mounted->reset();
   if (!served.ok()) {
     spdlog::error("{}", served.to_string());
