@@ -42,6 +42,30 @@ void write_pattern(int fd, uint64_t seed, uint64_t offset, size_t length) {
   REQUIRE(::pwrite(fd, buffer.data(), length, static_cast<off_t>(offset)) == static_cast<ssize_t>(length));
 }
 
+// Waits up to `within` for `ino`'s size, as `s` sees it, to be `bytes`.
+void wait_for_size(Session& s, InodeId ino, uint64_t bytes, milliseconds within) {
+  uint64_t size = 0;
+  CHECK_MESSAGE(eventually([&] {
+                  auto attr = s.getattr(ino);
+                  size = attr ? attr->size : 0;
+                  return size == bytes;
+                }, within),
+                "inode ", ino.value, ": size stayed ", size, " instead of ", bytes);
+}
+
+// Checks that `ino` holds `bytes` bytes of pattern `seed`, read through `s`.
+void check_contents(Session& s, InodeId ino, uint64_t seed, size_t bytes) {
+  auto file = s.open(ino, O_RDONLY);
+  REQUIRE(file.ok());
+  AlignedBuffer got(bytes);
+  auto n = s.read(**file, 0, got.span());
+  REQUIRE(n.ok());
+  CHECK(*n == bytes);
+  auto bad = pattern_mismatch(got.span(0, *n), seed, 0);
+  CHECK_MESSAGE(!bad, "inode ", ino.value, ": first wrong byte at ", bad.value_or(0));
+  CHECK(s.release(*file).ok());
+}
+
 TEST_CASE("fsync of a file or a directory returns after the MDS synced it; write and close do not") {
   if (skip_without_fuse()) return;
   TestCluster tc(with_servers(2), true);
@@ -99,23 +123,8 @@ TEST_CASE("bytes acknowledged by a pvfsmount killed before close are readable wi
   Session s(tc.config());
   auto found = s.lookup(kRootInode, "unclosed");
   REQUIRE_MESSAGE(found.ok(), found.status().to_string());
-  const InodeId ino = found->ino;
-  uint64_t size = 0;
-  CHECK_MESSAGE(eventually([&] {
-                  auto attr = s.getattr(ino);
-                  size = attr ? attr->size : 0;
-                  return size == kBytes;
-                }, milliseconds(5000)),
-                "size stayed ", size, " instead of ", kBytes);
-  auto file = s.open(ino, O_RDONLY);
-  REQUIRE(file.ok());
-  AlignedBuffer got(kBytes);
-  auto n = s.read(**file, 0, got.span());
-  REQUIRE(n.ok());
-  CHECK(*n == kBytes);
-  auto bad = pattern_mismatch(got.span(0, *n), kSeed, 0);
-  CHECK_MESSAGE(!bad, "first wrong byte at ", bad.value_or(0));
-  CHECK(s.release(*file).ok());
+  wait_for_size(s, found->ino, kBytes, milliseconds(5000));
+  check_contents(s, found->ino, kSeed, kBytes);
 }
 
 TEST_CASE("after an MDS restart an idle writer announces itself again, so its size survives it") {
@@ -147,13 +156,7 @@ TEST_CASE("after an MDS restart an idle writer announces itself again, so its si
   Session s(tc.config());
   auto found = s.lookup(kRootInode, "idle");
   REQUIRE(found.ok());
-  uint64_t size = 0;
-  CHECK_MESSAGE(eventually([&] {
-                  auto attr = s.getattr(found->ino);
-                  size = attr ? attr->size : 0;
-                  return size == kBytes;
-                }, milliseconds(5000)),
-                "size stayed ", size, " instead of ", kBytes);
+  wait_for_size(s, found->ino, kBytes, milliseconds(5000));
 }
 
 TEST_CASE("a dead writer's sizes count the ranges redirected to other servers") {
@@ -183,22 +186,8 @@ TEST_CASE("a dead writer's sizes count the ranges redirected to other servers") 
 
   Session reader(tc.config());
   for (int i = 0; i < kFiles; ++i) {
-    uint64_t size = 0;
-    CHECK_MESSAGE(eventually([&] {
-                    auto attr = reader.getattr(inos[i]);
-                    size = attr ? attr->size : 0;
-                    return size == bytes_of(i);
-                  }, milliseconds(5000)),
-                  "r", i, ": size stayed ", size, " instead of ", bytes_of(i));
-    auto file = reader.open(inos[i], O_RDONLY);
-    REQUIRE(file.ok());
-    AlignedBuffer got(bytes_of(i));
-    auto n = reader.read(**file, 0, got.span());
-    REQUIRE(n.ok());
-    CHECK(*n == bytes_of(i));
-    auto bad = pattern_mismatch(got.span(0, *n), 100 + i, 0);
-    CHECK_MESSAGE(!bad, "r", i, ": first wrong byte at ", bad.value_or(0));
-    CHECK(reader.release(*file).ok());
+    wait_for_size(reader, inos[i], bytes_of(i), milliseconds(5000));
+    check_contents(reader, inos[i], 100 + i, bytes_of(i));
   }
 }
 
@@ -225,21 +214,8 @@ TEST_CASE("a dead writer's size waits for a storage server that is down, then co
   CHECK(early->size == 0);
 
   REQUIRE(tc.cluster().restart_daemon("server1").ok());
-  uint64_t size = 0;
-  CHECK_MESSAGE(eventually([&] {
-                  auto attr = reader.getattr(ino);
-                  size = attr ? attr->size : 0;
-                  return size == kBytes;
-                }, milliseconds(10000)),
-                "size stayed ", size, " instead of ", kBytes);
-  auto file = reader.open(ino, O_RDONLY);
-  REQUIRE(file.ok());
-  AlignedBuffer got(kBytes);
-  auto n = reader.read(**file, 0, got.span());
-  REQUIRE(n.ok());
-  CHECK(*n == kBytes);
-  CHECK(!pattern_mismatch(got.span(0, *n), 9, 0));
-  CHECK(reader.release(*file).ok());
+  wait_for_size(reader, ino, kBytes, milliseconds(10000));
+  check_contents(reader, ino, 9, kBytes);
 }
 
 
@@ -278,14 +254,7 @@ TEST_CASE("pvfsmount stopped while a truncate waits on a paused MDS exits cleanl
   Session s(tc.config());
   auto found = s.lookup(kRootInode, "before");
   REQUIRE_MESSAGE(found.ok(), found.status().to_string());
-  auto file = s.open(found->ino, O_RDONLY);
-  REQUIRE(file.ok());
-  AlignedBuffer got(1 << 20);
-  auto n = s.read(**file, 0, got.span());
-  REQUIRE(n.ok());
-  CHECK(*n == (1u << 20));
-  CHECK_FALSE(pattern_mismatch(got.span(0, *n), 3, 0));
-  CHECK(s.release(*file).ok());
+  check_contents(s, found->ino, 3, 1 << 20);
 }
 
 }  // namespace
