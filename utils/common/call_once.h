@@ -5,10 +5,13 @@
 // use inside another io_context's thread. Thread-safe: calls share nothing.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <kj/exception.h>
 
 #include "config/config.h"
@@ -46,6 +49,25 @@ Status call_once(const Endpoint& at, const Secret& key, std::chrono::millisecond
   rpc::OutMessage request;
   fill(request);
   return call_once(at, key, timeout, request).status();
+}
+
+// For a request that one metadata server answers for the cluster (the QoS
+// and I/O scheduler delegate): asks the [[mds]] members in id order, past
+// those that are unreachable, time out or say they are not the one
+// (Errc::unavailable), and returns the first other answer; when every
+// member was passed, the last one's error as "mds N: ...".
+template <typename T, typename Fill, typename Read>
+Result<T> call_mds_in_order(const Config& config, const Secret& key, std::chrono::milliseconds timeout, Fill fill,
+                            Read read) {
+  std::vector<DaemonEntry> members = config.mds;
+  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  Status last(Errc::unavailable, "the config names no metadata server");
+  for (const auto& m : members) {
+    auto answer = call_once<T>(m.address, key, timeout, fill, read);
+    if (answer || (answer.code() != Errc::unavailable && answer.code() != Errc::timeout)) return answer;
+    last = Status(answer.code(), fmt::format("mds {}: {}", m.id, answer.status().detail()));
+  }
+  return last;
 }
 
 }  // namespace pvfs

@@ -1,13 +1,11 @@
 #include "utils/ctl/iosched_view.h"
 
-#include <asio.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "shared/proto/mds.capnp.h"
-#include "shared/rpc/connection.h"
-#include "shared/rpc/run_sync.h"
 #include "shared/text_format.h"
+#include "utils/common/call_once.h"
 #include "utils/ctl/ctl_format.h"
 
 namespace pvfs {
@@ -30,20 +28,8 @@ IoStepRow row_of(mp::Reply::IoStepState::Reader s) {
   return r;
 }
 
-asio::awaitable<Result<IoschedView>> ask_one(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
-                                             const std::string& policy) {
-  auto conn = co_await rpc::Connection::connect(at, key, timeout);
-  if (!conn) co_return conn.status();
-  (*conn)->start({});
-  rpc::OutMessage out;
-  auto req = out.init_body<mp::Request>();
-  if (policy.empty()) req.setIoschedStatus();
-  else req.setIoschedPolicy(policy);
-  auto reply = co_await (*conn)->call(out, {}, timeout);
-  (*conn)->close();
-  if (!reply) co_return reply.status();
-  auto body = (*reply)->body<mp::Reply>();
-  if (!body.isIosched()) co_return Status(Errc::io, "unexpected reply to ioschedStatus");
+Result<IoschedView> view_of(mp::Reply::Reader body) {
+  if (!body.isIosched()) return Status(Errc::io, "unexpected reply to ioschedStatus");
   auto s = body.getIosched();
   IoschedView v;
   v.delegate = s.getDelegate();
@@ -56,7 +42,7 @@ asio::awaitable<Result<IoschedView>> ask_one(const Endpoint& at, const Secret& k
   for (auto p : s.getPending()) v.pending.push_back(row_of(p));
   for (auto j : s.getJobs())
     v.jobs.push_back({j.getJob(), j.getSteps(), j.getWaitMs(), j.getIoMs(), j.getBytesWritten()});
-  co_return v;
+  return v;
 }
 
 std::string servers_cell(const std::vector<uint32_t>& servers) {
@@ -76,15 +62,14 @@ std::string ms_cell(uint64_t ms) {
 
 Result<IoschedView> iosched_status(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
                                    const std::string& policy) {
-  std::vector<DaemonEntry> members = config.mds;
-  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  Status last(Errc::unavailable, "the config names no metadata server");
-  for (const auto& m : members) {
-    auto view = rpc::run_sync(ask_one(m.address, key, timeout, policy));
-    if (view || (view.code() != Errc::unavailable && view.code() != Errc::timeout)) return view;
-    last = Status(view.code(), fmt::format("mds {}: {}", m.id, view.status().detail()));
-  }
-  return last;
+  return call_mds_in_order<IoschedView>(
+      config, key, timeout,
+      [&](rpc::OutMessage& out) {
+        auto req = out.init_body<mp::Request>();
+        if (policy.empty()) req.setIoschedStatus();
+        else req.setIoschedPolicy(policy);
+      },
+      [](rpc::InMessage& in) { return view_of(in.body<mp::Reply>()); });
 }
 
 std::string render_iosched(const IoschedView& v) {

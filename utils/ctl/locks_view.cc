@@ -2,12 +2,10 @@
 
 #include <algorithm>
 
-#include <asio.hpp>
 #include <fmt/format.h>
 
 #include "shared/proto/mds.capnp.h"
-#include "shared/rpc/connection.h"
-#include "shared/rpc/run_sync.h"
+#include "utils/common/call_once.h"
 #include "utils/ctl/ctl_cluster.h"
 #include "utils/ctl/ctl_format.h"
 
@@ -27,26 +25,14 @@ struct Answer {
   std::vector<LockRow> held, waiting;
 };
 
-asio::awaitable<Result<Answer>> ask_one(uint32_t member, const Endpoint& at, const Secret& key,
-                                        std::chrono::milliseconds timeout, uint64_t ino) {
-  auto conn = co_await rpc::Connection::connect(at, key, timeout);
-  if (!conn) co_return conn.status();
-  (*conn)->start({});
-  rpc::OutMessage out;
-  auto req = out.init_body<mp::Request>();
-  req.initCaller();
-  req.setLockStatus(ino);
-  auto reply = co_await (*conn)->call(out, {}, timeout);
-  (*conn)->close();
-  if (!reply) co_return reply.status();
-  auto body = (*reply)->body<mp::Reply>();
-  if (!body.isLocks()) co_return Status(Errc::io, "unexpected reply to lockStatus");
+Result<Answer> answer_of(uint32_t member, mp::Reply::Reader body) {
+  if (!body.isLocks()) return Status(Errc::io, "unexpected reply to lockStatus");
   auto s = body.getLocks();
   Answer a;
   a.lease_ms = s.getLeaseMs();
   for (auto l : s.getHeld()) a.held.push_back(row_of(member, l));
   for (auto l : s.getWaiters()) a.waiting.push_back(row_of(member, l));
-  co_return a;
+  return a;
 }
 
 std::string range_cell(const LockRow& r) {
@@ -68,7 +54,14 @@ Result<LocksView> locks_status(const Config& config, const Secret& key, std::chr
   std::vector<ctl::DaemonTarget> targets;
   for (const auto& m : members) targets.push_back({fmt::format("mds {}", m.id), DaemonKind::mds, m.id, m.address});
   auto answers = ctl::ask_all<Answer>(targets, [&](const ctl::DaemonTarget& t) {
-    return rpc::run_sync(ask_one(t.id, t.address, key, timeout, ino));
+    return call_once<Answer>(
+        t.address, key, timeout,
+        [&](rpc::OutMessage& out) {
+          auto req = out.init_body<mp::Request>();
+          req.initCaller();
+          req.setLockStatus(ino);
+        },
+        [&](rpc::InMessage& in) { return answer_of(t.id, in.body<mp::Reply>()); });
   });
   LocksView v;
   bool any = false;

@@ -6,14 +6,12 @@
 #include <cctype>
 #include <chrono>
 
-#include <asio.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "shared/proto/mds.capnp.h"
-#include "shared/rpc/connection.h"
-#include "shared/rpc/run_sync.h"
 #include "shared/text_format.h"
+#include "utils/common/call_once.h"
 #include "utils/ctl/ctl_format.h"
 
 namespace pvfs {
@@ -22,36 +20,13 @@ namespace mp = proto::mds;
 
 namespace {
 
-// Connects to one member, sends what `build` puts in the request, and
-// gives the reply's body to `parse`.
-template <typename T, typename Build, typename Parse>
-asio::awaitable<Result<T>> ask_one(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout,
-                                   const Build& build, const Parse& parse) {
-  auto conn = co_await rpc::Connection::connect(at, key, timeout);
-  if (!conn) co_return conn.status();
-  (*conn)->start({});
-  rpc::OutMessage out;
-  build(out.init_body<mp::Request>());
-  auto reply = co_await (*conn)->call(out, {}, timeout);
-  (*conn)->close();
-  if (!reply) co_return reply.status();
-  co_return parse((*reply)->template body<mp::Reply>());
-}
-
-// Asks every [[mds]] in id order past those that are unreachable or say
-// they are not the delegate.
+// Asks the delegate: `build` fills the request, `parse` reads the reply.
 template <typename T, typename Build, typename Parse>
 Result<T> ask_delegate(const Config& config, const Secret& key, std::chrono::milliseconds timeout, const Build& build,
                        const Parse& parse) {
-  std::vector<DaemonEntry> members = config.mds;
-  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  Status last(Errc::unavailable, "the config names no metadata server");
-  for (const auto& m : members) {
-    auto view = rpc::run_sync(ask_one<T>(m.address, key, timeout, build, parse));
-    if (view || (view.code() != Errc::unavailable && view.code() != Errc::timeout)) return view;
-    last = Status(view.code(), fmt::format("mds {}: {}", m.id, view.status().detail()));
-  }
-  return last;
+  return call_mds_in_order<T>(
+      config, key, timeout, [&](rpc::OutMessage& out) { build(out.init_body<mp::Request>()); },
+      [&](rpc::InMessage& in) { return parse(in.body<mp::Reply>()); });
 }
 
 Result<QosView> view_of(mp::Reply::Reader body) {
