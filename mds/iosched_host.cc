@@ -7,6 +7,7 @@
 
 #include "shared/log.h"
 #include "shared/request_limits.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs::mds {
 
@@ -18,7 +19,7 @@ namespace {
 constexpr unsigned kMaxClaims = 1024;  // per message: a client is in few steps at once
 constexpr unsigned kMaxServers = 65536;
 
-std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+using rpc::text;
 
 Status check_job(std::string_view job) {
   if (job.empty()) return Status(Errc::invalid_argument, "an I/O step needs a job id");

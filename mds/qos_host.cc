@@ -7,6 +7,7 @@
 
 #include "shared/log.h"
 #include "shared/request_limits.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs::mds {
 
@@ -16,7 +17,7 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+using rpc::text;
 
 // Best effort's name in the planner, which needs one: requests without a job id.
 constexpr std::string_view kNoJob = "(no-job)";

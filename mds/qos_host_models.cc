@@ -11,6 +11,7 @@
 
 #include "mds/qos_host.h"
 #include "shared/log.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs::mds {
 
@@ -20,7 +21,7 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+using rpc::text;
 
 // A seed of our own from the job and revision: a model trained again from
 // the same profile is the same tree.

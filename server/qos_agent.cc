@@ -6,6 +6,7 @@
 
 #include "shared/log.h"
 #include "shared/proto/mds.capnp.h"
+#include "shared/rpc/convert.h"
 
 namespace pvfs {
 
@@ -15,7 +16,7 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+using rpc::text;
 
 // A period of 100 ms epochs has 10; more only after missed reports.
 constexpr size_t kMaxEpochsPerReport = 256;

@@ -29,7 +29,7 @@ constexpr const char* kQosModelsFile = "qos-models";  // mds/qos_models.h
 constexpr size_t kKeptMoves = 64;
 constexpr size_t kKeptTunings = 32;
 
-std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+using rpc::text;
 
 int64_t unix_ms(const Clock& clock) {
   return std::chrono::duration_cast<milliseconds>(clock.wall().time_since_epoch()).count();

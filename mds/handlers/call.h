@@ -13,6 +13,7 @@
 
 #include "mds/mds_service.h"
 #include "shared/proto/mds.capnp.h"
+#include "shared/rpc/convert.h"
 #include "shared/rpc/origin.h"
 
 namespace pvfs::mds::handlers {
@@ -56,6 +57,6 @@ using Handler = asio::awaitable<Status>(Call&);
 // too_big past kMaxFileBytes (shared/request_limits.h).
 Status check_file_size(uint64_t size);
 
-inline std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
+using rpc::text;
 
 }  // namespace pvfs::mds::handlers

@@ -5,6 +5,8 @@
 // catches it (rpc/connection.cc).
 #pragma once
 
+#include <string_view>
+
 #include "shared/attr.h"
 #include "shared/layout.h"
 #include "shared/proto/common.capnp.h"
@@ -12,6 +14,9 @@
 #include "shared/proto/storage.capnp.h"
 
 namespace pvfs::rpc {
+
+// A Cap'n Proto text field as a view (valid while its message is).
+inline std::string_view text(capnp::Text::Reader t) { return {t.begin(), t.size()}; }
 
 Timespec from_wire(proto::Timespec::Reader r);
 void to_wire(const Timespec& t, proto::Timespec::Builder b);
