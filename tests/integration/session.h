@@ -28,6 +28,7 @@
 #include "fs/client.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
+#include "shared/rpc/io_context.h"
 #include "shared/rpc/run_sync.h"
 #include "tests/support/test_cluster.h"
 
@@ -55,6 +56,14 @@ class Session {
   // For threads other than the test's: connect() reports instead of failing.
   struct Deferred {};
   explicit Session(Deferred) {}
+  // Work still suspended in the io_context (the client's background loops)
+  // refers to the client: unwound first, while the client lives.
+  ~Session() {
+    io_.drop_suspended();
+    client_.reset();
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
   Status connect(const Config& config) {
     auto client = Client::create(io_, config);
     if (!client) return client.status();
@@ -98,7 +107,7 @@ class Session {
   Result<Attr> setattr(InodeId ino, const SetAttr& change) { return run(client_->setattr(kRoot, ino, change)); }
 
  private:
-  asio::io_context io_;
+  rpc::IoContext io_;
   std::unique_ptr<Client> client_;
 };
 
