@@ -65,8 +65,8 @@ void reply_error(fuse_req_t req, const char* op, const Status& status) {
   fuse_reply_err(req, err);
 }
 
-asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work, OpTimer timer) {
-  OwedReply owed(req);
+asio::awaitable<void> finish_status(OwedReply owed, const char* op, asio::awaitable<Status> work, OpTimer timer) {
+  const fuse_req_t req = owed.req();
   Status status = co_await std::move(work);
   timer.done(!status.ok());
   if (!status.ok()) {
@@ -78,8 +78,7 @@ asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaita
   owed.paid();
 }
 
-asio::awaitable<void> finish_replying(fuse_req_t req, asio::awaitable<void> work, OpTimer timer) {
-  OwedReply owed(req);
+asio::awaitable<void> finish_replying(OwedReply owed, asio::awaitable<void> work, OpTimer timer) {
   co_await std::move(work);
   owed.paid();
   timer.done(false);

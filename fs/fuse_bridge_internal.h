@@ -85,19 +85,22 @@ struct OpTimer {
   void done(bool failed) const { stats.op(op, failed, std::chrono::steady_clock::now() - started); }
 };
 
-// The reply a request is owed, kept in the frame of the work that owes it.
-// Work that ends without having replied, because it threw or because the
-// mount stopped while it waited (pvfsmount unwinds such work on its way
-// out), answers EIO as it goes: the caller gets an error rather than a
-// hang, and libfuse frees the request.
+// The reply a request is owed. Passed by value to the coroutine that
+// answers it, so it lives in that coroutine's frame from the moment the
+// work is spawned, before it first runs. Work that ends without having
+// replied, because it threw or because the mount stopped while it waited
+// or before it started (pvfsmount unwinds such work on its way out),
+// answers EIO as it goes: the caller gets an error rather than a hang, and
+// libfuse frees the request.
 class OwedReply {
  public:
   explicit OwedReply(fuse_req_t req) : req_(req) {}
+  OwedReply(OwedReply&& other) noexcept : req_(std::exchange(other.req_, nullptr)) {}
+  OwedReply& operator=(OwedReply&&) = delete;
   ~OwedReply() {
     if (req_) fuse_reply_err(req_, EIO);
   }
-  OwedReply(const OwedReply&) = delete;
-  OwedReply& operator=(const OwedReply&) = delete;
+  fuse_req_t req() const { return req_; }
   // The reply has been sent.
   void paid() { req_ = nullptr; }
 
@@ -109,9 +112,9 @@ class OwedReply {
 // mapped errno otherwise. reply() must send exactly one fuse_reply_* and
 // send it last, so that an exception before it still gets EIO.
 template <typename T, typename Reply>
-asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work,
-                             Reply reply, OpTimer timer) {
-  OwedReply owed(req);
+asio::awaitable<void> finish(OwedReply owed, const char* op, asio::awaitable<Result<T>> work, Reply reply,
+                             OpTimer timer) {
+  const fuse_req_t req = owed.req();
   Result<T> result = co_await std::move(work);
   timer.done(!result.ok());
   if (!result.ok()) {
@@ -124,9 +127,9 @@ asio::awaitable<void> finish(fuse_req_t req, const char* op, asio::awaitable<Res
 }
 
 // Replies 0 or the mapped errno.
-asio::awaitable<void> finish_status(fuse_req_t req, const char* op, asio::awaitable<Status> work, OpTimer timer);
-// Awaits `work`, which replies to `req` itself, last.
-asio::awaitable<void> finish_replying(fuse_req_t req, asio::awaitable<void> work, OpTimer timer);
+asio::awaitable<void> finish_status(OwedReply owed, const char* op, asio::awaitable<Status> work, OpTimer timer);
+// Awaits `work`, which replies to the request itself, last.
+asio::awaitable<void> finish_replying(OwedReply owed, asio::awaitable<void> work, OpTimer timer);
 
 // State of one mount; libfuse's userdata. Callbacks, the work they start and
 // the replies all run on the client's io thread (fs/fuse_loop.h), which owns
@@ -179,16 +182,16 @@ class Bridge {
   // Runs `work` on the client's io thread (this thread); its end sends the reply.
   template <typename T, typename Reply>
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
-    asio::co_spawn(client_.io(), finish(req, op, std::move(work), std::move(reply), OpTimer{client_.mount_stats(), op}),
+    asio::co_spawn(client_.io(), finish(OwedReply(req), op, std::move(work), std::move(reply), OpTimer{client_.mount_stats(), op}),
                    [op](std::exception_ptr e) { on_exception(op, e); });
   }
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Status> work) {
-    asio::co_spawn(client_.io(), finish_status(req, op, std::move(work), OpTimer{client_.mount_stats(), op}),
+    asio::co_spawn(client_.io(), finish_status(OwedReply(req), op, std::move(work), OpTimer{client_.mount_stats(), op}),
                    [op](std::exception_ptr e) { on_exception(op, e); });
   }
   // Runs `work`, which sends the reply itself.
   void spawn_replying(fuse_req_t req, const char* op, asio::awaitable<void> work) {
-    asio::co_spawn(client_.io(), finish_replying(req, std::move(work), OpTimer{client_.mount_stats(), op}),
+    asio::co_spawn(client_.io(), finish_replying(OwedReply(req), std::move(work), OpTimer{client_.mount_stats(), op}),
                    [op](std::exception_ptr e) { on_exception(op, e); });
   }
 
