@@ -13,10 +13,13 @@ constexpr uint32_t kNsecPerSec = 1'000'000'000;
 
 bool is_dir(const Attr& a) { return S_ISDIR(a.mode); }
 
-// What Linux's ATTR_KILL_SUID/ATTR_KILL_SGID remove from a non-directory.
-uint32_t without_setid(uint32_t mode) {
+// What Linux's ATTR_KILL_SUID/ATTR_KILL_SGID remove from a non-directory:
+// S_ISUID, and S_ISGID when the file is group-executable or the caller is
+// not in its group (setattr_should_drop_sgid). Chown passes `in_group`
+// true: only root may give a file away, and root counts as in every group.
+uint32_t without_setid(uint32_t mode, bool in_group) {
   mode &= ~S_ISUID;
-  if ((mode & S_IXGRP) != 0) mode &= ~S_ISGID;
+  if ((mode & S_IXGRP) != 0 || !in_group) mode &= ~S_ISGID;
   return mode;
 }
 
@@ -128,9 +131,9 @@ Result<Attr> apply_setattr(const Caller& caller, const Attr& current, const SetA
   }
   if ((mask & kSetUid) != 0) next.uid = change.uid;
   if ((mask & kSetGid) != 0) next.gid = change.gid;
-  if ((mask & (kSetUid | kSetGid)) != 0 && !is_dir(current)) next.mode = without_setid(next.mode);
+  if ((mask & (kSetUid | kSetGid)) != 0 && !is_dir(current)) next.mode = without_setid(next.mode, true);
   if ((mask & kSetSize) != 0) {
-    if (!root) next.mode = without_setid(next.mode);
+    if (!root) next.mode = without_setid(next.mode, in_group(caller, next.gid));
     if (change.size != current.size) next.mtime = now;
     next.size = change.size;
     // Truncating frees the objects' bytes past the new end; until a writer

@@ -59,13 +59,15 @@ NewOwner new_owner(const Caller& caller, const Attr& parent, uint32_t mode);
 // (not_permitted); chgrp by non-root unless the owner to a group it is in
 // (not_permitted); chmod or explicit times by neither owner nor root
 // (not_permitted), except a chmod that only clears S_ISUID/S_ISGID by a
-// caller with write permission (the kernel's set-id kill on a write or
-// truncate, which FUSE sends as the writer's chmod); times to now by
+// caller with write permission (the set-id kill of a write, which
+// pvfsmount sends as the writer's chmod); times to now by
 // neither owner, root nor a writer (access_denied). Side effects as Linux:
 // chmod by a non-root non-member of the file's group drops S_ISGID;
 // chown/chgrp of a non-directory drops S_ISUID, and S_ISGID when
-// group-executable; a size change by non-root drops them too; a size that
-// differs sets mtime; ctime becomes `now` whenever mask is not 0.
+// group-executable; a size change by non-root drops S_ISUID, and S_ISGID
+// unless the file is not group-executable and the caller is in its group
+// (Linux's rule since 6.2); a size that differs sets mtime; ctime becomes
+// `now` whenever mask is not 0.
 Result<Attr> apply_setattr(const Caller& caller, const Attr& current, const SetAttr& change,
                            Timespec now);
 

@@ -1072,6 +1072,11 @@ TEST_CASE_FIXTURE(Fixture, "size changes need write permission and only record t
   Attr fifo = *store->mknod(kAlice, o, "p", S_IFIFO | 0666, 0, {}, tick());
   CHECK(store->setattr(kAlice, fifo.ino, set_size(0), tick()).code() == Errc::invalid_argument);
   CHECK(store->setattr(kRoot, f.ino, set_size(5), tick())->size == 5);
+  // S_ISGID without group execute stays for a member of the file's group
+  // and goes for anyone else (Linux since 6.2).
+  Attr locking = file(kAlice, o, "locking", 02766);
+  CHECK(store->setattr(kAlice, locking.ino, set_size(1), tick())->mode == (S_IFREG | 02766));
+  CHECK(store->setattr(kBob, locking.ino, set_size(2), tick())->mode == (S_IFREG | 0766));
 }
 
 // ---------------------------------------------------------------- access / open / size
