@@ -159,6 +159,10 @@ Credentials Bridge::credentials(fuse_req_t req, const FileHandle& handle) {
 
 void Bridge::learn(const Attr& attr) {
   if (attr.no_security_xattrs) xattr_absence_.note_none(attr.ino.value, XattrAbsence::Clock::now());
+  if (S_ISREG(attr.mode) && (attr.mode & (S_ISUID | S_ISGID)) != 0)
+    setid_files_[attr.ino.value] = {attr.mode, attr.gid};
+  else if (!setid_files_.empty())
+    setid_files_.erase(attr.ino.value);
 }
 
 fuse_entry_param Bridge::entry(const Attr& attr) {
@@ -367,15 +371,24 @@ SetAttr to_setattr(const struct stat& attr, int to_set) {
 
 // A size change through an open file (ftruncate) is the same call: the
 // client tracks sizes per inode, not per handle.
+// A truncation first removes the file's capabilities (`drop`; set-id bits
+// are the MDS's to clear, mds/permissions.h).
+asio::awaitable<Result<Attr>> setattr(Bridge& b, Credentials who, fuse_ino_t ino, SetAttr change, bool drop) {
+  if (drop) {
+    if (Status st = co_await drop_privileges(b, who, ino, false); !st.ok()) co_return st;
+  }
+  co_return co_await b.client().setattr(who, InodeId(ino), change);
+}
+
 void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   Bridge& b = bridge(req);
   if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size < 0) {
     fuse_reply_err(req, EINVAL);
     return;
   }
-  b.spawn(req, "setattr",
-          call(b.client(), &Client::setattr, b.credentials(req), InodeId(ino),
-               to_setattr(*attr, to_set)),
+  Credentials who = b.credentials(req);
+  const bool drop = (to_set & FUSE_SET_ATTR_SIZE) && privileges_to_drop(b, who, ino, false);
+  b.spawn(req, "setattr", setattr(b, std::move(who), ino, to_setattr(*attr, to_set), drop),
           [&b](fuse_req_t r, const Attr& a) { reply_attr(b, r, a); });
 }
 

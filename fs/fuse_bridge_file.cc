@@ -37,10 +37,21 @@ void prepare_open_reply(Bridge& b, fuse_file_info& info, std::shared_ptr<OpenFil
   attach_handle(&info, std::move(file), std::move(opener));
 }
 
+// An open with O_TRUNC first removes the file's capabilities (`drop`; the
+// MDS clears set-id bits as it truncates).
+asio::awaitable<Result<std::shared_ptr<OpenFile>>> open(Bridge& b, Credentials who, fuse_ino_t ino, int flags,
+                                                        bool drop) {
+  if (drop) {
+    if (Status st = co_await drop_privileges(b, who, ino, false); !st.ok()) co_return st;
+  }
+  co_return co_await b.client().open(who, InodeId(ino), flags);
+}
+
 void on_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Bridge& b = bridge(req);
   Credentials who = b.credentials(req);
-  b.spawn(req, "open", call(b.client(), &Client::open, who, InodeId(ino), fi->flags),
+  const bool drop = (fi->flags & O_TRUNC) && privileges_to_drop(b, who, ino, false);
+  b.spawn(req, "open", open(b, who, ino, fi->flags, drop),
           [&b, info = *fi, who, ino](fuse_req_t r, std::shared_ptr<OpenFile>& file) mutable {
             prepare_open_reply(b, info, std::move(file), std::move(who));
             // Before the reply: a read issued right after open() returns
@@ -94,15 +105,23 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 // `request` owns the bytes `data` points into: the buffer the FUSE loop read
 // the request into (fs/fuse_loop.h), kept until the write has been sent. Only
 // held, never read: the coroutine frame's copy is what keeps it alive.
-asio::awaitable<Result<size_t>> write_from_request(Client& client, Credentials who,
+// Privileges are dropped first when `drop` (fs/fuse_bridge_privileges.cc).
+struct PrivilegeDrop {
+  bool needed = false;
+  bool kill_setid = false;
+};
+asio::awaitable<Result<size_t>> write_from_request(Bridge& b, Credentials who, fuse_ino_t ino,
                                                    std::shared_ptr<OpenFile> file, uint64_t offset,
                                                    [[maybe_unused]] std::shared_ptr<Buffer> request,
-                                                   std::span<const std::byte> data) {
-  co_return co_await client.write(who, *file, offset, data);
+                                                   std::span<const std::byte> data, PrivilegeDrop drop) {
+  if (drop.needed) {
+    if (Status st = co_await drop_privileges(b, who, ino, drop.kill_setid); !st.ok()) co_return st;
+  }
+  co_return co_await b.client().write(who, *file, offset, data);
 }
 
 // The kernel resolves O_APPEND: `offset` is where the bytes go.
-void on_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t offset,
+void on_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t offset,
               fuse_file_info* fi) {
   Bridge& b = bridge(req);
   if (offset < 0) {
@@ -113,9 +132,13 @@ void on_write(fuse_req_t req, fuse_ino_t, const char* buf, size_t size, off_t of
   PVFS_CHECK(request != nullptr);
   std::span<const std::byte> data(reinterpret_cast<const std::byte*>(buf), size);
   FileHandle& h = handle_of(fi);
+  Credentials who = b.credentials(req, h);
+  PrivilegeDrop drop;
+  drop.kill_setid = current_write_kills_setid();
+  drop.needed = privileges_to_drop(b, who, ino, drop.kill_setid);
   b.spawn(req, "write",
-          write_from_request(b.client(), b.credentials(req, h), h.file,
-                             static_cast<uint64_t>(offset), std::move(request), data),
+          write_from_request(b, std::move(who), ino, h.file, static_cast<uint64_t>(offset), std::move(request),
+                             data, drop),
           [&b](fuse_req_t r, size_t written) {
             b.client().mount_stats().bytes_written += written;
             fuse_reply_write(r, written);

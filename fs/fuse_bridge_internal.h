@@ -14,6 +14,7 @@
 #include <exception>
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -155,8 +156,18 @@ class Bridge {
   // attribute timeout (fs/xattr_absence.h).
   XattrAbsence& xattr_absence() { return xattr_absence_; }
 
-  // Takes note of what `attr` says beyond the attributes (no security.* xattrs).
+  // Takes note of what `attr` says beyond the attributes (no security.*
+  // xattrs) and whether it is a set-id file.
   void learn(const Attr& attr);
+  // Mode and group of `ino` if it was last seen as a regular file with
+  // S_ISUID or S_ISGID.
+  struct SetidFile {
+    uint32_t mode = 0, gid = 0;
+  };
+  const SetidFile* setid_file(fuse_ino_t ino) const {
+    auto it = setid_files_.find(ino);
+    return it == setid_files_.end() ? nullptr : &it->second;
+  }
   // A lookup reply for `attr` with the mount's timeouts (and learn(attr)).
   fuse_entry_param entry(const Attr& attr);
 
@@ -205,6 +216,7 @@ class Bridge {
   CallerCache callers_;
   const FuseMountParams params_;
   XattrAbsence xattr_absence_;
+  std::unordered_map<uint64_t, SetidFile> setid_files_;
   fuse_session* session_ = nullptr;
   EntryInvalidator invalidator_;
   // Request ids: a random tag of this mount in the top 24 bits, so ids
@@ -219,6 +231,17 @@ void add_inode_ops(fuse_lowlevel_ops& ops);  // fuse_bridge.cc
 void add_file_ops(fuse_lowlevel_ops& ops);   // fuse_bridge_file.cc
 void add_dir_ops(fuse_lowlevel_ops& ops);    // fuse_bridge_dir.cc
 void add_lock_ops(fuse_lowlevel_ops& ops);   // fuse_bridge_lock.cc (locks=cluster)
+// With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_loop.h) the kernel leaves to the
+// file system what it used to do before a write or truncation: remove the
+// file's capabilities (security.capability), and on a write by a caller
+// without CAP_FSETID (`kill_setid`) clear S_ISUID, and S_ISGID unless the
+// file is not group-executable and the caller is in its group. Whether
+// there may be anything to do, from what the mount knows of the inode
+// (cheap: a write asks it). fs/fuse_bridge_privileges.cc.
+bool privileges_to_drop(Bridge& b, const Credentials& who, fuse_ino_t ino, bool kill_setid);
+// Does it, as `who`, before the write or truncation proceeds.
+asio::awaitable<Status> drop_privileges(Bridge& b, Credentials who, fuse_ino_t ino, bool kill_setid);
+
 // Drops the locks of the owners recorded on `handle` (at release) and of
 // `owner` (at flush, for POSIX locks: any close drops the process's
 // locks). Best effort: a failure is logged, the locks lapse with the lease.

@@ -5,6 +5,7 @@
 // from the buffer the kernel copied it into.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include <asio.hpp>
@@ -26,5 +27,17 @@ asio::awaitable<Status> serve_requests(fuse_session* session);
 // after it returns (write): shares ownership of the buffer they are in, and
 // the loop reads the next request into another one. Null outside dispatch.
 std::shared_ptr<Buffer> keep_request_buffer();
+
+// Whether the WRITE being dispatched asks for set-id bits to be cleared
+// (FUSE_WRITE_KILL_SUIDGID: the writer lacks CAP_FSETID); false for any
+// other request or outside dispatch.
+bool current_write_kills_setid();
+
+// Whether the kernel leaves dropping privileges on write and truncation to
+// pvfsmount (FUSE_HANDLE_KILLPRIV_V2, accepted at INIT when the kernel
+// offers it, Linux 5.11 and later). The kernel then stops asking for
+// security.capability before every write, half the requests of a small
+// write; fs/fuse_bridge_privileges.cc does what it did.
+bool privileges_left_to_us();
 
 }  // namespace pvfs::fuse

@@ -1,7 +1,8 @@
 // Which security.* extended attributes an inode was recently found not to
-// have: the kernel asks for security.capability before every write (to drop
-// it), and ls(1) for security.selinux of every `ls -l` entry. Asking the metadata server each time
-// doubled the requests of a write. An absence is trusted for the attribute
+// have: a write must drop security.capability (the kernel asked for it
+// before every write until pvfsmount took that over, fs/fuse_loop.h), and
+// ls(1) asks for security.selinux of every `ls -l` entry. Asking the
+// metadata server each time doubled the requests of a write. An absence is trusted for the attribute
 // cache lifetime, like the attributes themselves; setting or removing an
 // xattr through this mount forgets the inode at once, and another client's
 // change shows within the lifetime. Pure: the caller passes the time. Not

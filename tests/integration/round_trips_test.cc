@@ -25,6 +25,8 @@
 #include <string>
 #include <thread>
 
+#include "fs/client.h"
+#include "fs/mount_stats.h"
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 
@@ -39,6 +41,25 @@ double mds_getattrs(TestCluster& c) {
 
 double mds_lookups(TestCluster& c) {
   return daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total", "type=\"lookup\"");
+}
+
+double mds_xattr_requests(TestCluster& c) {
+  double n = 0;
+  for (const char* type : {"getxattr", "removexattr"})
+    n += daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total",
+                       std::string("type=\"") + type + "\"");
+  return n;
+}
+
+// xattr questions pvfsmount answered itself (its client stats on the root).
+uint64_t answered_by_mount(const fs::path& mnt) {
+  std::string value(64 * 1024, '\0');
+  const ssize_t n = ::getxattr(mnt.c_str(), kClientStatsXattr, value.data(), value.size());
+  REQUIRE_MESSAGE(n > 0, std::strerror(errno));
+  value.resize(static_cast<size_t>(n));
+  auto view = parse_mount_stats(value);
+  REQUIRE(view.ok());
+  return view->counters.at("cache_hits");
 }
 
 double mds_readdirs(TestCluster& c) {
@@ -116,6 +137,31 @@ TEST_CASE("creates, mkdirs and unlinks send no getattr, and stat of the director
   // kernel's copy expire between two steps.
   MESSAGE(getattrs, " getattr requests for ", 2 * kFiles + 5, " changes");
   CHECK(getattrs < 20);
+}
+
+TEST_CASE("writes ask nobody about file capabilities: 300 small writes, next to no xattr questions") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(2), true);
+  const fs::path file = c.mnt() / "f";
+  create_empty(file);
+  const int fd = ::open(file.c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  const uint64_t answered_at_start = answered_by_mount(c.mnt());
+  const double asked_at_start = mds_xattr_requests(c);
+  constexpr int kWrites = 300;
+  const std::string block(4096, 'w');
+  for (int i = 0; i < kWrites; ++i)
+    REQUIRE(::pwrite(fd, block.data(), block.size(), static_cast<off_t>(i) * 4096) == 4096);
+  REQUIRE(::close(fd) == 0);
+  // Before pvfsmount took over dropping privileges (FUSE_HANDLE_KILLPRIV_V2)
+  // the kernel asked for security.capability before every write: 300
+  // questions, answered by pvfsmount or the MDS. Now the first write of the
+  // inode may ask, and pvfsmount removes capabilities at most once per
+  // attribute timeout (1 s) of writing.
+  const uint64_t answered = answered_by_mount(c.mnt()) - answered_at_start;
+  const double asked = mds_xattr_requests(c) - asked_at_start;
+  MESSAGE(answered, " answered by the mount, ", asked, " asked of the MDS, for ", kWrites, " writes");
+  CHECK(answered + asked < 20);
 }
 
 TEST_CASE("a directory another client changes shows the change within the attribute timeout") {

@@ -139,6 +139,8 @@ struct Identity {
 // Users for permission tests: two ordinary users in separate groups.
 inline const Identity kAlice{4101, 4101, {4101}};
 inline const Identity kBob{4202, 4202, {4202}};
+// Root, keeping its capabilities (CAP_FSETID: its writes keep set-id bits).
+inline const Identity kRoot{0, 0, {0}};
 
 // Forks a child that takes `who` (setgroups, setresgid, setresuid), runs
 // `body` and sends back the numbers it returns (typically 0 or an errno).

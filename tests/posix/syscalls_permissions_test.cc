@@ -4,6 +4,7 @@
 // root and reports each result (0, a value, or an errno) through a pipe.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -263,6 +264,75 @@ TEST_CASE("writing to a setuid file as a non-root user clears the setuid bit") {
     const std::string f = r + "/open/cut";
     return Results{err(::truncate(f.c_str(), 1)), mode_of(f)};
   }, {0, 0777});
+}
+
+TEST_CASE("a write or truncation clears set-group-id unless the file is not group-executable and the writer is in its group") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "perm-setgid-write");
+  make_dir(s, "open", 0777, 0, 0);
+  make_file(s, "open/exec", "", 02777, 0, 5000);
+  make_file(s, "open/locking", "", 02767, 0, 5000);   // set-group-id, no group execute
+  make_file(s, "open/outsider", "", 02767, 0, 5000);
+  make_file(s, "open/cut", "data", 02767, 0, 5000);
+  make_file(s, "open/roots", "", 06777, 0, 0);
+  const auto write_one = [](const std::string& f) -> long {
+    const int fd = ::open(f.c_str(), O_WRONLY);
+    if (fd < 0) return errno;
+    const long rc = err(::write(fd, "x", 1));
+    ::close(fd);
+    return rc;
+  };
+  const Identity bob_in_group{kBob.uid, kBob.gid, {kBob.gid, 5000}};
+  check_as(s, bob_in_group, [&](Root r) {
+    return Results{write_one(r + "/open/exec"), mode_of(r + "/open/exec"), write_one(r + "/open/locking"),
+                   mode_of(r + "/open/locking")};
+  }, {0, 0777, 0, 02767});
+  check_as(s, kBob, [&](Root r) {
+    return Results{write_one(r + "/open/outsider"), mode_of(r + "/open/outsider"),
+                   err(::truncate((r + "/open/cut").c_str(), 1)), mode_of(r + "/open/cut")};
+  }, {0, 0767, 0, 0767});
+  // Root has CAP_FSETID: its writes keep both bits.
+  check_as(s, kRoot, [&](Root r) {
+    return Results{write_one(r + "/open/roots"), mode_of(r + "/open/roots")};
+  }, {0, 06777});
+}
+
+TEST_CASE("writing to or truncating a file removes its file capabilities, whoever does it") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "perm-caps");
+  make_dir(s, "open", 0777, 0, 0);
+  // A version 2 capability set (vfs_cap_data): cap_net_bind_service, permitted.
+  const unsigned char caps[20] = {0, 0, 0, 2, 0, 4, 0, 0};
+  const auto give_caps = [&](const std::string& rel) {
+    on_both(s, [&](Root r) {
+      const std::string p = r + "/" + rel;
+      return ::setxattr(p.c_str(), "security.capability", caps, sizeof caps, 0);
+    });
+  };
+  const auto has_caps = [](const std::string& f) -> long {
+    char value[64];
+    return ::getxattr(f.c_str(), "security.capability", value, sizeof value) < 0 ? errno : 0;
+  };
+  const auto write_one = [](const std::string& f) -> long {
+    const int fd = ::open(f.c_str(), O_WRONLY);
+    if (fd < 0) return errno;
+    const long rc = err(::pwrite(fd, "x", 1, 0));
+    ::close(fd);
+    return rc;
+  };
+  for (const char* rel : {"open/by-root", "open/cut-by-root", "open/by-bob", "open/kept"}) {
+    make_file(s, rel, "data", 0777, 0, 0);
+    give_caps(rel);
+  }
+  check_as(s, kRoot, [&](Root r) {
+    return Results{has_caps(r + "/open/kept"), write_one(r + "/open/by-root"), has_caps(r + "/open/by-root"),
+                   err(::truncate((r + "/open/cut-by-root").c_str(), 2)), has_caps(r + "/open/cut-by-root")};
+  }, {0, 0, ENODATA, 0, ENODATA});
+  check_as(s, kBob, [&](Root r) {
+    return Results{write_one(r + "/open/by-bob"), has_caps(r + "/open/by-bob"), has_caps(r + "/open/kept")};
+  }, {0, ENODATA, 0});
 }
 
 TEST_CASE("a supplementary group grants the group's permissions") {
