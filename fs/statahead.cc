@@ -35,6 +35,9 @@ std::optional<uint64_t> Statahead::note_lookup(const Walker& w, uint64_t cookie,
   if (cookie == 0) return std::nullopt;
   Walk& k = walk_of(w, now);
   step(k.length, k.last_cookie, cookie);
+  // A new walk (from the top again, or past a jump) fetches its own windows:
+  // what an earlier walk fetched says nothing of where this one will go.
+  if (k.length == 1) k.fetched_to = 0;
   if (k.length < kWalkLength || cookie < k.fetched_to) return std::nullopt;
   // Until the window arrives, lookups inside it do not ask for it again.
   k.fetched_to = cookie + kWindow;

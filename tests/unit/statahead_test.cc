@@ -57,6 +57,21 @@ TEST_CASE("a walk past the window asks for the next one; lookups out of order ne
   CHECK_FALSE(random.note_lookup(walker, 0, t0));  // an MDS that does not say
 }
 
+TEST_CASE("a second walk over a directory is fetched ahead too (stat of every file, then rm of each)") {
+  Statahead s;
+  for (uint64_t c = 1; c <= 3; ++c) s.note_lookup(walker, c, t0);
+  s.keep(walker, 3, window(4, 10), t0, s.generation());
+  for (uint64_t c = 4; c <= 13; ++c) REQUIRE(s.take(walker, "f" + std::to_string(c), t0, 1s));
+  // The kernel's cache has expired: the walk starts again from the top.
+  CHECK_FALSE(s.note_lookup(walker, 1, t0 + 2s));
+  CHECK_FALSE(s.note_lookup(walker, 2, t0 + 2s));
+  auto again = s.note_lookup(walker, 3, t0 + 2s);
+  REQUIRE(again);
+  CHECK(*again == 3);
+  s.keep(walker, 3, window(4, 10), t0 + 2s, s.generation());
+  CHECK(s.take(walker, "f4", t0 + 2s, 1s));
+}
+
 TEST_CASE("an entry older than the attribute timeout is asked again") {
   Statahead s;
   s.keep(walker, 0, window(1, 5), t0, s.generation());
