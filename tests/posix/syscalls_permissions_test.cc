@@ -36,6 +36,15 @@ long create(const std::string& path, mode_t mode = 0644) {
 }
 
 // st_mode & 07777, st_uid or st_gid of a path, or -errno.
+// Opens `path` for writing and writes one byte at offset 0: 0 or errno.
+long write_byte(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) return errno;
+  const long rc = err(::pwrite(fd, "x", 1, 0));
+  ::close(fd);
+  return rc;
+}
+
 long mode_of(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_mode & 07777) : -errno;
@@ -276,25 +285,18 @@ TEST_CASE("a write or truncation clears set-group-id unless the file is not grou
   make_file(s, "open/outsider", "", 02767, 0, 5000);
   make_file(s, "open/cut", "data", 02767, 0, 5000);
   make_file(s, "open/roots", "", 06777, 0, 0);
-  const auto write_one = [](const std::string& f) -> long {
-    const int fd = ::open(f.c_str(), O_WRONLY);
-    if (fd < 0) return errno;
-    const long rc = err(::write(fd, "x", 1));
-    ::close(fd);
-    return rc;
-  };
   const Identity bob_in_group{kBob.uid, kBob.gid, {kBob.gid, 5000}};
   check_as(s, bob_in_group, [&](Root r) {
-    return Results{write_one(r + "/open/exec"), mode_of(r + "/open/exec"), write_one(r + "/open/locking"),
+    return Results{write_byte(r + "/open/exec"), mode_of(r + "/open/exec"), write_byte(r + "/open/locking"),
                    mode_of(r + "/open/locking")};
   }, {0, 0777, 0, 02767});
   check_as(s, kBob, [&](Root r) {
-    return Results{write_one(r + "/open/outsider"), mode_of(r + "/open/outsider"),
+    return Results{write_byte(r + "/open/outsider"), mode_of(r + "/open/outsider"),
                    err(::truncate((r + "/open/cut").c_str(), 1)), mode_of(r + "/open/cut")};
   }, {0, 0767, 0, 0767});
   // Root has CAP_FSETID: its writes keep both bits.
   check_as(s, kRoot, [&](Root r) {
-    return Results{write_one(r + "/open/roots"), mode_of(r + "/open/roots")};
+    return Results{write_byte(r + "/open/roots"), mode_of(r + "/open/roots")};
   }, {0, 06777});
 }
 
@@ -315,23 +317,16 @@ TEST_CASE("writing to or truncating a file removes its file capabilities, whoeve
     char value[64];
     return ::getxattr(f.c_str(), "security.capability", value, sizeof value) < 0 ? errno : 0;
   };
-  const auto write_one = [](const std::string& f) -> long {
-    const int fd = ::open(f.c_str(), O_WRONLY);
-    if (fd < 0) return errno;
-    const long rc = err(::pwrite(fd, "x", 1, 0));
-    ::close(fd);
-    return rc;
-  };
   for (const char* rel : {"open/by-root", "open/cut-by-root", "open/by-bob", "open/kept"}) {
     make_file(s, rel, "data", 0777, 0, 0);
     give_caps(rel);
   }
   check_as(s, kRoot, [&](Root r) {
-    return Results{has_caps(r + "/open/kept"), write_one(r + "/open/by-root"), has_caps(r + "/open/by-root"),
+    return Results{has_caps(r + "/open/kept"), write_byte(r + "/open/by-root"), has_caps(r + "/open/by-root"),
                    err(::truncate((r + "/open/cut-by-root").c_str(), 2)), has_caps(r + "/open/cut-by-root")};
   }, {0, 0, ENODATA, 0, ENODATA});
   check_as(s, kBob, [&](Root r) {
-    return Results{write_one(r + "/open/by-bob"), has_caps(r + "/open/by-bob"), has_caps(r + "/open/kept")};
+    return Results{write_byte(r + "/open/by-bob"), has_caps(r + "/open/by-bob"), has_caps(r + "/open/kept")};
   }, {0, ENODATA, 0});
 }
 
