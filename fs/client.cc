@@ -336,9 +336,13 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
   } else if (change.mask & (kSetMtime | kSetMtimeNow)) {
     // Publish writes made here first: publishing them later (at close)
     // would stamp mtime again and undo the time set now (tar, cp -p, rsync).
+    // Only the size: the file stays open, so its writer's announcement
+    // stands, and counting its blocks would ask every storage server (close
+    // counts them). With writeback_cache the kernel's flusher sends such a
+    // setattr for each file it writes back, and waits for it.
     if (auto state = impl_->open_state(ino); state && state->size_dirty) {
       OpenFile pending{state, 0};
-      Status st = co_await flush(who, pending);
+      Status st = co_await publish(who, pending, false, false);
       if (!st.ok()) co_return st;
     }
   }
