@@ -72,6 +72,9 @@ SecondMount::SecondMount(TestCluster& cluster, const std::string& options)
     : cluster_(cluster), dir_("pvfs-second-mount") {
   mnt_ = dir_.path() / "mnt";
   fs::create_directories(mnt_);
+  // As for the shared cluster: other uids must reach the mount (allow_other).
+  fs::permissions(dir_.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                   fs::perms::others_read | fs::perms::others_exec);
   std::string command = quoted(pvfsmount_program());
   if (!options.empty()) command += " -o " + quoted(options);
   command += " " + quoted(cluster.cluster().config_path().string()) + " " + quoted(mnt_.string());

@@ -36,13 +36,14 @@ long create(const std::string& path, mode_t mode = 0644) {
 }
 
 // st_mode & 07777, st_uid or st_gid of a path, or -errno.
-// Opens `path` for writing and writes one byte at offset 0: 0 or errno.
+// Opens `path` for writing, writes one byte at offset 0 and closes it: 0,
+// or the errno of the first call that failed.
 long write_byte(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY);
   if (fd < 0) return errno;
-  const long rc = err(::pwrite(fd, "x", 1, 0));
-  ::close(fd);
-  return rc;
+  const long written = err(::pwrite(fd, "x", 1, 0));
+  const long closed = err(::close(fd));
+  return written != 0 ? written : closed;
 }
 
 long mode_of(const std::string& path) {
@@ -328,6 +329,26 @@ TEST_CASE("writing to or truncating a file removes its file capabilities, whoeve
   check_as(s, kBob, [&](Root r) {
     return Results{write_byte(r + "/open/by-bob"), has_caps(r + "/open/by-bob"), has_caps(r + "/open/kept")};
   }, {0, ENODATA, 0});
+}
+
+TEST_CASE("with writeback_cache a writer who does not own the file writes and closes it") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "perm-writeback");
+  make_dir(s, "open", 0777, 0, 0);
+  make_file(s, "open/shared", "", 0666, 0, 0);
+  make_file(s, "open/setid", "", 06777, 0, 0);
+  // The kernel then keeps the file's mtime and sends it at close as an
+  // explicit time, which only the owner may set: close failed with EPERM.
+  SecondMount writeback(*c, "writeback_cache,allow_other");
+  const std::string root = writeback.view(s.pvfs());
+  const Results got = run_as(kBob, [&] {
+    return Results{write_byte(root + "/open/shared"), write_byte(root + "/open/setid"),
+                   mode_of(root + "/open/setid")};
+  });
+  INFO("got " << show(got));
+  CHECK(got == Results{0, 0, 0777});
+  CHECK(read_file(s.pvfs() + "/open/shared") == "x");
 }
 
 TEST_CASE("a supplementary group grants the group's permissions") {
