@@ -371,36 +371,35 @@ SetAttr to_setattr(const struct stat& attr, int to_set) {
 
 // A size change through an open file (ftruncate) is the same call: the
 // client tracks sizes per inode, not per handle.
-// With writeback_cache the kernel keeps a written file's mtime itself and
-// sends it later, as an explicit time on the writer's open file (and in
-// the writer's name, at close at the latest). Only the owner may set an
-// explicit time, so for a writer who does not own the file the MDS
-// refuses it and close(2) failed with EPERM. Users' own explicit times
-// never come this way: the kernel checks those against the owner before
-// sending (default_permissions) and names no open file.
-bool kernel_time_flush(int to_set, const fuse_file_info* fi) {
-  constexpr int kOther = FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE |
-                         FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW;
-  return fi != nullptr && (to_set & FUSE_SET_ATTR_MTIME) != 0 && (to_set & kOther) == 0;
+// With writeback_cache the kernel keeps files' mtime itself and sends it as
+// an explicit time: after a write (on the writer's open file, at close at
+// the latest), and for a truncate or a touch to "now" by anyone allowed to
+// (it never sends "now" then). Only the owner may set an explicit time, so
+// for anyone else the MDS refused it: close, truncate and touch of a file
+// they may write failed with EPERM. The kernel has checked the caller
+// already (default_permissions: an explicit time of the user's own needs
+// the owner), so such an mtime stands for "now": sent as that when the
+// MDS refuses it, the MDS's clock is recorded, which a writer may set.
+bool mtime_may_mean_now(const Bridge& b, int to_set) {
+  return b.options().writeback_cache && (to_set & FUSE_SET_ATTR_MTIME) != 0 &&
+         (to_set & FUSE_SET_ATTR_MTIME_NOW) == 0;
 }
 
 // A truncation first removes the file's capabilities (`drop`; set-id bits
-// are the MDS's to clear, mds/permissions.h). A kernel's time flush that
-// the MDS refuses (above) sets mtime to the MDS's clock instead, which a
-// writer may: the moment the data reached it rather than when it was
-// written to the page cache.
+// are the MDS's to clear, mds/permissions.h). `mtime_now_if_refused`: see
+// mtime_may_mean_now.
 asio::awaitable<Result<Attr>> setattr(Bridge& b, Credentials who, fuse_ino_t ino, SetAttr change, bool drop,
-                                      bool time_flush) {
+                                      bool mtime_now_if_refused) {
   if (drop) {
     if (Status st = co_await drop_privileges(b, who, ino, false); !st.ok()) co_return st;
   }
   auto result = co_await b.client().setattr(who, InodeId(ino), change);
-  if (result || !time_flush || result.status().code() != Errc::not_permitted) co_return result;
+  if (result || !mtime_now_if_refused || result.status().code() != Errc::not_permitted) co_return result;
   change.mask = (change.mask & ~kSetMtime) | kSetMtimeNow;
   co_return co_await b.client().setattr(who, InodeId(ino), change);
 }
 
-void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   Bridge& b = bridge(req);
   if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size < 0) {
     fuse_reply_err(req, EINVAL);
@@ -409,7 +408,7 @@ void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   Credentials who = b.credentials(req);
   const bool drop = (to_set & FUSE_SET_ATTR_SIZE) && privileges_to_drop(b, who, ino, false);
   b.spawn(req, "setattr",
-          setattr(b, std::move(who), ino, to_setattr(*attr, to_set), drop, kernel_time_flush(to_set, fi)),
+          setattr(b, std::move(who), ino, to_setattr(*attr, to_set), drop, mtime_may_mean_now(b, to_set)),
           [&b](fuse_req_t r, const Attr& a) { reply_attr(b, r, a); });
 }
 

@@ -331,24 +331,38 @@ TEST_CASE("writing to or truncating a file removes its file capabilities, whoeve
   }, {0, ENODATA, 0});
 }
 
-TEST_CASE("with writeback_cache a writer who does not own the file writes and closes it") {
+TEST_CASE("with writeback_cache a writer who does not own a file writes, closes, truncates and touches it") {
   TestCluster* c = cluster();
   if (!c) return;
   Scratch s(*c, "perm-writeback");
   make_dir(s, "open", 0777, 0, 0);
-  make_file(s, "open/shared", "", 0666, 0, 0);
-  make_file(s, "open/setid", "", 06777, 0, 0);
-  // The kernel then keeps the file's mtime and sends it at close as an
-  // explicit time, which only the owner may set: close failed with EPERM.
+  for (const char* rel : {"open/written", "open/setid", "open/cut", "open/fcut", "open/touched"})
+    make_file(s, rel, "data", 0666, 0, 0);
+  on_both(s, [](Root r) { return ::chmod((r + "/open/setid").c_str(), 06777); });
+  // The kernel then keeps files' mtime and sends it as an explicit time,
+  // which only the owner may set: each of these failed with EPERM.
   SecondMount writeback(*c, "writeback_cache,allow_other");
-  const std::string root = writeback.view(s.pvfs());
-  const Results got = run_as(kBob, [&] {
-    return Results{write_byte(root + "/open/shared"), write_byte(root + "/open/setid"),
-                   mode_of(root + "/open/setid")};
-  });
-  INFO("got " << show(got));
-  CHECK(got == Results{0, 0, 0777});
-  CHECK(read_file(s.pvfs() + "/open/shared") == "x");
+  const auto body = [](Root r) {
+    const std::string d = r + "/open";
+    Results out{write_byte(d + "/written"), write_byte(d + "/setid"), mode_of(d + "/setid"),
+                err(::truncate((d + "/cut").c_str(), 1))};
+    const int fd = ::open((d + "/fcut").c_str(), O_WRONLY);
+    out.push_back(fd < 0 ? errno : err(::ftruncate(fd, 2)));
+    if (fd >= 0) out.push_back(err(::close(fd)));
+    const timespec explicit_times[2] = {{1, 0}, {1, 0}};
+    out.push_back(err(::utimensat(AT_FDCWD, (d + "/touched").c_str(), nullptr, 0)));  // a writer may
+    out.push_back(err(::utimensat(AT_FDCWD, (d + "/touched").c_str(), explicit_times, 0)));  // the owner only
+    return out;
+  };
+  const Results local = run_as(kBob, [&] { return body(s.local()); });
+  const Results pvfs = run_as(kBob, [&] { return body(writeback.view(s.pvfs())); });
+  const Results expected{0, 0, 0777, 0, 0, 0, 0, EPERM};
+  INFO("expected " << show(expected) << ", Linux " << show(local) << ", pvfs " << show(pvfs));
+  CHECK_MESSAGE(local == expected, "the local file system disagrees with the test");
+  CHECK(pvfs == local);
+  CHECK(read_file(s.pvfs() + "/open/written") == "xata");
+  CHECK(read_file(s.pvfs() + "/open/cut") == "d");
+  CHECK(read_file(s.pvfs() + "/open/fcut") == "da");
 }
 
 TEST_CASE("a supplementary group grants the group's permissions") {
