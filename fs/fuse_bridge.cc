@@ -13,6 +13,8 @@
 #include <csignal>
 
 #include <algorithm>
+#include <cmath>
+#include <ctime>
 #include <random>
 #include <cerrno>
 #include <string>
@@ -369,8 +371,6 @@ SetAttr to_setattr(const struct stat& attr, int to_set) {
   return change;
 }
 
-// A size change through an open file (ftruncate) is the same call: the
-// client tracks sizes per inode, not per handle.
 // With writeback_cache the kernel keeps files' mtime itself and sends it as
 // an explicit time: after a write (on the writer's open file, at close at
 // the latest), and for a truncate or a touch to "now" by anyone allowed to
@@ -380,9 +380,14 @@ SetAttr to_setattr(const struct stat& attr, int to_set) {
 // already (default_permissions: an explicit time of the user's own needs
 // the owner), so such an mtime stands for "now": sent as that when the
 // MDS refuses it, the MDS's clock is recorded, which a writer may set.
-bool mtime_may_mean_now(const Bridge& b, int to_set) {
-  return b.options().writeback_cache && (to_set & FUSE_SET_ATTR_MTIME) != 0 &&
-         (to_set & FUSE_SET_ATTR_MTIME_NOW) == 0;
+// Only a time of the last minutes, as the kernel's are: root's explicit
+// time under root squash (the MDS refuses it too) must fail, not become
+// "now" (tar and cp -p restore old times).
+bool mtime_may_mean_now(const Bridge& b, int to_set, const struct stat& attr) {
+  if (!b.options().writeback_cache || (to_set & FUSE_SET_ATTR_MTIME) == 0 || (to_set & FUSE_SET_ATTR_MTIME_NOW) != 0)
+    return false;
+  constexpr double kWritebackAgeS = 600;
+  return std::abs(std::difftime(std::time(nullptr), attr.st_mtim.tv_sec)) < kWritebackAgeS;
 }
 
 // A truncation first removes the file's capabilities (`drop`; set-id bits
@@ -399,6 +404,8 @@ asio::awaitable<Result<Attr>> setattr(Bridge& b, Credentials who, fuse_ino_t ino
   co_return co_await b.client().setattr(who, InodeId(ino), change);
 }
 
+// A size change through an open file (ftruncate) is the same call: the
+// client tracks sizes per inode, not per handle.
 void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
   Bridge& b = bridge(req);
   if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size < 0) {
@@ -408,7 +415,7 @@ void on_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   Credentials who = b.credentials(req);
   const bool drop = (to_set & FUSE_SET_ATTR_SIZE) && privileges_to_drop(b, who, ino, false);
   b.spawn(req, "setattr",
-          setattr(b, std::move(who), ino, to_setattr(*attr, to_set), drop, mtime_may_mean_now(b, to_set)),
+          setattr(b, std::move(who), ino, to_setattr(*attr, to_set), drop, mtime_may_mean_now(b, to_set, *attr)),
           [&b](fuse_req_t r, const Attr& a) { reply_attr(b, r, a); });
 }
 
