@@ -4,9 +4,9 @@
 // the kernel asks no more and pvfsmount does what the kernel did, from what
 // it knows of the inode:
 // - a file that may have capabilities (its xattr absence is not
-//   remembered, fs/xattr_absence.h) gets security.capability removed, an
-//   MDS request at most once per attribute timeout per file, as the
-//   kernel's question cost before;
+//   remembered, fs/xattr_absence.h) is asked for security.capability, and
+//   loses it if it has one: an MDS request at most once per attribute
+//   timeout per file being written, as the kernel's question cost before;
 // - a set-id file (its last attributes said so) written by a caller without
 //   CAP_FSETID loses S_ISUID, and S_ISGID unless it is not group-executable
 //   and the caller is in its group: fresh attributes, then the writer's
@@ -49,14 +49,17 @@ asio::awaitable<Status> remove_capabilities(Bridge& b, const Credentials& who, f
   // one, and none of them completes before the removal any more than it
   // would have if the kernel had asked before each.
   absence.note_absent(ino, kCapabilityXattr, XattrAbsence::Clock::now(), absence.generation());
-  Status st = co_await b.client().removexattr(who, InodeId(ino), kCapabilityXattr);
-  if (st.ok()) {
+  // Asked first, read-only: nearly every file has none, and the MDS then
+  // takes no write transaction (with attr_timeout=0 this is every write).
+  auto found = co_await b.client().getxattr(who, InodeId(ino), kCapabilityXattr);
+  if (!found && found.status().code() == Errc::no_data) co_return Status{};
+  Status st = found ? co_await b.client().removexattr(who, InodeId(ino), kCapabilityXattr) : found.status();
+  if (st.ok() || st.code() == Errc::no_data) {
     const auto now = XattrAbsence::Clock::now();
     absence.forget(ino, now);  // a change made through this mount
     absence.note_absent(ino, kCapabilityXattr, now, absence.generation());
     co_return Status{};
   }
-  if (st.code() == Errc::no_data) co_return Status{};
   absence.forget(ino, XattrAbsence::Clock::now());
   co_return st;
 }
