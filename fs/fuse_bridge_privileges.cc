@@ -18,28 +18,15 @@
 #include "fs/fuse_bridge_internal.h"
 #include "fs/fuse_loop.h"
 
-#include <algorithm>
-
 namespace pvfs::fuse {
 
 namespace {
 
 constexpr const char* kCapabilityXattr = "security.capability";
 
-bool in_group(const Caller& caller, uint32_t gid) {
-  return caller.gid == gid || std::find(caller.groups.begin(), caller.groups.end(), gid) != caller.groups.end();
-}
-
-// `mode` without the set-id bits a write by `caller` clears.
-uint32_t without_setid(uint32_t mode, uint32_t gid, const Caller& caller) {
-  mode &= ~uint32_t{S_ISUID};
-  if ((mode & S_IXGRP) != 0 || !in_group(caller, gid)) mode &= ~uint32_t{S_ISGID};
-  return mode;
-}
-
 bool setid_to_clear(Bridge& b, const Credentials& who, fuse_ino_t ino) {
   const Bridge::SetidFile* known = b.setid_file(ino);
-  return known && without_setid(known->mode, known->gid, who.caller) != known->mode;
+  return known && without_setid(known->mode, in_group(who.caller, known->gid)) != known->mode;
 }
 
 asio::awaitable<Status> remove_capabilities(Bridge& b, const Credentials& who, fuse_ino_t ino) {
@@ -69,7 +56,7 @@ asio::awaitable<Status> clear_setid(Bridge& b, const Credentials& who, fuse_ino_
   if (!attr) co_return attr.status();
   b.learn(*attr);
   const uint32_t mode = attr->mode & 07777;
-  const uint32_t cleared = without_setid(mode, attr->gid, who.caller);
+  const uint32_t cleared = without_setid(mode, in_group(who.caller, attr->gid));
   if (cleared == mode) co_return Status{};
   SetAttr change;
   change.mask = kSetMode;

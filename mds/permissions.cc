@@ -13,16 +13,6 @@ constexpr uint32_t kNsecPerSec = 1'000'000'000;
 
 bool is_dir(const Attr& a) { return S_ISDIR(a.mode); }
 
-// What Linux's ATTR_KILL_SUID/ATTR_KILL_SGID remove from a non-directory:
-// S_ISUID, and S_ISGID when the file is group-executable or the caller is
-// not in its group (setattr_should_drop_sgid). Chown passes `in_group`
-// true: only root may give a file away, and root counts as in every group.
-uint32_t without_setid(uint32_t mode, bool in_group) {
-  mode &= ~S_ISUID;
-  if ((mode & S_IXGRP) != 0 || !in_group) mode &= ~S_ISGID;
-  return mode;
-}
-
 // Whether `mode` is `current` with some of S_ISUID/S_ISGID cleared and
 // nothing else changed: how the kernel's "kill set-id bits on write or
 // truncate" reaches a FUSE file system, as a chmod made by the writer.
@@ -40,11 +30,6 @@ Caller squash_root(Caller caller) {
   if (caller.gid == 0) caller.gid = kNobody;
   std::erase(caller.groups, 0u);
   return caller;
-}
-
-bool in_group(const Caller& caller, uint32_t gid) {
-  return caller.gid == gid ||
-         std::find(caller.groups.begin(), caller.groups.end(), gid) != caller.groups.end();
 }
 
 bool owner_or_root(const Caller& caller, const Attr& attr) {
@@ -131,6 +116,7 @@ Result<Attr> apply_setattr(const Caller& caller, const Attr& current, const SetA
   }
   if ((mask & kSetUid) != 0) next.uid = change.uid;
   if ((mask & kSetGid) != 0) next.gid = change.gid;
+  // Chown: only root may give a file away, and root counts as in every group.
   if ((mask & (kSetUid | kSetGid)) != 0 && !is_dir(current)) next.mode = without_setid(next.mode, true);
   if ((mask & kSetSize) != 0) {
     if (!root) next.mode = without_setid(next.mode, in_group(caller, next.gid));

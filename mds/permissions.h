@@ -14,8 +14,6 @@
 namespace pvfs::mds {
 
 inline bool is_root(const Caller& caller) { return caller.uid == 0; }
-// caller.gid == gid or gid is one of caller.groups.
-bool in_group(const Caller& caller, uint32_t gid);
 
 // The uid and gid root is mapped to by root squash.
 inline constexpr uint32_t kNobody = 65534;

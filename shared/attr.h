@@ -4,6 +4,9 @@
 // forms are converted in shared/rpc/convert.h only.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <compare>
 #include <cstdint>
 #include <optional>
@@ -27,6 +30,22 @@ struct Caller {
   uint32_t gid = 0;
   std::vector<uint32_t> groups;
 };
+
+// caller.gid == gid or gid is one of caller.groups.
+inline bool in_group(const Caller& caller, uint32_t gid) {
+  return caller.gid == gid || std::find(caller.groups.begin(), caller.groups.end(), gid) != caller.groups.end();
+}
+
+// What Linux's set-id kill (ATTR_KILL_SUID/ATTR_KILL_SGID, on a write,
+// truncation or chown) leaves of a non-directory's `mode`: no S_ISUID, and
+// no S_ISGID when the file is group-executable or the caller is not
+// `in_group` (setattr_should_drop_sgid). Used by the MDS (truncation,
+// chown) and pvfsmount (writes) alike.
+inline uint32_t without_setid(uint32_t mode, bool in_group) {
+  mode &= ~uint32_t{S_ISUID};
+  if ((mode & S_IXGRP) != 0 || !in_group) mode &= ~uint32_t{S_ISGID};
+  return mode;
+}
 
 // Full POSIX attributes of one inode.
 struct Attr {
