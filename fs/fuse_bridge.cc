@@ -217,10 +217,13 @@ void on_init(void* userdata, fuse_conn_info* conn) {
   // The kernel keeps the smaller of this and its own read-ahead setting
   // (/sys/class/bdi/<dev>/read_ahead_kb, which an administrator may raise).
   conn->max_readahead = kMaxTransferBytes;
-  // Async reads, read-ahead and writeback in flight at once; the default (12)
-  // is too few to keep several storage servers busy.
-  conn->max_background = 64;
-  conn->congestion_threshold = 48;
+  // Async reads, read-ahead and writeback in flight at once (-o
+  // max_background). libfuse's default (12) is too few to keep several
+  // storage servers busy; 64 left each server's elevator about two writes
+  // per object to order with 32 writers (docs/obrr.md). The kernel starts
+  // throttling writers at the congestion threshold, three quarters of it.
+  conn->max_background = b.options().max_background;
+  conn->congestion_threshold = std::max(1u, b.options().max_background * 3 / 4);
   conn->time_gran = 1;
   spdlog::debug("FUSE init: kernel offers {:#x}, pvfs wants {:#x}", conn->capable, conn->want);
 }

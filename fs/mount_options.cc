@@ -137,6 +137,13 @@ Status apply(MountOptions& o, std::string_view item) {
     o.max_threads = static_cast<unsigned>(*n);
     return {};
   }
+  if (key == "max_background") {
+    if (Status s = need_value("N"); !s.ok()) return s;
+    auto n = parse_uint(key, value, 1, MountOptions::kMaxMaxBackground);
+    if (!n) return n.status();
+    o.max_background = static_cast<unsigned>(*n);
+    return {};
+  }
   if (key == "fsname") {
     if (Status s = need_value("NAME"); !s.ok()) return s;
     o.fsname = std::string(value);

@@ -18,6 +18,8 @@ namespace pvfs {
 struct MountOptions {
   static constexpr unsigned kDefaultMaxThreads = 64;
   static constexpr unsigned kMaxMaxThreads = 10000;
+  static constexpr unsigned kDefaultMaxBackground = 128;
+  static constexpr unsigned kMaxMaxBackground = 65535;  // the kernel's field is 16 bits
 
   // attr_timeout= / entry_timeout=: kernel cache lifetimes; unset = the
   // config's [client] values.
@@ -43,6 +45,11 @@ struct MountOptions {
   std::string secret_file;           // secret=FILE: needed when CONFIG is host:port
   std::string log_file;              // log=FILE: in the background, log here (appended) instead of syslog
   unsigned max_threads = kDefaultMaxThreads;  // max_threads=N: accepted, ignored (fs/fuse_loop.h)
+  // max_background=N: reads, read-ahead and writeback the kernel keeps in
+  // flight at once on this mount (FUSE's max_background; each may hold a
+  // transfer-sized buffer in pvfsmount). More lets the storage servers'
+  // elevators see deeper queues per object.
+  unsigned max_background = kDefaultMaxBackground;
   std::string fsname;                // fsname=NAME; empty = "pvfs:" + MDS address
   std::optional<uint32_t> rpc_timeout_ms;     // timeout=MS: overrides [timeouts] rpc_timeout_ms
   // Generic flags for the kernel mount, in the order given (nosuid, nodev,
@@ -60,7 +67,8 @@ struct MountOptions {
 // Options apply left to right (a later "rw" undoes an earlier "ro"); empty
 // items are skipped. Errors (invalid_argument, a one-line detail naming the
 // option): an unknown option, a missing or malformed value, a value on a
-// flag, a negative timeout, max_threads outside 1..kMaxMaxThreads.
+// flag, a negative timeout, max_threads outside 1..kMaxMaxThreads,
+// max_background outside 1..kMaxMaxBackground.
 Result<MountOptions> parse_mount_options(std::string_view list);
 
 }  // namespace pvfs

@@ -354,6 +354,7 @@ int main(int argc, char** argv) {
       "                          preassign [preassign]\n"
       "  log=FILE                in the background, append log messages here [syslog]\n"
       "  max_threads=N           accepted and ignored (no worker threads)\n"
+      "  max_background=N        reads and writebacks in flight to the kernel [128]\n"
       "  fsname=NAME             name shown in mount tables [pvfs:MDS-ADDRESS]\n"
       "  timeout=MS              RPC timeout [config [timeouts] rpc_ms]\n"
       "  locks=cluster|local     fcntl/OFD/flock locks held by the metadata servers,\n"

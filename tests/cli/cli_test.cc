@@ -135,7 +135,7 @@ TEST_CASE("pvfsmount --help lists every -o option, dispatch= and log= included")
   CHECK(o.status == 0);
   for (const char* option : {"attr_timeout=", "entry_timeout=", "writeback_cache", "direct_io", "allow_other",
                              "no_default_permissions", "ro, rw", "jobid_var=", "secret=", "dispatch=", "log=",
-                             "max_threads=", "fsname=", "timeout="}) {
+                             "max_threads=", "max_background=", "fsname=", "timeout="}) {
     CAPTURE(option);
     CHECK(contains(o.out, "  " + std::string(option)));
   }

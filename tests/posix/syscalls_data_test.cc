@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -888,4 +889,35 @@ TEST_CASE("names made and removed on one client are seen by another") {
   CHECK(read_file(s.pvfs() + "/dir/reply") == "from the second client");
   const std::vector<std::string> listed = list_dir(other.view(s.pvfs() + "/dir"));
   CHECK(std::set<std::string>(listed.begin(), listed.end()) == std::set<std::string>{"file", "reply"});
+}
+
+namespace {
+
+// The kernel's view of a FUSE mount: /sys/fs/fuse/connections/DEV/NAME,
+// DEV the mount's device number, fusectl mounted there if it is not yet.
+// -1 when it cannot be read.
+long fuse_connection_value(const std::string& mountpoint, const std::string& name) {
+  const std::string connections = "/sys/fs/fuse/connections";
+  if (!std::filesystem::exists(connections + "/")) return -1;
+  if (std::filesystem::is_empty(connections))
+    (void)!std::system(("mount -t fusectl fusectl " + connections + " 2>/dev/null").c_str());
+  struct stat st {};
+  if (::stat(mountpoint.c_str(), &st) != 0) return -1;
+  std::ifstream in(connections + "/" + std::to_string(st.st_dev) + "/" + name);
+  long value = -1;
+  in >> value;
+  return in ? value : -1;
+}
+
+}  // namespace
+
+TEST_CASE("max_background reaches the kernel: it keeps that many reads and writebacks in flight") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  // The default, and a mount that asks for another value.
+  CHECK(fuse_connection_value(c->mnt().string(), "max_background") == 128);
+  CHECK(fuse_connection_value(c->mnt().string(), "congestion_threshold") == 96);
+  SecondMount other(*c, "max_background=200");
+  CHECK(fuse_connection_value(other.view(c->mnt().string()), "max_background") == 200);
+  CHECK(fuse_connection_value(other.view(c->mnt().string()), "congestion_threshold") == 150);
 }

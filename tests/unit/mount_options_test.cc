@@ -33,6 +33,7 @@ TEST_CASE("an empty list gives the documented defaults") {
   CHECK(o.jobid_var.empty());
   CHECK(o.secret_file.empty());
   CHECK(o.max_threads == 64);
+  CHECK(o.max_background == 128);
   CHECK(o.fsname.empty());
   CHECK_FALSE(o.rpc_timeout_ms);
   CHECK(o.kernel_flags.empty());
@@ -134,6 +135,9 @@ TEST_CASE("malformed values are errors naming the option") {
   CHECK(parse_error("entry_timeout=nan").find("entry_timeout") != std::string::npos);
   CHECK(parse_error("max_threads=0").find("max_threads") != std::string::npos);
   CHECK(parse_error("max_threads=100001").find("max_threads") != std::string::npos);
+  CHECK(parse_error("max_background=0").find("max_background") != std::string::npos);
+  CHECK(parse_error("max_background=65536").find("max_background") != std::string::npos);
+  CHECK(parse_ok("max_background=512").max_background == 512);
   CHECK(parse_error("timeout=0").find("timeout") != std::string::npos);
   CHECK(parse_error("jobid_var=1BAD").find("jobid_var") != std::string::npos);
   CHECK(parse_error("jobid_var=A=B").find("jobid_var") != std::string::npos);
