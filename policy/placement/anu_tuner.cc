@@ -8,7 +8,8 @@ namespace pvfs::placement {
 namespace {
 
 // The busiest a queue counts as (TunerOptions::busy): a saturated server
-// models 50 service times, not infinity; its backlog shows the rest.
+// models 25 (M/D/1) to 50 (M/M/1) service times, not infinity; its backlog
+// shows the rest.
 constexpr double kBusiest = 0.98;
 
 Result<std::map<MdsId, LatencyReport>> index_reports(std::span<const LatencyReport> reports) {
@@ -91,11 +92,23 @@ double offered_load(const LatencyReport& current, const LatencyReport* previous)
   return current.busy * std::max(arrived, 0.0) / static_cast<double>(current.requests);
 }
 
+double queue_latency(double service_ms, double load, double scv) {
+  return service_ms * (1 + load * (1 + scv) / (2 * (1 - load)));
+}
+
+double load_at_latency(double service_ms, double latency_ms, double scv) {
+  // latency / service - 1 = x = load k / (1 - load), k = (1 + scv) / 2.
+  const double x = latency_ms / service_ms - 1;
+  if (!(x > 0)) return 0;
+  return x / (x + (1 + scv) / 2);
+}
+
 Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> current,
                         std::span<const LatencyReport> previous, const TunerOptions& options) {
   if (map.empty()) return Status(Errc::invalid_argument, "empty map");
   if (!(options.threshold >= 0) || !(options.max_factor >= 1) || !std::isfinite(options.max_factor) ||
       !(options.backlog_growth >= 0) || !(options.backlog_max_factor >= 1) || !(options.significance >= 0) ||
+      !(options.service_scv >= 0) || !std::isfinite(options.service_scv) ||
       !std::isfinite(options.backlog_max_factor))
     return Status(Errc::invalid_argument, "tuner options out of range");
   auto now = index_reports(current);
@@ -135,7 +148,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
     return std::abs(factor - 1) > options.significance / std::sqrt(n);
   };
   auto signal = [&](const LatencyReport& r) {
-    if (modeled(r)) return r.service_ms / (1 - std::min(offered(r), kBusiest));
+    if (modeled(r)) return queue_latency(r.service_ms, std::min(offered(r), kBusiest), options.service_scv);
     if (!options.backlog || r.backlog == 0) return r.latency_ms;
     const double done = static_cast<double>(r.requests), queued = static_cast<double>(r.backlog);
     return (r.latency_ms * done + r.backlog_age_ms * queued) / (done + queued);
@@ -172,7 +185,8 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   bool saturated = false;  // options.busy: the modeled servers cannot carry what is offered
   if (options.busy) {
     // The balanced latency: the W at which the modeled servers, each as
-    // busy as 1 - service / W, carry the load offered to them now.
+    // busy as the queue model puts it at latency W, carry the load offered
+    // to them now.
     double demand = 0;
     double slowest = 0;
     std::vector<const LatencyReport*> queues;
@@ -185,10 +199,11 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
     if (!queues.empty()) {
       auto carried = [&](double w) {
         double sum = 0;
-        for (const LatencyReport* r : queues) sum += std::max(0.0, 1 - r->service_ms / w) / r->service_ms;
+        for (const LatencyReport* r : queues)
+          sum += load_at_latency(r->service_ms, w, options.service_scv) / r->service_ms;
         return sum;
       };
-      double lo = 0, hi = slowest / (1 - kBusiest);
+      double lo = 0, hi = queue_latency(slowest, kBusiest, options.service_scv);
       if (carried(hi) <= demand) {
         lo = hi;  // more than they can carry: the busiest the model goes
         saturated = true;
@@ -234,7 +249,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         if (prev != before->end() && r.service_ms >= (1 + options.threshold) * measured &&
             prev->second.service_ms >= (1 + options.threshold) * measured)
           return 0.0;
-        const double target = 1 - r.service_ms / avg, load = offered(r);
+        const double target = load_at_latency(r.service_ms, avg, options.service_scv), load = offered(r);
         return target <= 0 ? 1 / options.max_factor : load > 0 ? target / load : options.max_factor;
       };
       growing[i] = grows(it->second);

@@ -67,6 +67,14 @@ struct LatencyReport {
 // it completed. Above 1 it cannot keep up; 0 without requests.
 double offered_load(const LatencyReport& current, const LatencyReport* previous);
 
+// The M/G/1 queue of TunerOptions::busy: the mean latency of a server with
+// mean service time `service_ms`, busy fraction `load` in [0, 1) and
+// service time variability `scv`; and its inverse, the busy fraction at
+// which that latency is `latency_ms` (0 when the service alone is that
+// long or longer).
+double queue_latency(double service_ms, double load, double scv);
+double load_at_latency(double service_ms, double latency_ms, double scv);
+
 // How the system-wide average L is formed. The paper uses "a weighted
 // average of the current latencies" without saying of what, and reports
 // the median working as well.
@@ -118,14 +126,24 @@ struct TunerOptions {
   // pvfs-sim it did not help (docs/sim/anu-heterogeneous.md).
   bool grow_underloaded = false;
   // Busy: a server that reports how busy it was (LatencyReport::busy,
-  // service_ms) is tuned on the latency a queue that busy has, M/M/1:
-  // service / (1 - busy), not on the mean of the requests it happened to
+  // service_ms) is tuned on the latency a queue that busy has (M/G/1, see
+  // service_scv), not on the mean of the requests it happened to
   // complete, and a tuned one is scaled to the busy fraction at which that
-  // model gives the average L, 1 - service / L (a server whose service
-  // alone exceeds L is shrunk by max_factor). Near capacity a small
+  // model gives the average L (a server whose service alone exceeds L is
+  // shrunk by max_factor). Near capacity a small
   // change of load changes latency a lot: L / latency over-corrects, and
   // one interval's latency is too noisy to settle on.
   bool busy = true;
+  // With busy: how variable a server's service time is, as its squared
+  // coefficient of variation (variance over the squared mean; >= 0). The
+  // queue is M/G/1 (Pollaczek-Khinchine): at busy fraction p a request
+  // waits service x (1 + p (1 + scv) / (2 (1 - p))). 1 is M/M/1, the
+  // default: a real member's creates and stats take very different times.
+  // 0 is a server whose every request takes the same time (M/D/1: the
+  // simulator's servers and pvfs-mds --slowdown), for which M/M/1
+  // overstates latency near capacity by up to twice; what that changes is
+  // in docs/sim/anu-heterogeneous.md ("The queue model").
+  double service_scv = 1;
   // With busy: a modeled server is scaled only when its factor differs
   // from 1 by more than `significance` standard deviations of its count
   // of arrivals (1 / sqrt(n) relative, n over every interval since the map
@@ -169,7 +187,7 @@ struct TuneResult {
 // grew (options.backlog) never ends with a larger share than it had.
 // invalid_argument for a negative or non-finite latency or backlog age, a
 // server reported twice in one list, options out of range (threshold < 0,
-// max_factor < 1, backlog_growth < 0), or an empty map.
+// max_factor < 1, backlog_growth < 0, service_scv < 0), or an empty map.
 Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> current,
                         std::span<const LatencyReport> previous, const TunerOptions& options = {});
 

@@ -795,7 +795,9 @@ TEST_CASE("busy: a server near capacity is scaled to the load at which a queue i
   // server 72.5% busy. Server 2 is above the band and scaled by
   // 0.725 / 0.95; on latency it would be cut by the bound, 4x.
   const std::vector<LatencyReport> now{busy_report(1, 20, 500, 0.5, 10), busy_report(2, 150, 950, 0.95, 10)};
-  const TuneResult r = must(tune(map, now, {}));
+  TunerOptions mm1;
+  mm1.service_scv = 1;  // M/M/1: latency = service / (1 - busy)
+  const TuneResult r = must(tune(map, now, {}, mm1));
   CHECK(r.average_ms == doctest::Approx(1 / (1 - 0.725) * 10).epsilon(0.001));
   CHECK(r.servers[0].decision == Decision::within_band);
   CHECK(r.servers[1].decision == Decision::scaled);
@@ -805,6 +807,46 @@ TEST_CASE("busy: a server near capacity is scaled to the load at which a queue i
   TunerOptions paper;
   paper.busy = false;
   CHECK(must(tune(map, now, {}, paper)).servers[1].decision == Decision::within_band);
+}
+
+TEST_CASE("busy: the queue model is M/G/1; servers whose every request takes the same time wait half as long") {
+  // Pollaczek-Khinchine: service x (1 + busy (1 + scv) / (2 (1 - busy))).
+  CHECK(queue_latency(10, 0.5, 1) == doctest::Approx(20));   // M/M/1: 10 / (1 - 0.5)
+  CHECK(queue_latency(10, 0.5, 0) == doctest::Approx(15));   // M/D/1
+  CHECK(queue_latency(10, 0, 0) == doctest::Approx(10));
+  for (double scv : {0.0, 0.5, 1.0, 2.0})
+    for (double busy : {0.1, 0.5, 0.9, 0.98}) {
+      CAPTURE(scv);
+      CAPTURE(busy);
+      CHECK(load_at_latency(10, queue_latency(10, busy, scv), scv) == doctest::Approx(busy));
+    }
+  CHECK(load_at_latency(10, 10, 0) == 0);  // the service alone is the latency: no room
+  CHECK(load_at_latency(10, 5, 0) == 0);
+
+  // What pvfs-mds --slowdown members measured (tests/bench/anu, session 10):
+  // a 1 ms member 93% busy answered in about 7 ms, a 7 ms member 60% busy
+  // in about 12. M/D/1 says 7.6 and 12.3; M/M/1 14.3 and 17.5, and so
+  // balances too little load onto the fast member.
+  CHECK(queue_latency(1, 0.93, 0) == doctest::Approx(7.6).epsilon(0.01));
+  CHECK(queue_latency(7, 0.6, 0) == doctest::Approx(12.25).epsilon(0.01));
+  const AnuMap map = make_uniform(2);
+  TunerOptions o;
+  o.thresholding = false;
+  o.significance = 0;
+  CHECK(o.service_scv == 1);  // M/M/1 unless told otherwise
+  const std::vector<LatencyReport> now{busy_report(1, 7, 1860, 0.93, 1), busy_report(2, 12, 170, 0.6, 7)};
+  const TuneResult mm1 = must(tune(map, now, {}, o));
+  o.service_scv = 0;
+  const TuneResult md1 = must(tune(map, now, {}, o));
+  // The balanced latency is lower under M/D/1, and the slow member is
+  // asked to shed more.
+  CHECK(md1.average_ms < mm1.average_ms);
+  CHECK(md1.average_ms == doctest::Approx(10.1).epsilon(0.02));
+  CHECK(md1.servers[1].factor < mm1.servers[1].factor);
+  CHECK(md1.servers[1].factor < 0.85);
+  TunerOptions bad;
+  bad.service_scv = -0.5;
+  CHECK(tune(map, now, {}, bad).code() == Errc::invalid_argument);
 }
 
 TEST_CASE("busy: a change within the noise of a server's arrivals is not made") {

@@ -309,6 +309,8 @@ Result<Report> run(const Params& p, uint64_t seed) {
   tuning.grow_underloaded = p.integer("grow_underloaded") != 0;
   tuning.busy = p.integer("busy") != 0;
   tuning.significance = p.number("significance");
+  tuning.service_scv = p.number("scv");
+  if (!(tuning.service_scv >= 0)) return Status(Errc::invalid_argument, "need scv >= 0");
   if (!(tuning.significance >= 0)) return Status(Errc::invalid_argument, "need significance >= 0");
   tuning.threshold = p.number("threshold");
   tuning.max_factor = p.number("max_factor");
@@ -474,6 +476,8 @@ Scenario anu_heterogeneous() {
        "1: what backlogged servers shed goes to the servers below the band; 0: to all, by share (the paper's)"},
       {"busy", ParamType::integer, "1", "",
        "1: tune on each server's busy fraction through a queue model (ours); 0: on its latency"},
+      {"scv", ParamType::number, "1", "",
+       "busy: the queue model's service time variability (1: M/M/1, the daemons' default; 0: M/D/1, as these servers)"},
       {"significance", ParamType::number, "3", "",
        "busy: scale a server only when the change exceeds this many standard deviations of its arrivals"},
       {"threshold", ParamType::number, "0.5", "", "thresholding band k: tune outside [(1-k)L, (1+k)L]"},
