@@ -83,6 +83,15 @@ Status apply(MountOptions& o, std::string_view item) {
     return {};
   };
 
+  // key=N: an integer in [min, max], handed to `store`.
+  auto integer = [&](std::string_view form, uint64_t min, uint64_t max, auto store) -> Status {
+    if (Status s = need_value(form); !s.ok()) return s;
+    auto n = parse_uint(key, value, min, max);
+    if (!n) return n.status();
+    store(*n);
+    return {};
+  };
+
   if (key == "attr_timeout" || key == "entry_timeout") {
     if (Status s = need_value("SECONDS"); !s.ok()) return s;
     auto seconds = parse_seconds(key, value);
@@ -130,32 +139,18 @@ Status apply(MountOptions& o, std::string_view item) {
     o.secret_file = std::string(value);
     return {};
   }
-  if (key == "max_threads") {
-    if (Status s = need_value("N"); !s.ok()) return s;
-    auto n = parse_uint(key, value, 1, MountOptions::kMaxMaxThreads);
-    if (!n) return n.status();
-    o.max_threads = static_cast<unsigned>(*n);
-    return {};
-  }
-  if (key == "max_background") {
-    if (Status s = need_value("N"); !s.ok()) return s;
-    auto n = parse_uint(key, value, 1, MountOptions::kMaxMaxBackground);
-    if (!n) return n.status();
-    o.max_background = static_cast<unsigned>(*n);
-    return {};
-  }
+  if (key == "max_threads")
+    return integer("N", 1, MountOptions::kMaxMaxThreads, [&](uint64_t n) { o.max_threads = static_cast<unsigned>(n); });
+  if (key == "max_background")
+    return integer("N", 1, MountOptions::kMaxMaxBackground,
+                   [&](uint64_t n) { o.max_background = static_cast<unsigned>(n); });
   if (key == "fsname") {
     if (Status s = need_value("NAME"); !s.ok()) return s;
     o.fsname = std::string(value);
     return {};
   }
-  if (key == "timeout") {
-    if (Status s = need_value("MS"); !s.ok()) return s;
-    auto ms = parse_uint(key, value, 1, UINT32_MAX);
-    if (!ms) return ms.status();
-    o.rpc_timeout_ms = static_cast<uint32_t>(*ms);
-    return {};
-  }
+  if (key == "timeout")
+    return integer("MS", 1, UINT32_MAX, [&](uint64_t ms) { o.rpc_timeout_ms = static_cast<uint32_t>(ms); });
   if (contains(kKernelFlags, key)) {
     bool ignored = false;
     if (Status s = flag(ignored, true); !s.ok()) return s;
