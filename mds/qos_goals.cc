@@ -16,7 +16,7 @@ namespace pvfs::mds {
 
 namespace {
 
-constexpr std::string_view kMagic = "pvfs-qos-goals 1";
+constexpr std::string_view kGoalsMagic = "pvfs-qos-goals 1";
 
 uint64_t fnv1a(std::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -54,7 +54,7 @@ Status check_goal_job(std::string_view job) {
 }
 
 std::string serialize(const QosGoals& goals) {
-  std::string out = fmt::format("{}\nversion {}\npolicy {}\n", kMagic, goals.version,
+  std::string out = fmt::format("{}\nversion {}\npolicy {}\n", kGoalsMagic, goals.version,
                                 goals.policy.empty() ? "-" : goals.policy);
   for (const auto& [job, g] : goals.goals)
     out += fmt::format("goal {} {} {} {}\n", job, g.runtime_ms, g.start_unix_ms, g.bytes);
@@ -78,7 +78,7 @@ Result<QosGoals> parse_goals(std::string_view text) {
   std::string line;
   int n = 0;
   QosGoals out;
-  if (!std::getline(in, line) || line != kMagic) return corrupt(1, fmt::format("expected \"{}\"", kMagic));
+  if (!std::getline(in, line) || line != kGoalsMagic) return corrupt(1, fmt::format("expected \"{}\"", kGoalsMagic));
   ++n;
   bool have_version = false, have_policy = false;
   while (std::getline(in, line)) {

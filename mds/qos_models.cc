@@ -15,7 +15,7 @@ namespace pvfs::mds {
 
 namespace {
 
-constexpr std::string_view kMagic = "pvfs-qos-models 1";
+constexpr std::string_view kModelsMagic = "pvfs-qos-models 1";
 
 using qos::exact_number;
 using qos::text_checksum;
@@ -29,7 +29,7 @@ Status corrupt(size_t line, std::string_view what) {
 }  // namespace
 
 std::string serialize(const QosModels& models) {
-  std::string out = fmt::format("{}\nversion {}\n", kMagic, models.version);
+  std::string out = fmt::format("{}\nversion {}\n", kModelsMagic, models.version);
   for (const auto& [job, p] : models.profiles) {
     out += fmt::format("profile {} {} {} {} {} {} {} {} {}\n", job, p.share_pct, p.start_unix_ms, p.end_unix_ms,
                        p.io.count(), p.io_from_job ? 1 : 0, p.bytes, p.dropped, p.epochs.size());
@@ -64,7 +64,7 @@ Result<QosModels> parse_models(std::string_view text) {
     lines.push_back(text.substr(i, j - i));
     i = j + 1;
   }
-  if (lines.empty() || lines[0] != kMagic) return corrupt(1, fmt::format("expected \"{}\"", kMagic));
+  if (lines.empty() || lines[0] != kModelsMagic) return corrupt(1, fmt::format("expected \"{}\"", kModelsMagic));
   QosModels out;
   if (lines.size() < 2) return corrupt(2, "no version");
   {

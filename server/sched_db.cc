@@ -52,7 +52,7 @@ std::string garbage_key(const redirect::Garbage& g) {
   return k;
 }
 
-std::string fragment_key(uint64_t fragment) {
+std::string fragment_db_key(uint64_t fragment) {
   std::string k;
   put_be(k, fragment, 8);
   return k;
@@ -143,7 +143,7 @@ Status SchedDb::put_fragment(const HeldFragment& f) {
   if (!txn) return txn.status();
   std::string v = object_key(f.object);
   put_be(v, f.bytes, 8);
-  if (Status s = txn->put(fragments_, fragment_key(f.fragment), v); !s.ok()) return s;
+  if (Status s = txn->put(fragments_, fragment_db_key(f.fragment), v); !s.ok()) return s;
   return txn->commit();
 }
 
@@ -151,7 +151,7 @@ Status SchedDb::delete_fragments(std::span<const uint64_t> fragments) {
   auto txn = env_->begin_write();
   if (!txn) return txn.status();
   for (uint64_t f : fragments) {
-    Status s = txn->del(fragments_, fragment_key(f));
+    Status s = txn->del(fragments_, fragment_db_key(f));
     if (!s.ok() && s.code() != Errc::not_found) return s;
   }
   return txn->commit();

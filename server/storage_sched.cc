@@ -14,7 +14,7 @@ namespace sp = proto::storage;
 
 namespace {
 
-ObjectId fragment_key(uint64_t fragment) { return ObjectId{InodeId(fragment), 0}; }
+ObjectId fragment_object(uint64_t fragment) { return ObjectId{InodeId(fragment), 0}; }
 
 }  // namespace
 
@@ -141,7 +141,7 @@ asio::awaitable<Status> StorageService::drop_fragments(std::vector<std::pair<Obj
   for (const auto& [object, fragment] : list) {
     if (auto it = held_.find(fragment); it == held_.end() || !(it->second.object == object)) continue;
     Status st = co_await rpc::run_blocking(disk_pool_, [&, f = fragment] {
-      return fragments_->remove(fragment_key(f));
+      return fragments_->remove(fragment_object(f));
     });
     if (!st.ok()) {
       first = st;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace pvfs {
 
@@ -24,6 +25,10 @@ class Clock {
   virtual TimePoint now() const = 0;
   // Calendar time, for stamps people read (file times, logs of moves).
   virtual WallTime wall() const = 0;
+  // wall() in milliseconds since the Unix epoch, as files and replies carry it.
+  int64_t unix_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(wall().time_since_epoch()).count();
+  }
 };
 
 // The machine's clocks. Stateless: one instance serves every driver.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -74,6 +75,10 @@ Result<uint64_t> parse_size(std::string_view text) {
   }
   if (value > (std::numeric_limits<uint64_t>::max() >> shift)) return bad();
   return value << shift;
+}
+
+std::string json_number(double value) {
+  return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
 }
 
 std::string json_string(std::string_view text) {

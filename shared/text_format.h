@@ -29,6 +29,9 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 // escaped.
 std::string json_string(std::string_view text);
 
+// `value` as a JSON number, or null for NaN and infinity (JSON has neither).
+std::string json_number(double value);
+
 // The one of `candidates` closest to `text` by edit distance (insertions,
 // deletions, substitutions and swaps of neighbours), when it is close
 // enough to be a typo of it: at most 1 edit for names up to 4 characters,

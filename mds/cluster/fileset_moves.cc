@@ -32,10 +32,6 @@ namespace {
 constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
 constexpr const char* kDataFile = "data.mdb";
 
-int64_t unix_ms(const Clock& clock) {
-  return std::chrono::duration_cast<milliseconds>(clock.wall().time_since_epoch()).count();
-}
-
 uint32_t ms_since(const Clock& clock, SteadyTime t) {
   return static_cast<uint32_t>(std::chrono::duration_cast<milliseconds>(clock.now() - t).count());
 }
@@ -150,7 +146,7 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
   auto abandon = [&](const Status& why) {
     if (!committed_.count(set)) leaving_.erase(set);  // nothing was handed over: serve it again if ours
     spdlog::warn("moving file set {} to mds {}: {} (will retry)", set, to.value, why.to_string());
-    remember_move({set, self_, to, unix_ms(clock_), 0, ms_since(clock_, started), why.to_string()});
+    remember_move({set, self_, to, clock_.unix_ms(), 0, ms_since(clock_, started), why.to_string()});
     return false;
   };
   // Looked up after the wait, and held: the set may be closed meanwhile
@@ -213,7 +209,7 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
     spdlog::warn("deleting the shipped copy of file set {}: {}", set, st.to_string());
   ++moves_out_;
   spdlog::info("file set {} moved to mds {} ({} bytes, {} ms)", set, to.value, total, ms_since(clock_, started));
-  remember_move({set, self_, to, unix_ms(clock_), total, ms_since(clock_, started), "shipped"});
+  remember_move({set, self_, to, clock_.unix_ms(), total, ms_since(clock_, started), "shipped"});
   co_return true;
 }
 
@@ -287,7 +283,7 @@ asio::awaitable<Status> MdsCluster::receive_chunk(mp::Request::ShipChunk::Reader
   received_[set] = ship_id;
   ++moves_in_;
   spdlog::info("file set {} arrived ({} bytes); serving it", set, total);
-  remember_move({set, MdsId(0xffffffff), self_, unix_ms(clock_), total, 0, "received"});
+  remember_move({set, MdsId(0xffffffff), self_, clock_.unix_ms(), total, 0, "received"});
   co_return Status{};
 }
 
@@ -352,7 +348,7 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     if (!copied) {
       spdlog::error("taking over file set {} of failed mds {}: {}", set, failed.value,
                     copied.status().to_string());
-      remember_move({set, failed, self_, unix_ms(clock_), 0, ms_since(clock_, started), copied.status().to_string()});
+      remember_move({set, failed, self_, clock_.unix_ms(), 0, ms_since(clock_, started), copied.status().to_string()});
       continue;
     }
     if (filesets_.has(FileSetId(set))) {  // it arrived by another way while copying
@@ -370,7 +366,7 @@ asio::awaitable<void> MdsCluster::take_over(MdsId failed) {
     ++moves_in_;
     spdlog::info("took over file set {} of failed mds {} ({} bytes, {} ms)", set, failed.value, *copied,
                  ms_since(clock_, started));
-    remember_move({set, failed, self_, unix_ms(clock_), *copied, ms_since(clock_, started), "taken over"});
+    remember_move({set, failed, self_, clock_.unix_ms(), *copied, ms_since(clock_, started), "taken over"});
   }
 }
 

@@ -31,10 +31,6 @@ constexpr size_t kKeptTunings = 32;
 
 using rpc::text;
 
-int64_t unix_ms(const Clock& clock) {
-  return std::chrono::duration_cast<milliseconds>(clock.wall().time_since_epoch()).count();
-}
-
 MembershipOptions membership_options(const Config& config, placement::Policy policy) {
   MembershipOptions o;
   o.dead_after = milliseconds(config.mds_dead_after_ms);
@@ -301,7 +297,7 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
     auto next = membership_.step(map_, now);
     if (next) next->map.set_issuer(self_);
     if (auto tuning = membership_.take_tuning()) {
-      tunings_.push_back({unix_ms(clock_), next ? next->map.version() : map_.version(), std::move(*tuning)});
+      tunings_.push_back({clock_.unix_ms(), next ? next->map.version() : map_.version(), std::move(*tuning)});
       if (tunings_.size() > kKeptTunings) tunings_.pop_front();
     }
     if (next) {

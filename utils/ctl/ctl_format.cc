@@ -20,7 +20,6 @@ bool parse_u32(std::string_view text, uint32_t& out) {
   return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
 }
 
-
 // `text` with `prefix` before each of its lines.
 std::string indent(std::string_view text, std::string_view prefix) {
   std::string out;
@@ -34,11 +33,6 @@ std::string indent(std::string_view text, std::string_view prefix) {
 
 // A delay factor as people write it: 5, 2.5, 1000.
 std::string factor_text(double factor) { return fmt::format("{:g}", factor); }
-
-// A JSON number; JSON has no NaN or infinity.
-std::string json_number(double value) {
-  return std::isfinite(value) ? fmt::format("{}", value) : std::string("null");
-}
 
 }  // namespace
 

@@ -33,7 +33,7 @@ using std::chrono::milliseconds;
 constexpr size_t kMaxParallelScans = 16;
 
 template <typename... Args>
-void error(fmt::format_string<Args...> format, Args&&... args) {
+void fsck_error(fmt::format_string<Args...> format, Args&&... args) {
   std::fprintf(stderr, "pvfs-ctl: fsck: %s\n", fmt::format(format, std::forward<Args>(args)...).c_str());
 }
 
@@ -64,7 +64,7 @@ std::optional<std::vector<fsck::File>> scan_files(const Config& config, const Se
     auto files = fsck::scan_files(mds.address, key, timeout, [&](size_t n) { progress.update(n); });
     progress.finish(files ? files->size() : 0);
     if (!files) {
-      error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
+      fsck_error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
       all = false;
       continue;
     }
@@ -120,7 +120,7 @@ std::optional<std::vector<fsck::File>> scan_files_settled(const Config& config, 
     if (!files) return std::nullopt;
     if (settled_holdings(config, key, timeout) == before) return files;
   }
-  error("file sets kept moving between the metadata servers; nothing checked (run fsck again)");
+  fsck_error("file sets kept moving between the metadata servers; nothing checked (run fsck again)");
   return std::nullopt;
 }
 
@@ -152,17 +152,17 @@ std::vector<Result<fsck::ServerScan>> scan_servers(const Config& config, const S
 
 int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
   if (options.config_path.empty()) {
-    error("no cluster config: give -c FILE or set PVFS_CONFIG");
+    fsck_error("no cluster config: give -c FILE or set PVFS_CONFIG");
     return 1;
   }
   auto config = Config::load(options.config_path);
   if (!config) {
-    error("{}", config.status().detail());
+    fsck_error("{}", config.status().detail());
     return 1;
   }
   auto key = load_secret(config->secret_file);
   if (!key) {
-    error("{}", key.status().to_string());
+    fsck_error("{}", key.status().to_string());
     return 1;
   }
   // A page of a large listing takes longer than a connect: by default the
@@ -175,7 +175,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
   int status = 0;
   auto files = scan_files_settled(*config, *key, timeout);
   if (!files) {
-    error("not every metadata server answered: nothing was checked");
+    fsck_error("not every metadata server answered: nothing was checked");
     return 1;
   }
   fsck::Input input;
@@ -191,7 +191,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
       input.servers.push_back(std::move(*scans[i]));
       continue;
     }
-    error("server{} ({}): {}: its objects, fragments and redirects were not checked", server.id,
+    fsck_error("server{} ({}): {}: its objects, fragments and redirects were not checked", server.id,
           server.address.to_string(), scans[i].status().to_string());
     status = 1;
     fsck::ServerScan unknown;
@@ -213,7 +213,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
       say("  repaired: " + f.repaired);
       ++repaired;
     } else {
-      error("repairing the {}: {}", fsck::kind_name(f.kind), st.to_string());
+      fsck_error("repairing the {}: {}", fsck::kind_name(f.kind), st.to_string());
     }
   }
   say(fmt::format("fsck: {} files, {} objects on {} servers checked: {} problems ({} repaired)",

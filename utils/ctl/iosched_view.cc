@@ -28,7 +28,7 @@ IoStepRow row_of(mp::Reply::IoStepState::Reader s) {
   return r;
 }
 
-Result<IoschedView> view_of(mp::Reply::Reader body) {
+Result<IoschedView> iosched_view_of(mp::Reply::Reader body) {
   if (!body.isIosched()) return Status(Errc::io, "unexpected reply to ioschedStatus");
   auto s = body.getIosched();
   IoschedView v;
@@ -69,7 +69,7 @@ Result<IoschedView> iosched_status(const Config& config, const Secret& key, std:
         if (policy.empty()) req.setIoschedStatus();
         else req.setIoschedPolicy(policy);
       },
-      [](rpc::InMessage& in) { return view_of(in.body<mp::Reply>()); });
+      [](rpc::InMessage& in) { return iosched_view_of(in.body<mp::Reply>()); });
 }
 
 std::string render_iosched(const IoschedView& v) {

@@ -60,8 +60,6 @@ std::string id_list(const std::vector<uint16_t>& ids, const char* separator) {
   return out;
 }
 
-std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
-
 // The tail of `items` of at most `max`, and how many were left out.
 template <typename T>
 std::pair<std::vector<T>, size_t> last(const std::vector<T>& items, size_t max) {

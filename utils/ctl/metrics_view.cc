@@ -19,7 +19,6 @@ namespace {
 using metrics::Families;
 using metrics::Family;
 
-
 std::string prefix_of(DaemonKind kind) { return kind == DaemonKind::mds ? "pvfs_mds_" : "pvfs_server_"; }
 
 std::string count_text(double v) {
@@ -61,23 +60,6 @@ std::string sample_key(const Family& f, const metrics::Sample& s) {
     key += fmt::format("{}{}=\"{}\"", i ? "," : "", s.labels[i].name, s.labels[i].value);
   return key + '}';
 }
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 // Families shown in their own tables rather than one per line.
 bool in_a_table(const std::string& name, const std::string& prefix) {

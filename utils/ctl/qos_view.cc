@@ -29,7 +29,7 @@ Result<T> ask_delegate(const Config& config, const Secret& key, std::chrono::mil
       [&](rpc::InMessage& in) { return parse(in.body<mp::Reply>()); });
 }
 
-Result<QosView> view_of(mp::Reply::Reader body) {
+Result<QosView> qos_view_of(mp::Reply::Reader body) {
   if (!body.isQos()) return Status(Errc::io, "unexpected reply to a QoS request");
   auto s = body.getQos();
   QosView v;
@@ -150,7 +150,7 @@ Result<QosView> qos_call(const Config& config, const Secret& key, std::chrono::m
       }
     }
   };
-  return ask_delegate<QosView>(config, key, timeout, build, view_of);
+  return ask_delegate<QosView>(config, key, timeout, build, qos_view_of);
 }
 
 Result<QosModelView> qos_model_call(const Config& config, const Secret& key, std::chrono::milliseconds timeout,
