@@ -8,6 +8,7 @@
 // kill -9 of the delegate and a corrupt models file.
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,18 @@ ClusterOptions qos_cluster(uint32_t servers, uint32_t mds) {
   return o;
 }
 
+// Sets the QoS policy and waits until every storage server has taken it
+// (its log says so): until then a server measures nothing of a job's I/O.
+void set_policy(TestCluster& tc, const std::string& policy) {
+  Ctl ctl{tc};
+  REQUIRE(ctl({"qos", "policy", policy}).status == 0);
+  REQUIRE_MESSAGE(eventually([&] {
+    for (size_t i = 0; i < tc.config().servers.size(); ++i)
+      if (log_of(tc, "server" + std::to_string(i)).find("QoS: policy " + policy + " ") == std::string::npos) return false;
+    return true;
+  }, milliseconds(5000)), "the storage servers did not take QoS policy " << policy);
+}
+
 }  // namespace
 
 TEST_CASE("pvfs-ctl qos sets, lists and clears goals; an unknown job and bad input get clear errors") {
@@ -227,7 +240,7 @@ TEST_CASE("pvfs-ctl qos sets, lists and clears goals; an unknown job and bad inp
 TEST_CASE("with a goal set, the storage servers report the job's I/O, its clock starts, and they take the plan") {
   TestCluster tc(qos_cluster(2, 1));
   Ctl ctl{tc};
-  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  set_policy(tc, "average");
   REQUIRE(ctl({"qos", "set", "qa", "--runtime", "1h", "--bytes", "96M"}).status == 0);
   // Both servers report within a period or two.
   CHECK(eventually([&] {
@@ -267,6 +280,69 @@ TEST_CASE("with a goal set, the storage servers report the job's I/O, its clock 
                    milliseconds(5000)));
 }
 
+TEST_CASE("a metadata server paused past the servers' report timeout loses none of a job's bytes, and counts none twice") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  set_policy(tc, "average");
+  REQUIRE(ctl({"qos", "set", "qp", "--runtime", "1h", "--bytes", "64M"}).status == 0);
+  REQUIRE(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && v->servers.size() == 2;
+  }, milliseconds(5000)));
+  auto done = [&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "qp") : nullptr;
+    return j ? j->bytes_done : uint64_t{0};
+  };
+
+  REQUIRE(write_as(tc.config(), "qp", "qp-1", 16 << 20).ok());
+  CHECK(eventually([&] { return done() == (16u << 20); }, milliseconds(5000)));
+
+  // The job writes on while the metadata server stops for three report
+  // periods (each server gives up on a report after half a period).
+  std::atomic<bool> created = false, stop = false;
+  std::atomic<uint64_t> written = 0;
+  Status writer_status;
+  std::thread writer([&] {
+    writer_status = [&]() -> Status {
+      Session s(Session::Deferred{});
+      if (Status st = s.connect(tc.config()); !st.ok()) return st;
+      Credentials cred;
+      cred.job_id = "qp";
+      auto made = s.run(s->create(cred, kRootInode, "qp-2", 0644, O_RDWR));
+      if (!made) return made.status();
+      created = true;
+      AlignedBuffer buf(1 << 20);
+      fill_pattern(buf.span(), 7, 0);
+      for (uint64_t i = 0; !stop; ++i) {
+        auto n = s.run(s->write(cred, *made->second, (i % 16) << 20, buf.span()));
+        if (!n) return n.status();
+        written += buf.size();
+        std::this_thread::sleep_for(milliseconds(5));  // about 100 MiB/s: reports of each period carry some
+      }
+      return s.run(s->release(cred, made->second));
+    }();
+  });
+  REQUIRE(eventually([&] { return created.load(); }, milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(300));
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGSTOP).ok());
+  std::this_thread::sleep_for(milliseconds(3000));
+  const uint64_t during = written;
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGCONT).ok());
+  std::this_thread::sleep_for(milliseconds(300));
+  stop = true;
+  writer.join();
+  REQUIRE_MESSAGE(writer_status.ok(), writer_status.to_string());
+  INFO("written while paused: " << during << " of " << written.load());
+  CHECK(during > (32u << 20));  // the pause fell in the middle of the writing
+
+  // Every byte counted, once.
+  const uint64_t total = (16u << 20) + written.load();
+  CHECK(eventually([&] { return done() >= total; }, milliseconds(8000)));
+  std::this_thread::sleep_for(milliseconds(2000));
+  CHECK(done() == total);
+}
+
 TEST_CASE("a job's PVFS_QOS_RUNTIME sets its goal at its first I/O, and never replaces one set with pvfs-ctl") {
   TestCluster tc(qos_cluster(1, 1));
   Ctl ctl{tc};
@@ -297,7 +373,7 @@ TEST_CASE("a job's PVFS_QOS_RUNTIME sets its goal at its first I/O, and never re
 TEST_CASE("under ushape without a model a job's bound is the average one, and says so") {
   TestCluster tc(qos_cluster(1, 1));
   Ctl ctl{tc};
-  REQUIRE(ctl({"qos", "policy", "ushape"}).status == 0);
+  set_policy(tc, "ushape");
   REQUIRE(ctl({"qos", "set", "known", "--runtime", "10m", "--bytes", "1G"}).status == 0);
   REQUIRE(ctl({"qos", "set", "unknown", "--runtime", "10m"}).status == 0);
   CHECK(eventually([&] {
@@ -313,7 +389,7 @@ TEST_CASE("under ushape without a model a job's bound is the average one, and sa
 TEST_CASE("goals survive a kill -9 of the delegate, and the next delegate plans windows again") {
   TestCluster tc(qos_cluster(2, 3));
   Ctl ctl{tc};
-  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  set_policy(tc, "average");
   const auto set = ctl({"qos", "set", "survivor", "--runtime", "30m", "--bytes", "1G"});
   REQUIRE_MESSAGE(set.status == 0, set.err);
   // Every live member held it before the answer.
@@ -349,7 +425,7 @@ TEST_CASE("goals survive a kill -9 of the delegate, and the next delegate plans 
 TEST_CASE("a storage server killed with SIGKILL while a goal is active reports again when it is back") {
   TestCluster tc(qos_cluster(2, 1));
   Ctl ctl{tc};
-  REQUIRE(ctl({"qos", "policy", "average"}).status == 0);
+  set_policy(tc, "average");
   REQUIRE(ctl({"qos", "set", "steady", "--runtime", "1h", "--bytes", "1G"}).status == 0);
   CHECK(eventually([&] {
     auto v = status_of(tc.config());
@@ -408,7 +484,7 @@ TEST_CASE("qos profile, train and show build a job's model, and under ushape its
   CHECK_MESSAGE(off.err.find("profiling needs the QoS policy on") != std::string::npos, off.err);
   CHECK(ctl({"qos", "profile", "pj", "--share", "101"}).status == 2);
   CHECK(ctl({"qos", "profile", "pj", "--end"}).status == 1);  // none running
-  REQUIRE(ctl({"qos", "policy", "ushape"}).status == 0);
+  set_policy(tc, "ushape");
   const auto untrained = ctl({"qos", "train", "pj"});
   CHECK(untrained.status == 1);
   CHECK(untrained.err.find("job pj has no profile") != std::string::npos);
@@ -490,7 +566,7 @@ TEST_CASE("qos profile, train and show build a job's model, and under ushape its
 TEST_CASE("a model survives a kill -9 of the delegate and a corrupt models file on a member") {
   TestCluster tc(qos_cluster(2, 3));
   Ctl ctl{tc};
-  REQUIRE(ctl({"qos", "policy", "ushape"}).status == 0);
+  set_policy(tc, "ushape");
   const auto ended = profile_job(tc, "kept");
   REQUIRE_MESSAGE(ended.status == 0, ended.err);
   const auto trained = ctl({"qos", "train", "kept"});
