@@ -69,6 +69,7 @@ bool QosHost::hosting() {
     period_.clear();
     runs_.clear();
     servers_.clear();
+    counted_.clear();
     pending_records_.clear();
     plan_ = {};
     plan_start_ = 0;
@@ -193,7 +194,12 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
   if (!hosting()) return not_delegate();
   if (req.getJobs().size() > kMaxReportJobs)
     return Status(Errc::invalid_argument, fmt::format("a QoS report of more than {} jobs", kMaxReportJobs));
-  if (req.getPeriodMs() > 0) {
+  // A report the server sent again, because its answer was lost, counts
+  // once; so does one delayed past its successor.
+  uint64_t& counted = counted_[req.getServer()];
+  const bool again = req.getSeq() != 0 && req.getSeq() <= counted;
+  if (req.getPeriodMs() > 0 && !again) {
+    counted = std::max(counted, req.getSeq());
     servers_[req.getServer()] = unix_ns();
     for (auto j : req.getJobs()) {
       const std::string_view job = text(j.getJob());

@@ -53,7 +53,8 @@ class QosHost {
   Status status(proto::mds::Reply::Builder reply);
   // qosPolicy. Errors: invalid_argument for an unknown policy; io.
   asio::awaitable<Status> set_policy(std::string_view name, proto::mds::Reply::Builder reply);
-  // qosReport from a storage server; answered with the plan in force.
+  // qosReport from a storage server; answered with the plan in force. A
+  // numbered report counts once (a server resends one it had no answer to).
   // Errors: invalid_argument for more jobs than kMaxReportJobs.
   Status report(proto::mds::Request::QosReport::Reader req, proto::mds::Reply::Builder reply);
 
@@ -134,6 +135,7 @@ class QosHost {
   std::map<std::string, Measured, std::less<>> period_;  // by job ("" for none), this period so far
   std::map<std::string, Run, std::less<>> runs_;         // jobs with a goal
   std::map<uint32_t, int64_t> servers_;                   // storage server -> last report (unix ns)
+  std::map<uint32_t, uint64_t> counted_;                  // storage server -> its last counted report's seq
   qos::Plan plan_;
   int64_t plan_start_ = 0;                               // unix ns; 0: no plan
   uint32_t replicas_ = 0;

@@ -40,6 +40,7 @@ QosAgent::QosAgent(asio::any_io_executor ex, const Config& config, const Secret&
       id_(id),
       queue_(queue),
       tracker_(milliseconds(config.qos_epoch_ms)),
+      next_seq_(static_cast<uint64_t>(unix_ns())),
       last_report_(std::chrono::steady_clock::now()),
       timer_(ex) {
   std::vector<DaemonEntry> mds = config.mds;
@@ -103,73 +104,103 @@ asio::awaitable<void> QosAgent::loop() {
 }
 
 asio::awaitable<void> QosAgent::exchange(bool report) {
-  rpc::OutMessage out;
-  auto r = out.init_body<mp::Request>().initQosReport();
+  if (report) keep_report();
+  std::unique_ptr<rpc::InMessage> answer;
+  if (unsent_.empty()) {
+    rpc::OutMessage ask;
+    ask.init_body<mp::Request>().initQosReport().setServer(id_);
+    answer = co_await deliver(ask);
+  }
+  // Reports no member has taken yet go first, oldest first. One that had no
+  // answer may have been counted all the same: it goes again under its
+  // number, which the coordinator counts once.
+  while (!unsent_.empty() && !stopped_) {
+    auto reply = co_await deliver(*unsent_.front());
+    if (!reply) break;
+    unsent_.pop_front();
+    answer = std::move(reply);
+  }
+  if (answer && !stopped_) install(*answer);
+}
+
+void QosAgent::keep_report() {
+  auto out = std::make_unique<rpc::OutMessage>();
+  auto r = out->init_body<mp::Request>().initQosReport();
   r.setServer(id_);
-  if (report) {
-    const auto now_steady = std::chrono::steady_clock::now();
-    r.setPeriodMs(static_cast<uint32_t>(
-        std::max<int64_t>(1, std::chrono::duration_cast<milliseconds>(now_steady - last_report_).count())));
-    last_report_ = now_steady;
-    for (const qos::EpochSample& e : tracker_.close(queue_.now() + tracker_.epoch_length())) {
-      auto it = totals_.find(e.job);
-      if (it == totals_.end()) continue;
-      Totals& t = it->second;
-      t.dist_weighted += e.avg_dist_bytes * static_cast<double>(e.requests);
-      t.size_weighted += e.avg_size_bytes * static_cast<double>(e.requests);
-      t.epoch_requests += e.requests;
-      t.service += e.service;
-      const bool wanted = profiling_.contains(e.job) ||
-                          (goals_.contains(e.job) && queue_.qos_policy() == qos::QosPolicy::ushape);
-      if (wanted && t.epochs.size() < kMaxEpochsPerReport) t.epochs.push_back(e);
-    }
-    const auto queued = queue_.queued_by_job();
-    std::vector<std::string> jobs;
-    for (const auto& [job, t] : totals_) jobs.push_back(job);
-    for (const auto& [job, n] : queued)
-      if (!totals_.contains(job)) jobs.push_back(job);
-    std::sort(jobs.begin(), jobs.end());
-    auto list = r.initJobs(static_cast<unsigned>(jobs.size()));
-    const nanoseconds seek = config_.emulated_bandwidth_bytes > 0
-                                 ? std::chrono::duration_cast<nanoseconds>(
-                                       std::chrono::duration<double, std::milli>(config_.emulated_seek_ms))
-                                 : nanoseconds(0);
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      auto j = list[static_cast<unsigned>(i)];
-      j.setJob(jobs[i]);
-      j.setQueued(queued.contains(jobs[i]));
-      auto it = totals_.find(jobs[i]);
-      if (it == totals_.end()) continue;
-      const Totals& t = it->second;
-      j.setBytes(t.bytes);
-      j.setWindowBytes(t.window_bytes);
-      j.setRequests(t.requests);
-      const double n = static_cast<double>(std::max<uint64_t>(t.epoch_requests, 1));
-      j.setAvgDistBytes(t.dist_weighted / n);
-      j.setAvgSizeBytes(t.size_weighted / n);
-      j.setServiceNs(static_cast<uint64_t>(t.service.count()));
-      // A dedicated window saves a seek per request only for a job whose
-      // requests follow each other (§3.2.1); a scattered one seeks anyway.
-      // Without an emulated disk the server cannot tell a seek's cost.
-      const bool sequential = t.epoch_requests > 0 && t.dist_weighted / n <= t.size_weighted / n;
-      j.setSeekCostNs(sequential ? static_cast<uint64_t>(seek.count()) : 0);
-      j.setIdleCostNs(t.idle_n ? static_cast<uint64_t>(t.idle_sum.count() / static_cast<int64_t>(t.idle_n)) : 0);
-      if (!t.epochs.empty()) {
-        auto list_e = j.initEpochs(static_cast<unsigned>(t.epochs.size()));
-        for (size_t k = 0; k < t.epochs.size(); ++k) {
-          const qos::EpochSample& e = t.epochs[k];
-          auto o = list_e[static_cast<unsigned>(k)];
-          o.setEpoch(e.epoch);
-          o.setRequests(e.requests);
-          o.setAvgDistBytes(e.avg_dist_bytes);
-          o.setAvgSizeBytes(e.avg_size_bytes);
-          o.setBytes(e.bytes);
-          o.setServiceNs(static_cast<uint64_t>(e.service.count()));
-        }
+  r.setSeq(next_seq_++);
+  const auto now_steady = std::chrono::steady_clock::now();
+  r.setPeriodMs(static_cast<uint32_t>(
+      std::max<int64_t>(1, std::chrono::duration_cast<milliseconds>(now_steady - last_report_).count())));
+  last_report_ = now_steady;
+  for (const qos::EpochSample& e : tracker_.close(queue_.now() + tracker_.epoch_length())) {
+    auto it = totals_.find(e.job);
+    if (it == totals_.end()) continue;
+    Totals& t = it->second;
+    t.dist_weighted += e.avg_dist_bytes * static_cast<double>(e.requests);
+    t.size_weighted += e.avg_size_bytes * static_cast<double>(e.requests);
+    t.epoch_requests += e.requests;
+    t.service += e.service;
+    const bool wanted = profiling_.contains(e.job) ||
+                        (goals_.contains(e.job) && queue_.qos_policy() == qos::QosPolicy::ushape);
+    if (wanted && t.epochs.size() < kMaxEpochsPerReport) t.epochs.push_back(e);
+  }
+  const auto queued = queue_.queued_by_job();
+  std::vector<std::string> jobs;
+  for (const auto& [job, t] : totals_) jobs.push_back(job);
+  for (const auto& [job, n] : queued)
+    if (!totals_.contains(job)) jobs.push_back(job);
+  std::sort(jobs.begin(), jobs.end());
+  auto list = r.initJobs(static_cast<unsigned>(jobs.size()));
+  const nanoseconds seek = config_.emulated_bandwidth_bytes > 0
+                               ? std::chrono::duration_cast<nanoseconds>(
+                                     std::chrono::duration<double, std::milli>(config_.emulated_seek_ms))
+                               : nanoseconds(0);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto j = list[static_cast<unsigned>(i)];
+    j.setJob(jobs[i]);
+    j.setQueued(queued.contains(jobs[i]));
+    auto it = totals_.find(jobs[i]);
+    if (it == totals_.end()) continue;
+    const Totals& t = it->second;
+    j.setBytes(t.bytes);
+    j.setWindowBytes(t.window_bytes);
+    j.setRequests(t.requests);
+    const double n = static_cast<double>(std::max<uint64_t>(t.epoch_requests, 1));
+    j.setAvgDistBytes(t.dist_weighted / n);
+    j.setAvgSizeBytes(t.size_weighted / n);
+    j.setServiceNs(static_cast<uint64_t>(t.service.count()));
+    // A dedicated window saves a seek per request only for a job whose
+    // requests follow each other (§3.2.1); a scattered one seeks anyway.
+    // Without an emulated disk the server cannot tell a seek's cost.
+    const bool sequential = t.epoch_requests > 0 && t.dist_weighted / n <= t.size_weighted / n;
+    j.setSeekCostNs(sequential ? static_cast<uint64_t>(seek.count()) : 0);
+    j.setIdleCostNs(t.idle_n ? static_cast<uint64_t>(t.idle_sum.count() / static_cast<int64_t>(t.idle_n)) : 0);
+    if (!t.epochs.empty()) {
+      auto list_e = j.initEpochs(static_cast<unsigned>(t.epochs.size()));
+      for (size_t k = 0; k < t.epochs.size(); ++k) {
+        const qos::EpochSample& e = t.epochs[k];
+        auto o = list_e[static_cast<unsigned>(k)];
+        o.setEpoch(e.epoch);
+        o.setRequests(e.requests);
+        o.setAvgDistBytes(e.avg_dist_bytes);
+        o.setAvgSizeBytes(e.avg_size_bytes);
+        o.setBytes(e.bytes);
+        o.setServiceNs(static_cast<uint64_t>(e.service.count()));
       }
     }
-    totals_.clear();
   }
+  totals_.clear();
+  if (unsent_.size() == kMaxUnsentReports) {
+    if (!dropped_warned_)
+      spdlog::warn("QoS: no metadata server took this server's reports for {} periods; dropping the oldest",
+                   kMaxUnsentReports);
+    dropped_warned_ = true;
+    unsent_.pop_front();
+  }
+  unsent_.push_back(std::move(out));
+}
+
+asio::awaitable<std::unique_ptr<rpc::InMessage>> QosAgent::deliver(rpc::OutMessage& out) {
   std::vector<size_t> order;
   if (delegate_) order.push_back(*delegate_);
   for (size_t i = 0; i < members_.size(); ++i)
@@ -177,54 +208,59 @@ asio::awaitable<void> QosAgent::exchange(bool report) {
   const milliseconds timeout(std::max<uint32_t>(config_.qos_period_ms / 2, 100));
   for (size_t i : order) {
     auto reply = co_await members_[i]->call(out, {}, timeout);
-    if (stopped_) co_return;
+    if (stopped_) co_return nullptr;
     if (!reply) {
       if (reply.code() == Errc::timeout) members_[i]->close();
       if (reply.code() == Errc::unavailable || reply.code() == Errc::timeout || reply.code() == Errc::io) continue;
       if (!warned_) spdlog::warn("QoS: mds {} refused this server's report: {}", member_ids_[i], reply.status().to_string());
       warned_ = true;
-      co_return;
+      co_return nullptr;
     }
     if (!delegate_ || *delegate_ != i) spdlog::info("QoS: the coordinator is on mds {}", member_ids_[i]);
     delegate_ = i;
     warned_ = false;
-    auto body = (*reply)->body<mp::Reply>();
-    if (!body.isQosPlan()) co_return;
-    auto p = body.getQosPlan();
-    const auto policy = qos::parse_qos_policy(text(p.getPolicy()));
-    if (!policy) co_return;
-    profiling_.clear();
-    for (auto job : p.getProfiling()) profiling_.emplace(text(job));
-    goals_.clear();
-    for (auto job : p.getGoals()) goals_.emplace(text(job));
-    if (*policy != queue_.qos_policy()) {
-      spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
-      queue_.set_qos_policy(*policy);
-    }
-    if (*policy == qos::QosPolicy::off) installed_start_ = 0;
-    if (*policy == qos::QosPolicy::off || p.getStartUnixNs() == 0 || p.getPeriodMs() == 0) co_return;
-    qos::Plan plan;
-    plan.period = milliseconds(p.getPeriodMs());
-    nanoseconds total{0};
-    for (auto w : p.getWindows()) {
-      const auto kind = kind_of(text(w.getKind()));
-      if (!kind || w.getLengthNs() < 0) co_return;  // a plan this build does not read: keep the old one
-      total += nanoseconds(w.getLengthNs());
-      plan.windows.push_back({*kind, std::string(text(w.getJob())), nanoseconds(w.getLengthNs())});
-    }
-    if (total > plan.period) co_return;
-    for (auto m : p.getSharedMembers()) plan.shared_members.emplace_back(text(m));
-    std::sort(plan.shared_members.begin(), plan.shared_members.end());
-    // The delegate's wall-clock start on this host's steady clock (the
-    // clock assumption in the file comment).
-    const auto start = queue_.now() + nanoseconds(p.getStartUnixNs() - unix_ns());
-    if (installed_start_ == 0)
-      spdlog::info("QoS: enforcing the coordinator's windows ({} ms periods)", p.getPeriodMs());
-    installed_start_ = p.getStartUnixNs();
-    queue_.install_plan(std::move(plan), start, static_cast<int>(std::clamp<uint32_t>(p.getRepeat(), 1, 16)));
-    co_return;
+    dropped_warned_ = false;
+    co_return std::move(*reply);
   }
   delegate_.reset();
+  co_return nullptr;
+}
+
+void QosAgent::install(rpc::InMessage& reply) {
+  auto body = reply.body<mp::Reply>();
+  if (!body.isQosPlan()) return;
+  auto p = body.getQosPlan();
+  const auto policy = qos::parse_qos_policy(text(p.getPolicy()));
+  if (!policy) return;
+  profiling_.clear();
+  for (auto job : p.getProfiling()) profiling_.emplace(text(job));
+  goals_.clear();
+  for (auto job : p.getGoals()) goals_.emplace(text(job));
+  if (*policy != queue_.qos_policy()) {
+    spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
+    queue_.set_qos_policy(*policy);
+  }
+  if (*policy == qos::QosPolicy::off) installed_start_ = 0;
+  if (*policy == qos::QosPolicy::off || p.getStartUnixNs() == 0 || p.getPeriodMs() == 0) return;
+  qos::Plan plan;
+  plan.period = milliseconds(p.getPeriodMs());
+  nanoseconds total{0};
+  for (auto w : p.getWindows()) {
+    const auto kind = kind_of(text(w.getKind()));
+    if (!kind || w.getLengthNs() < 0) return;  // a plan this build does not read: keep the old one
+    total += nanoseconds(w.getLengthNs());
+    plan.windows.push_back({*kind, std::string(text(w.getJob())), nanoseconds(w.getLengthNs())});
+  }
+  if (total > plan.period) return;
+  for (auto m : p.getSharedMembers()) plan.shared_members.emplace_back(text(m));
+  std::sort(plan.shared_members.begin(), plan.shared_members.end());
+  // The delegate's wall-clock start on this host's steady clock (the
+  // clock assumption in the file comment).
+  const auto start = queue_.now() + nanoseconds(p.getStartUnixNs() - unix_ns());
+  if (installed_start_ == 0)
+    spdlog::info("QoS: enforcing the coordinator's windows ({} ms periods)", p.getPeriodMs());
+  installed_start_ = p.getStartUnixNs();
+  queue_.install_plan(std::move(plan), start, static_cast<int>(std::clamp<uint32_t>(p.getRepeat(), 1, 16)));
 }
 
 }  // namespace pvfs

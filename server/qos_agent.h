@@ -10,8 +10,11 @@
 // every window of this server by s against the others'. It talks every
 // half period, at a quarter and three quarters into each period (the
 // report, then a fetch of the plan the coordinator made from all
-// servers' reports at the half). Finds the delegate by asking the members
-// in id order past those that say they are not it. For a job the plan says
+// servers' reports at the half). Reports are numbered: one no member
+// takes (the delegate paused, failing over, its answer lost) is kept and
+// sent again under its number, which the coordinator counts once, so a
+// pause costs a job none of the bytes it has done. Finds the delegate by
+// asking the members in id order past those that say they are not it. For a job the plan says
 // is being profiled (`pvfs-ctl qos profile`), the report also carries each
 // epoch's record (AvgDist, AvgSize, bytes, service time), the profile the
 // coordinator trains the job's model from; under ushape it does so for
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,15 +70,31 @@ class QosAgent {
   };
   void served(const IoQueue::Served& s);
   asio::awaitable<void> loop();
-  // Sends the report (or only asks for the plan) and installs the answer.
+  // Sends the reports no member has taken yet, a new one first added when
+  // `report` (else, with none waiting, only asks for the plan), and
+  // installs the last answer's plan.
   asio::awaitable<void> exchange(bool report);
+  // Turns the period's totals into the next numbered report, kept in
+  // unsent_ until a member takes it.
+  void keep_report();
+  // `out` to the delegate, else to each member in turn: the reply of the
+  // first that takes it, or null.
+  asio::awaitable<std::unique_ptr<rpc::InMessage>> deliver(rpc::OutMessage& out);
+  // The plan in a coordinator's reply, into the I/O queue's gate.
+  void install(rpc::InMessage& reply);
+
+  // Reports kept while no metadata server takes them: a minute of periods
+  // at the default 1 s.
+  static constexpr size_t kMaxUnsentReports = 64;
 
   asio::any_io_executor ex_;
   const Config& config_;
   uint32_t id_;
   IoQueue& queue_;
   qos::LocalityTracker tracker_;
-  std::map<std::string, Totals, std::less<>> totals_;
+  std::map<std::string, Totals, std::less<>> totals_;  // this period's, not yet in a report
+  std::deque<std::unique_ptr<rpc::OutMessage>> unsent_;  // reports no member has taken, oldest first
+  uint64_t next_seq_;                                     // starts at the wall clock's ns: grows across restarts
   std::map<std::string, Last, std::less<>> last_;
   std::vector<std::unique_ptr<rpc::Peer>> members_;  // config order
   std::vector<uint32_t> member_ids_;
@@ -84,6 +104,7 @@ class QosAgent {
   std::chrono::steady_clock::time_point last_report_;
   int64_t installed_start_ = 0;
   bool warned_ = false;
+  bool dropped_warned_ = false;
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

@@ -171,6 +171,9 @@ struct Request {
     server @0 :UInt32;
     periodMs @1 :UInt32;          # the length it measured over
     jobs @2 :List(QosJobReport);
+    seq @3 :UInt64;               # increases with each report of the server, across its restarts; a
+                                  # report resent because no answer came keeps its number, and the
+                                  # coordinator counts a number once (0: unnumbered, always counted)
   }
   struct QosJobReport {
     job @0 :Text;                 # "": requests without a job id (best effort)
