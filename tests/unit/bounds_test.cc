@@ -27,7 +27,7 @@ bool kept(const rpc::JobCounters& jobs, const std::string& id) {
   return false;
 }
 
-using Clock = LogLimiter::Clock;
+using LimiterClock = LogLimiter::Clock;
 using std::chrono::milliseconds;
 
 }  // namespace
@@ -97,7 +97,7 @@ TEST_CASE("a new job past the limit replaces the one idle longest, not a busy on
 
 TEST_CASE("3000 failures of one reason in a second make one line, and the rest are counted") {
   LogLimiter limiter(std::chrono::seconds(1));
-  const Clock::time_point t0{};
+  const LimiterClock::time_point t0{};
   CHECK(limiter.admit("peer failed the secret check", t0).log);
   int logged = 0;
   for (int i = 1; i < 3000; ++i) logged += limiter.admit("peer failed the secret check", t0 + milliseconds(i / 4)).log;
@@ -118,7 +118,7 @@ TEST_CASE("3000 failures of one reason in a second make one line, and the rest a
 
 TEST_CASE("each reason has a line of its own per second") {
   LogLimiter limiter(std::chrono::seconds(1));
-  const Clock::time_point t0{};
+  const LimiterClock::time_point t0{};
   CHECK(limiter.admit("timed out", t0).log);
   CHECK(limiter.admit("not a pvfs hello", t0).log);
   CHECK_FALSE(limiter.admit("timed out", t0 + milliseconds(10)).log);
@@ -129,7 +129,7 @@ TEST_CASE("each reason has a line of its own per second") {
 
 TEST_CASE("reasons past kMaxReasons share one budget, and quiet reasons are forgotten") {
   LogLimiter limiter(std::chrono::seconds(1));
-  const Clock::time_point t0{};
+  const LimiterClock::time_point t0{};
   for (size_t i = 0; i < LogLimiter::kMaxReasons; ++i) CHECK(limiter.admit(fmt::format("reason {}", i), t0).log);
   CHECK(limiter.admit("one more", t0).log);
   CHECK_FALSE(limiter.admit("and another", t0).log);

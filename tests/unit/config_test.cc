@@ -16,7 +16,7 @@ namespace pvfs {
 namespace {
 
 // A temporary folder that can hold config files.
-class TempDir : public pvfs::test::TempDir {
+class ConfigDir : public pvfs::test::TempDir {
  public:
   // Writes `text` to `name` under the directory and returns its path.
   std::filesystem::path write(const std::string& name, const std::string& text) const {
@@ -34,7 +34,7 @@ constexpr const char* kMinimal =
 
 // Loads `text` and expects failure with a detail mentioning `key`.
 void expect_error_naming(const std::string& text, const std::string& key) {
-  TempDir dir;
+  ConfigDir dir;
   auto cfg = Config::load(dir.write("pvfs.toml", text));
   REQUIRE_FALSE(cfg.ok());
   CHECK(cfg.code() == Errc::invalid_argument);
@@ -55,7 +55,7 @@ void check_same_daemons(const std::vector<DaemonEntry>& a, const std::vector<Dae
 }  // namespace
 
 TEST_CASE("a full config round-trips through render and load") {
-  TempDir dir;
+  ConfigDir dir;
   Config c;
   c.secret_file = dir.path() / "keys" / "cluster.key";
   c.mds = {{0, {"10.0.0.1", 7000}, dir.path() / "mds0"}, {5, {"::1", 7001}, dir.path() / "mds5"}};
@@ -116,7 +116,7 @@ TEST_CASE("a full config round-trips through render and load") {
 }
 
 TEST_CASE("a minimal config gets the documented defaults") {
-  TempDir dir;
+  ConfigDir dir;
   auto c = Config::load(dir.write("pvfs.toml", kMinimal));
   REQUIRE_MESSAGE(c.ok(), c.status().to_string());
   REQUIRE(c->mds.size() == 1);
@@ -144,7 +144,7 @@ TEST_CASE("a minimal config gets the documented defaults") {
 }
 
 TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their key") {
-  TempDir dir;
+  ConfigDir dir;
   auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +
                                                    "[elevator]\npolicy = \"fcfs\"\nquantum = 4\n"
                                                    "quantum_unit = \"bytes\"\nlambda = 2.5\n"
@@ -166,7 +166,7 @@ TEST_CASE("[elevator] and [emulated_disk] are read, and bad values name their ke
 }
 
 TEST_CASE("[qos] policy is off by default, read, rendered back, and a bad value names its key") {
-  TempDir dir;
+  ConfigDir dir;
   auto plain = Config::load(dir.write("plain.toml", kMinimal));
   REQUIRE(plain.ok());
   CHECK(plain->qos_policy == qos::QosPolicy::off);
@@ -179,7 +179,7 @@ TEST_CASE("[qos] policy is off by default, read, rendered back, and a bad value 
 }
 
 TEST_CASE("[qos] period, epoch and minimum window are read, rendered back, and out-of-range values name their key") {
-  TempDir dir;
+  ConfigDir dir;
   auto plain = Config::load(dir.write("plain.toml", kMinimal));
   REQUIRE(plain.ok());
   CHECK(plain->qos_period_ms == 1000);
@@ -202,7 +202,7 @@ TEST_CASE("[qos] period, epoch and minimum window are read, rendered back, and o
 }
 
 TEST_CASE("[mds_cluster] placement and tuning are read as the policy's own options and rendered back") {
-  TempDir dir;
+  ConfigDir dir;
   auto c = Config::load(dir.write("pvfs.toml", std::string(kMinimal) +
                                                    "[mds_cluster]\nplacement = \"round-robin\"\n"
                                                    "threshold = 0.25\ndivergent = false\n"));
@@ -219,7 +219,7 @@ TEST_CASE("[mds_cluster] placement and tuning are read as the policy's own optio
 }
 
 TEST_CASE("a policy name no policy has is an error that lists the valid names") {
-  TempDir dir;
+  ConfigDir dir;
   auto detail = [&](const std::string& extra) {
     auto cfg = Config::load(dir.write("pvfs.toml", std::string(kMinimal) + extra));
     REQUIRE_FALSE(cfg.ok());
@@ -237,7 +237,7 @@ TEST_CASE("a policy name no policy has is an error that lists the valid names") 
 }
 
 TEST_CASE("[storage] inline limits are read, rendered back, and a bad value names its key") {
-  TempDir dir;
+  ConfigDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
   REQUIRE(defaults.ok());
   CHECK(defaults->storage_inline.max_bytes == 65536);
@@ -255,7 +255,7 @@ TEST_CASE("[storage] inline limits are read, rendered back, and a bad value name
 }
 
 TEST_CASE("the MDS lease lies between the heartbeat interval and dead_after, or is an error naming it") {
-  TempDir dir;
+  ConfigDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
   REQUIRE(defaults.ok());
   CHECK(defaults->mds_lease() > defaults->heartbeat_interval_ms);
@@ -276,7 +276,7 @@ TEST_CASE("a zero probe timeout or maintainer interval is an error naming the ke
 }
 
 TEST_CASE("relative data_dir and secret_file resolve against the config's folder") {
-  TempDir dir;
+  ConfigDir dir;
   const auto file = dir.write("etc/pvfs/pvfs.toml",
                               "secret_file = \"secret.key\"\n"
                               "[[mds]]\n"
@@ -306,7 +306,7 @@ TEST_CASE("relative data_dir and secret_file resolve against the config's folder
 }
 
 TEST_CASE("find_mds and find_server look entries up by id") {
-  TempDir dir;
+  ConfigDir dir;
   auto c = Config::load(dir.write("pvfs.toml",
                                   "secret_file = \"k\"\n"
                                   "[[mds]]\nid = 3\naddress = \"a:1\"\n"
@@ -383,14 +383,14 @@ TEST_CASE("a stripe_size that is not a multiple of 4096 is an error naming the k
                       "layout.stripe_size");
   expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_size = 0\n", "layout.stripe_size");
 
-  TempDir dir;
+  ConfigDir dir;
   auto ok = Config::load(dir.write("pvfs.toml", std::string(kMinimal) + "[layout]\nstripe_size = 65536\n"));
   REQUIRE_MESSAGE(ok.ok(), ok.status().to_string());
   CHECK(ok->stripe_size == 65536);
 }
 
 TEST_CASE("a TOML syntax error names the file and the line") {
-  TempDir dir;
+  ConfigDir dir;
   const auto file = dir.write("broken.toml",
                               "secret_file = \"k\"\n"
                               "[[mds]]\n"
@@ -403,7 +403,7 @@ TEST_CASE("a TOML syntax error names the file and the line") {
 }
 
 TEST_CASE("a config file that does not exist is an error naming the file") {
-  TempDir dir;
+  ConfigDir dir;
   auto c = Config::load(dir.path() / "absent.toml");
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().detail().find("absent.toml") != std::string::npos);
@@ -449,7 +449,7 @@ TEST_CASE("a bad metrics address is an error naming the entry's metrics key") {
 namespace pvfs {
 
 TEST_CASE("[security] is read, round-trips through render, and bad values name their key") {
-  TempDir dir;
+  ConfigDir dir;
   auto off = Config::load(dir.write("off.toml", kMinimal));
   REQUIRE(off.ok());
   CHECK_FALSE(off->encrypt);
@@ -479,7 +479,7 @@ TEST_CASE("[security] is read, round-trips through render, and bad values name t
 namespace pvfs {
 
 TEST_CASE("[iosched] is read, rendered back, defaults to no scheduling, and bad values name their key") {
-  TempDir dir;
+  ConfigDir dir;
   auto d = Config::load(dir.write("pvfs.toml", kMinimal));
   REQUIRE(d.ok());
   CHECK(d->iosched_policy == "none");
@@ -512,7 +512,7 @@ TEST_CASE("[iosched] is read, rendered back, defaults to no scheduling, and bad 
 
 
 TEST_CASE("an unknown section or key is an error naming the file, the key and the likely intended one") {
-  TempDir dir;
+  ConfigDir dir;
   // `extra` after the minimal config, or `top` before it (top-level keys).
   auto detail = [&](const std::string& extra, const std::string& top = {}) {
     const auto file = dir.write("pvfs.toml", top + kMinimal + extra);
@@ -538,7 +538,7 @@ TEST_CASE("an unknown section or key is an error naming the file, the key and th
 }
 
 TEST_CASE("a config file that cannot be read is one line without a position") {
-  TempDir dir;
+  ConfigDir dir;
   auto c = Config::load(dir.path() / "absent.toml");
   REQUIRE_FALSE(c.ok());
   CHECK(c.code() == Errc::not_found);
@@ -554,7 +554,7 @@ TEST_CASE("a config file that cannot be read is one line without a position") {
 namespace pvfs {
 
 TEST_CASE("[locks] lease_ms is read, rendered back, and refused out of range") {
-  TempDir dir;
+  ConfigDir dir;
   auto d = Config::load(dir.write("pvfs.toml", kMinimal));
   REQUIRE(d.ok());
   CHECK(d->lock_lease_ms == 5000);

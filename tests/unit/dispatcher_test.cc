@@ -10,27 +10,17 @@
 #include <map>
 #include <set>
 
+#include "tests/unit/dispatch_fixtures.h"
+
 namespace pvfs::sched {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-
-std::vector<ServerId> cluster(uint32_t n) {
-  std::vector<ServerId> out;
-  for (uint32_t i = 1; i <= n; ++i) out.push_back(ServerId(i));
-  return out;
-}
+using namespace fixtures;
 
 Options with(Policy policy) {
   Options o;
   o.policy = policy;
   return o;
-}
-
-std::vector<Piece> pieces_at(std::initializer_list<uint32_t> homes, uint64_t bytes = kMiB) {
-  std::vector<Piece> out;
-  for (uint32_t h : homes) out.push_back(Piece{ServerId(h), bytes});
-  return out;
 }
 
 std::vector<ServerId> ids(std::initializer_list<uint32_t> values) {

@@ -82,7 +82,7 @@ std::vector<uint64_t> ids_of(const std::vector<Dispatch>& ops) {
   return out;
 }
 
-std::vector<uint64_t> ids(std::initializer_list<uint64_t> v) { return v; }
+std::vector<uint64_t> offsets(std::initializer_list<uint64_t> v) { return v; }
 
 // ---- OBRR order, quantum, sorting, merging -------------------------------
 
@@ -108,29 +108,29 @@ TEST_CASE("a byte quantum serves as many bytes per turn, but at least one reques
     add(e, write_req(100 + i, obj(1), i * 2 * kMiB));
     add(e, write_req(200 + i, obj(2), i * 2 * kMiB));
   }
-  CHECK(ids_of(drain(e)) == ids({100, 101, 102, 200, 201, 202, 103, 203}));
+  CHECK(ids_of(drain(e)) == offsets({100, 101, 102, 200, 201, 202, 103, 203}));
 
   // A request larger than the quantum goes alone and ends the turn.
   add(e, write_req(1, obj(1), 0, 5 * kMiB));
   add(e, write_req(2, obj(1), 10 * kMiB));
   add(e, write_req(3, obj(2), 0));
-  CHECK(ids_of(drain(e)) == ids({1, 3, 2}));
+  CHECK(ids_of(drain(e)) == offsets({1, 3, 2}));
 }
 
 TEST_CASE("an object's requests are served in offset order, sweeping upward") {
   Elevator e = make();
   for (uint64_t k : {5, 1, 3, 9, 7}) add(e, write_req(k, obj(1), k * 2 * kMiB));
-  CHECK(ids_of(drain(e)) == ids({1, 3, 5, 7, 9}));
+  CHECK(ids_of(drain(e)) == offsets({1, 3, 5, 7, 9}));
 
   // From the last position upward first, then around to the lowest offset.
   for (uint64_t k : {10, 20, 30}) add(e, write_req(k, obj(1), k * 2 * kMiB));
   auto first = e.dispatch(0ns);
   REQUIRE(first);
-  CHECK(first->ids == ids({10}));
+  CHECK(first->ids == offsets({10}));
   e.complete(first->ids, 0ns);
   add(e, write_req(5, obj(1), 5 * 2 * kMiB));
   add(e, write_req(25, obj(1), 25 * 2 * kMiB));
-  CHECK(ids_of(drain(e)) == ids({20, 25, 30, 5}));
+  CHECK(ids_of(drain(e)) == offsets({20, 25, 30, 5}));
 }
 
 TEST_CASE("adjacent requests merge into one operation up to the maximum size") {
@@ -140,10 +140,10 @@ TEST_CASE("adjacent requests merge into one operation up to the maximum size") {
   REQUIRE(ops.size() == 2);
   CHECK(ops[0].offset == 0);
   CHECK(ops[0].length == 4 * kMiB);
-  CHECK(ops[0].ids == ids({0, 1, 2, 3}));
+  CHECK(ops[0].ids == offsets({0, 1, 2, 3}));
   CHECK(ops[0].write);
   CHECK(ops[1].offset == 4 * kMiB);
-  CHECK(ops[1].ids == ids({4, 5, 6, 7}));
+  CHECK(ops[1].ids == offsets({4, 5, 6, 7}));
   CHECK(e.stats().dispatched_sizes[22] == 2);  // 4 MiB = 2^22
 
   SUBCASE("the quantum also bounds a merge") {
@@ -151,7 +151,7 @@ TEST_CASE("adjacent requests merge into one operation up to the maximum size") {
     for (uint64_t k = 0; k < 8; ++k) add(q, write_req(k, obj(1), k * kMiB));
     std::vector<uint64_t> lengths;
     for (const Dispatch& d : drain(q)) lengths.push_back(d.length / kMiB);
-    CHECK(lengths == ids({3, 3, 2}));
+    CHECK(lengths == offsets({3, 3, 2}));
   }
 }
 
@@ -238,11 +238,11 @@ TEST_CASE("due urgent requests go first, then expired normal ones") {
   CHECK(e.deadline_of(3) == 50ms);
 
   SUBCASE("before any deadline, round-robin order") {
-    CHECK(ids_of(drain(e, 10ms)) == ids({1, 2, 3}));
+    CHECK(ids_of(drain(e, 10ms)) == offsets({1, 2, 3}));
   }
   SUBCASE("after all deadlines, mandatory before dynamic") {
     const std::vector<Dispatch> ops = drain(e, 1s);
-    CHECK(ids_of(ops) == ids({3, 1, 2}));
+    CHECK(ids_of(ops) == offsets({3, 1, 2}));
     CHECK(ops[0].reason == Reason::mandatory_deadline);
     CHECK(ops[1].reason == Reason::dynamic_deadline);
     CHECK(e.stats().mandatory_expiries == 1);
@@ -251,7 +251,7 @@ TEST_CASE("due urgent requests go first, then expired normal ones") {
   SUBCASE("between them, only the expired one jumps the queue") {
     auto d = e.dispatch(20ms);
     REQUIRE(d);
-    CHECK(d->ids == ids({1}));
+    CHECK(d->ids == offsets({1}));
     CHECK(d->reason == Reason::dynamic_deadline);
   }
 }
@@ -277,12 +277,12 @@ TEST_CASE("an urgent burst starts early enough for its last request") {
   d = e.dispatch(30ms);
   REQUIRE(d);
   CHECK(d->reason == Reason::mandatory_deadline);
-  CHECK(d->ids == ids({1}));  // not merged with the normal request next to it
+  CHECK(d->ids == offsets({1}));  // not merged with the normal request next to it
   e.complete(d->ids, 40ms);
   d = e.dispatch(40ms);
   REQUIRE(d);
   CHECK(d->reason == Reason::mandatory_deadline);
-  CHECK(d->ids == ids({3, 4}));  // adjacent urgent requests merge
+  CHECK(d->ids == offsets({3, 4}));  // adjacent urgent requests merge
   CHECK(d->length == 2 * kMiB);
 }
 
@@ -294,7 +294,7 @@ TEST_CASE("a new dynamic deadline is raised to the queue's latest when load fall
   CHECK(latest > *e.deadline_of(1));
   auto d = e.dispatch(0ns);
   REQUIRE(d);
-  REQUIRE(d->ids == ids({1}));
+  REQUIRE(d->ids == offsets({1}));
   e.complete(d->ids, 1ms);  // 64 MiB no longer outstanding
   add(e, write_req(3, obj(3), 0), 1ms);
   CHECK(1ms + e.estimator().expiration() < latest);
@@ -310,14 +310,14 @@ TEST_CASE("background requests wait until no client request is queued") {
 
   auto d = e.dispatch(0ns);
   REQUIRE(d);
-  CHECK(d->ids == ids({2}));
+  CHECK(d->ids == offsets({2}));
   e.complete(d->ids, 0ns);
   // Background traffic has no deadline: a client request arriving much
   // later still goes first.
   add(e, write_req(4, obj(3), 0), 100s);
   const std::vector<Dispatch> ops = drain(e, 100s);
-  CHECK(ids_of(ops) == ids({3, 4, 1}));
-  CHECK(ops[0].ids == ids({3}));  // never merged with background traffic
+  CHECK(ids_of(ops) == offsets({3, 4, 1}));
+  CHECK(ops[0].ids == offsets({3}));  // never merged with background traffic
 }
 
 TEST_CASE("under fcfs, background requests also wait for client requests") {
@@ -326,7 +326,7 @@ TEST_CASE("under fcfs, background requests also wait for client requests") {
   Elevator e = make(o);
   add(e, background(write_req(1, obj(1), 0)), 0ns);
   add(e, write_req(2, obj(2), 0), 1ns);
-  CHECK(ids_of(drain(e, 2ns)) == ids({2, 1}));
+  CHECK(ids_of(drain(e, 2ns)) == offsets({2, 1}));
 }
 
 // ---- conflicts ------------------------------------------------------------
@@ -338,7 +338,7 @@ TEST_CASE("an overlapping write never overtakes the earlier write it overlaps") 
   add(e, write_req(3, obj(1), 64 * kKiB, 4 * kKiB));
   // Without the rule the sweep would start with 2; after 1 it continues
   // upward to 3 and wraps around to 2.
-  CHECK(ids_of(drain(e)) == ids({1, 3, 2}));
+  CHECK(ids_of(drain(e)) == offsets({1, 3, 2}));
 }
 
 TEST_CASE("a read does not overtake an earlier write to the same bytes") {
@@ -347,12 +347,12 @@ TEST_CASE("a read does not overtake an earlier write to the same bytes") {
   add(e, write_req(2, obj(1), 0));
   add(e, read_req(3, obj(1), 0));  // would sweep before 1, but 2 must land first
   const std::vector<uint64_t> order = ids_of(drain(e));
-  CHECK(order == ids({2, 3, 1}));
+  CHECK(order == offsets({2, 3, 1}));
 
   SUBCASE("reads of the same bytes do not wait for each other") {
     add(e, read_req(4, obj(1), kMiB / 2));  // [512K, 1.5M)
     add(e, read_req(5, obj(1), 0));         // [0, 1M): overlaps 4, later, lower
-    CHECK(ids_of(drain(e)) == ids({5, 4}));
+    CHECK(ids_of(drain(e)) == offsets({5, 4}));
   }
 }
 
@@ -365,14 +365,14 @@ TEST_CASE("a request overlapping a write in service waits for its completion") {
   add(e, write_req(3, obj(2), 0));
   auto second = e.dispatch(0ns);
   REQUIRE(second);
-  CHECK(second->ids == ids({3}));
+  CHECK(second->ids == offsets({3}));
   e.complete(second->ids, 0ns);
   CHECK_FALSE(e.dispatch(0ns));
   CHECK(e.queued() == 1);
   e.complete(first->ids, 1ms);
   auto third = e.dispatch(1ms);
   REQUIRE(third);
-  CHECK(third->ids == ids({2}));
+  CHECK(third->ids == offsets({2}));
 }
 
 TEST_CASE("random traffic: each request served once, whole, never before an overlapping write") {
@@ -475,7 +475,7 @@ TEST_CASE("absurd service times and bandwidths saturate instead of overflowing")
   Elevator e = make();
   add(e, urgent(write_req(1, obj(1), 0), Nanos::max()), 1s);
   CHECK(e.deadline_of(1) == Nanos::max());
-  CHECK(ids_of(drain(e, 2s)) == ids({1}));
+  CHECK(ids_of(drain(e, 2s)) == offsets({1}));
 
   DeadlineEstimator est(BandwidthTable::flat(1));
   est.add(UINT64_MAX / 2);
@@ -878,12 +878,12 @@ TEST_CASE("in a job's window only its requests go; the others wait for theirs") 
   add(e, of_job(write_req(2, obj(2), 0), 2));
   add(e, of_job(write_req(3, obj(1), kMiB), 1));
   const JobFilter only_two = [](uint32_t job) { return job == 2 ? Admit::yes : Admit::no; };
-  CHECK(ids_of(drain_with(e, only_two)) == ids({2}));
+  CHECK(ids_of(drain_with(e, only_two)) == offsets({2}));
   CHECK(e.queued() == 2);
   // Its window opens: both go, merged as usual.
   const auto rest = drain_with(e, [](uint32_t job) { return job == 1 ? Admit::yes : Admit::no; });
   REQUIRE(rest.size() == 1);
-  CHECK(rest[0].ids == ids({1, 3}));
+  CHECK(rest[0].ids == offsets({1, 3}));
 }
 
 TEST_CASE("jobs let in when idle go only when no admitted job has a request") {
@@ -892,7 +892,7 @@ TEST_CASE("jobs let in when idle go only when no admitted job has a request") {
   add(e, of_job(write_req(2, obj(2), 0), 2));
   add(e, of_job(write_req(3, obj(3), 0), 1));
   const JobFilter f = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::if_idle; };
-  CHECK(ids_of(drain_with(e, f)) == ids({1, 3, 2}));
+  CHECK(ids_of(drain_with(e, f)) == offsets({1, 3, 2}));
 }
 
 TEST_CASE("requests of different jobs on one object do not merge") {
@@ -911,7 +911,7 @@ TEST_CASE("a due urgent request goes whatever its job's window; an expired dynam
   auto d = e.dispatch(1s, only_one);
   REQUIRE(d);
   CHECK(d->reason == Reason::mandatory_deadline);
-  CHECK(d->ids == ids({2}));
+  CHECK(d->ids == offsets({2}));
   e.complete(d->ids, 1s);
   // Request 1's dynamic deadline has long expired, but its job has no window.
   CHECK_FALSE(e.dispatch(10s, only_one));
@@ -926,7 +926,7 @@ TEST_CASE("a request goes before a later overlapping one even outside its job's 
   add(e, of_job(read_req(2, obj(1), 0), 1));
   const JobFilter only_one = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::no; };
   const auto ops = drain_with(e, only_one);
-  CHECK(ids_of(ops) == ids({1, 2}));
+  CHECK(ids_of(ops) == offsets({1, 2}));
 }
 
 TEST_CASE("fcfs keeps arrival order among the jobs a window lets in") {
@@ -937,7 +937,7 @@ TEST_CASE("fcfs keeps arrival order among the jobs a window lets in") {
   add(e, of_job(write_req(2, obj(2), 0), 1));
   add(e, of_job(write_req(3, obj(3), 0), 1));
   const JobFilter f = [](uint32_t job) { return job == 1 ? Admit::yes : Admit::if_idle; };
-  CHECK(ids_of(drain_with(e, f)) == ids({2, 3, 1}));
+  CHECK(ids_of(drain_with(e, f)) == offsets({2, 3, 1}));
 }
 
 }  // namespace pvfs::elevator

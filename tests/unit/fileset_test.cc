@@ -19,8 +19,8 @@ using namespace pvfs::mds;
 
 namespace {
 
-const Caller kRoot{0, 0, {}};
-const Caller kAlice{1000, 1000, {}};
+const Caller kSetRoot{0, 0, {}};
+const Caller kSetAlice{1000, 1000, {}};
 
 Timespec at(int64_t sec) { return Timespec{sec, 0}; }
 
@@ -68,13 +68,13 @@ TEST_CASE("file sets get the first free id from the seed and route their inodes"
 TEST_CASE("file sets and what they hold are found again after reopening") {
   Catalog c;
   NamespaceStore& a = c.create(10);
-  auto file = a.mknod(kRoot, a.root(), "data", S_IFREG | 0644, 0, Layout{65536, {ServerId(1)}}, at(3));
+  auto file = a.mknod(kSetRoot, a.root(), "data", S_IFREG | 0644, 0, Layout{65536, {ServerId(1)}}, at(3));
   REQUIRE(file.ok());
   c.reopen();
   CHECK(c.sets->size() == 2);
   NamespaceStore* again = c.sets->find(file->ino);
   REQUIRE(again != nullptr);
-  auto found = again->lookup(kRoot, again->root(), "data");
+  auto found = again->lookup(kSetRoot, again->root(), "data");
   REQUIRE(found.ok());
   CHECK(found->ino == file->ino);
 }
@@ -95,53 +95,53 @@ TEST_CASE("an empty directory becomes the entry of another file set's root") {
   Catalog c;
   NamespaceStore& top = (*c.sets->find(kRootInode));
   NamespaceStore& child = c.create(1);
-  auto before = top.mkdir(kRoot, kRootInode, "proj", 0750, at(3));
+  auto before = top.mkdir(kSetRoot, kRootInode, "proj", 0750, at(3));
   REQUIRE(before.ok());
-  auto listed = top.readdir(kRoot, kRootInode, 0, 10, false);
+  auto listed = top.readdir(kSetRoot, kRootInode, 0, 10, false);
   REQUIRE(listed.ok());
   REQUIRE(listed->entries.size() == 1);
   const uint64_t cookie = listed->entries[0].cookie;
   const uint32_t root_links = top.getattr(kRootInode)->nlink;
 
   SUBCASE("only root may do it, and only to an empty directory") {
-    CHECK(top.replace_with_fileset_root(kAlice, before->ino, child.root(), at(4)).code() ==
+    CHECK(top.replace_with_fileset_root(kSetAlice, before->ino, child.root(), at(4)).code() ==
           Errc::not_permitted);
-    REQUIRE(top.mknod(kRoot, before->ino, "f", S_IFREG | 0644, 0, Layout{65536, {ServerId(1)}}, at(4)).ok());
-    CHECK(top.replace_with_fileset_root(kRoot, before->ino, child.root(), at(5)).code() == Errc::not_empty);
-    CHECK(top.replace_with_fileset_root(kRoot, kRootInode, child.root(), at(5)).code() == Errc::busy);
+    REQUIRE(top.mknod(kSetRoot, before->ino, "f", S_IFREG | 0644, 0, Layout{65536, {ServerId(1)}}, at(4)).ok());
+    CHECK(top.replace_with_fileset_root(kSetRoot, before->ino, child.root(), at(5)).code() == Errc::not_empty);
+    CHECK(top.replace_with_fileset_root(kSetRoot, kRootInode, child.root(), at(5)).code() == Errc::busy);
   }
 
   SUBCASE("then every operation on the name sees a file set root") {
-    auto moved = top.replace_with_fileset_root(kRoot, before->ino, child.root(), at(4));
+    auto moved = top.replace_with_fileset_root(kSetRoot, before->ino, child.root(), at(4));
     REQUIRE(moved.ok());
     CHECK(moved->first == kRootInode);
     CHECK(moved->second == "proj");
     // The old directory is gone; the name now leads to the other set.
     CHECK(top.getattr(before->ino).code() == Errc::not_found);
-    auto found = top.lookup(kRoot, kRootInode, "proj");
+    auto found = top.lookup(kSetRoot, kRootInode, "proj");
     REQUIRE(found.ok());
     CHECK(found->ino == child.root());
     CHECK(S_ISDIR(found->mode));
-    auto root_at = top.fileset_root_at(kRoot, kRootInode, "proj");
+    auto root_at = top.fileset_root_at(kSetRoot, kRootInode, "proj");
     REQUIRE(root_at.ok());
     CHECK(*root_at == std::optional<InodeId>(child.root()));
     // Same readdir cookie, so a listing in progress neither skips nor repeats it.
-    auto again = top.readdir(kRoot, kRootInode, 0, 10, true);
+    auto again = top.readdir(kSetRoot, kRootInode, 0, 10, true);
     REQUIRE(again.ok());
     REQUIRE(again->entries.size() == 1);
     CHECK(again->entries[0].ino == child.root());
     CHECK(again->entries[0].cookie == cookie);
     CHECK_FALSE(again->entries[0].attr.has_value());  // the other store has them
     CHECK(top.getattr(kRootInode)->nlink == root_links);
-    CHECK(top.unlink(kRoot, kRootInode, "proj", false, at(5)).code() == Errc::is_dir);
-    CHECK(top.rmdir(kRoot, kRootInode, "proj", at(5)).code() == Errc::busy);
-    CHECK(top.rename(kRoot, kRootInode, "proj", kRootInode, "renamed", 0, at(5)).code() ==
+    CHECK(top.unlink(kSetRoot, kRootInode, "proj", false, at(5)).code() == Errc::is_dir);
+    CHECK(top.rmdir(kSetRoot, kRootInode, "proj", at(5)).code() == Errc::busy);
+    CHECK(top.rename(kSetRoot, kRootInode, "proj", kRootInode, "renamed", 0, at(5)).code() ==
           Errc::cross_device);
     // And removing the entry takes one link from the parent.
     auto root_attr = child.getattr(child.root());
     REQUIRE(root_attr.ok());
-    REQUIRE(top.remove_fileset_root(kRoot, kRootInode, "proj", *root_attr, at(6)).ok());
-    CHECK(top.lookup(kRoot, kRootInode, "proj").code() == Errc::not_found);
+    REQUIRE(top.remove_fileset_root(kSetRoot, kRootInode, "proj", *root_attr, at(6)).ok());
+    CHECK(top.lookup(kSetRoot, kRootInode, "proj").code() == Errc::not_found);
     CHECK(top.getattr(kRootInode)->nlink == root_links - 1);
   }
 }
@@ -151,16 +151,16 @@ TEST_CASE("a file set root added by name counts as a subdirectory and needs writ
   NamespaceStore& top = (*c.sets->find(kRootInode));
   NamespaceStore& child = c.create(1);
   const uint32_t links = top.getattr(kRootInode)->nlink;
-  CHECK(top.add_fileset_root(kAlice, kRootInode, "home", child.root(), at(3)).code() ==
+  CHECK(top.add_fileset_root(kSetAlice, kRootInode, "home", child.root(), at(3)).code() ==
         Errc::access_denied);
-  REQUIRE(top.add_fileset_root(kRoot, kRootInode, "home", child.root(), at(3)).ok());
+  REQUIRE(top.add_fileset_root(kSetRoot, kRootInode, "home", child.root(), at(3)).ok());
   CHECK(top.getattr(kRootInode)->nlink == links + 1);
-  CHECK(top.add_fileset_root(kRoot, kRootInode, "home", child.root(), at(4)).code() == Errc::exists);
-  CHECK(top.mkdir(kRoot, kRootInode, "home", 0755, at(4)).code() == Errc::exists);
+  CHECK(top.add_fileset_root(kSetRoot, kRootInode, "home", child.root(), at(4)).code() == Errc::exists);
+  CHECK(top.mkdir(kSetRoot, kRootInode, "home", 0755, at(4)).code() == Errc::exists);
   // Hard links into another file set are refused like across file systems.
-  auto file = child.mknod(kRoot, child.root(), "f", S_IFREG | 0644, 0, Layout{65536, {ServerId(1)}}, at(5));
+  auto file = child.mknod(kSetRoot, child.root(), "f", S_IFREG | 0644, 0, Layout{65536, {ServerId(1)}}, at(5));
   REQUIRE(file.ok());
-  CHECK(top.link(kRoot, file->ino, kRootInode, "f2", at(6)).code() == Errc::cross_device);
+  CHECK(top.link(kSetRoot, file->ino, kRootInode, "f2", at(6)).code() == Errc::cross_device);
 }
 
 TEST_CASE("a new file set's root takes the mode, owner and layout policy it is given") {

@@ -16,7 +16,7 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-Secret key_of(uint8_t seed) {
+Secret seal_key(uint8_t seed) {
   Secret k{};
   for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<uint8_t>(seed * 13 + i);
   return k;
@@ -80,7 +80,7 @@ Wire reference(const Secret& key, bool encrypt, uint64_t frame, const Bytes& mes
 }  // namespace
 
 TEST_CASE("a sealed frame opens on the other end with the same key, in order") {
-  FrameSeal tx(key_of(1), false), rx(key_of(1), false);
+  FrameSeal tx(seal_key(1), false), rx(seal_key(1), false);
   for (int i = 0; i < 5; ++i) {
     const Bytes msg = pattern(64, static_cast<uint8_t>(i)), data = pattern(i * 1000, 9);
     Wire w = seal(tx, msg, data);
@@ -93,7 +93,7 @@ TEST_CASE("a sealed frame opens on the other end with the same key, in order") {
 
 TEST_CASE("a frame changed in any byte of header, message, data or tag fails") {
   const Bytes msg = pattern(48, 1), data = pattern(4096, 2);
-  FrameSeal tx(key_of(1), false);
+  FrameSeal tx(seal_key(1), false);
   const Wire good = seal(tx, msg, data);
   const size_t total = kFrameHeaderBytes + msg.size() + data.size() + kFrameTagBytes;
   for (size_t at = 0; at < total; at += (at < 80 || at > total - 40) ? 1 : 97) {
@@ -106,67 +106,67 @@ TEST_CASE("a frame changed in any byte of header, message, data or tag fails") {
     else if ((i -= w.message.size()) < w.data.size()) p = &w.data[i];
     else p = &w.tag[i - w.data.size()];
     *p ^= std::byte{0x20};
-    FrameSeal rx(key_of(1), false);
+    FrameSeal rx(seal_key(1), false);
     CHECK_FALSE(open(rx, w));
   }
-  FrameSeal rx(key_of(1), false);
+  FrameSeal rx(seal_key(1), false);
   CHECK(open(rx, good));
 }
 
 TEST_CASE("with the data left out of the tag, header and message stay covered and the data is not") {
   const Bytes msg = pattern(48, 1), data = pattern(4096, 2);
-  FrameSeal tx(key_of(1), false, false);
+  FrameSeal tx(seal_key(1), false, false);
   const Wire good = seal(tx, msg, data);
   CHECK_FALSE(tx.tags_data());
   {
     Wire w = good;
     w.data[100] ^= std::byte{1};
-    FrameSeal rx(key_of(1), false, false);
+    FrameSeal rx(seal_key(1), false, false);
     CHECK(open(rx, w));  // what a local socket's kernel already guarantees
   }
   for (size_t at : {size_t{0}, kFrameHeaderBytes - 1}) {
     Wire w = good;
     w.header[at] ^= std::byte{1};
-    FrameSeal rx(key_of(1), false, false);
+    FrameSeal rx(seal_key(1), false, false);
     CHECK_FALSE(open(rx, w));
   }
   {
     Wire w = good;
     w.message[7] ^= std::byte{1};
-    FrameSeal rx(key_of(1), false, false);
+    FrameSeal rx(seal_key(1), false, false);
     CHECK_FALSE(open(rx, w));
   }
   // An end that tags data refuses the frame: both ends must agree.
-  FrameSeal tagging(key_of(1), false);
+  FrameSeal tagging(seal_key(1), false);
   CHECK_FALSE(open(tagging, good));
-  FrameSeal rx(key_of(1), false, false);
+  FrameSeal rx(seal_key(1), false, false);
   CHECK(open(rx, good));
 }
 
 TEST_CASE("a frame under another key fails") {
-  FrameSeal tx(key_of(1), false), rx(key_of(2), false);
+  FrameSeal tx(seal_key(1), false), rx(seal_key(2), false);
   CHECK_FALSE(open(rx, seal(tx, pattern(16, 1), {})));
 }
 
 TEST_CASE("a replayed frame fails") {
-  FrameSeal tx(key_of(1), false), rx(key_of(1), false);
+  FrameSeal tx(seal_key(1), false), rx(seal_key(1), false);
   Wire first = seal(tx, pattern(16, 1), pattern(100, 1));
   CHECK(open(rx, first));
   CHECK_FALSE(open(rx, first));
 }
 
 TEST_CASE("frames delivered out of order fail") {
-  FrameSeal tx(key_of(1), false), rx(key_of(1), false);
+  FrameSeal tx(seal_key(1), false), rx(seal_key(1), false);
   Wire a = seal(tx, pattern(16, 1), {});
   Wire b = seal(tx, pattern(16, 2), {});
   CHECK_FALSE(open(rx, b));
-  FrameSeal rx2(key_of(1), false);
+  FrameSeal rx2(seal_key(1), false);
   CHECK(open(rx2, a));
   CHECK(open(rx2, b));
 }
 
 TEST_CASE("a dropped frame makes the next one fail") {
-  FrameSeal tx(key_of(1), false), rx(key_of(1), false);
+  FrameSeal tx(seal_key(1), false), rx(seal_key(1), false);
   Wire a = seal(tx, pattern(16, 1), {});
   Wire b = seal(tx, pattern(16, 2), {});
   Wire c = seal(tx, pattern(16, 3), {});
@@ -179,7 +179,7 @@ TEST_CASE("frames on the wire are those of handshake version 2, with and without
   REQUIRE(sodium_init() >= 0);
   for (bool encrypt : {false, true}) {
     CAPTURE(encrypt);
-    FrameSeal tx(key_of(6), encrypt), rx(key_of(6), encrypt);
+    FrameSeal tx(seal_key(6), encrypt), rx(seal_key(6), encrypt);
     // Lengths off the 16-byte Poly1305 block and 64-byte ChaCha20 block, and
     // a frame large enough for the wide vector code paths.
     const size_t message_sizes[] = {0, 13, 64, 64, 200, 7};
@@ -187,7 +187,7 @@ TEST_CASE("frames on the wire are those of handshake version 2, with and without
     for (uint64_t frame = 0; frame < 6; ++frame) {
       CAPTURE(frame);
       const Bytes msg = pattern(message_sizes[frame], 1), data = pattern(data_sizes[frame], 2);
-      const Wire want = reference(key_of(6), encrypt, frame, msg, data);
+      const Wire want = reference(seal_key(6), encrypt, frame, msg, data);
       const Wire got = seal(tx, msg, data);
       CHECK(got.tag == want.tag);
       CHECK(got.message == want.message);
@@ -201,7 +201,7 @@ TEST_CASE("frames on the wire are those of handshake version 2, with and without
 }
 
 TEST_CASE("encrypted frames hide message and data, leave the sender's data alone, and open back") {
-  FrameSeal tx(key_of(4), true), rx(key_of(4), true);
+  FrameSeal tx(seal_key(4), true), rx(seal_key(4), true);
   const Bytes msg = pattern(64, 3), data = pattern(8192, 5);
   const Bytes data_before = data;
   Wire w = seal(tx, msg, data);

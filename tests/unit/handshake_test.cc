@@ -18,7 +18,7 @@ Nonce nonce_of(uint8_t seed) {
   return n;
 }
 
-Secret key_of(uint8_t seed) {
+Secret handshake_key(uint8_t seed) {
   Secret k{};
   for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<uint8_t>(seed + i);
   return k;
@@ -72,7 +72,7 @@ TEST_CASE("hellos with a wrong magic, version or kind are refused") {
 }
 
 TEST_CASE("each side accepts the other's proof only under the same key") {
-  const Secret key = key_of(1), other = key_of(2);
+  const Secret key = handshake_key(1), other = handshake_key(2);
   const Hello hi = make_hello(kClient, false, nonce_of(1));
   const Hello hr = make_hello(kServer3, false, nonce_of(2));
   CHECK(check_proof(key, Side::initiator, hi, hr, make_proof(key, Side::initiator, hi, hr)));
@@ -82,7 +82,7 @@ TEST_CASE("each side accepts the other's proof only under the same key") {
 }
 
 TEST_CASE("a proof is not valid for the other side, so it cannot be reflected") {
-  const Secret key = key_of(1);
+  const Secret key = handshake_key(1);
   const Hello hi = make_hello(kClient, false, nonce_of(1));
   const Hello hr = make_hello(kServer3, false, nonce_of(2));
   CHECK_FALSE(check_proof(key, Side::responder, hi, hr, make_proof(key, Side::initiator, hi, hr)));
@@ -92,7 +92,7 @@ TEST_CASE("a proof is not valid for the other side, so it cannot be reflected") 
 }
 
 TEST_CASE("the role, the daemon id, the encryption wish, the local flag and both nonces are bound into the proof") {
-  const Secret key = key_of(1);
+  const Secret key = handshake_key(1);
   const Hello hi = make_hello(kClient, false, nonce_of(1));
   const Hello hr = make_hello(kServer3, false, nonce_of(2));
   const Mac proof = make_proof(key, Side::initiator, hi, hr);
@@ -105,7 +105,7 @@ TEST_CASE("the role, the daemon id, the encryption wish, the local flag and both
 }
 
 TEST_CASE("a single flipped bit anywhere in a proof is refused") {
-  const Secret key = key_of(3);
+  const Secret key = handshake_key(3);
   const Hello hi = make_hello(kClient, false, nonce_of(1));
   const Hello hr = make_hello(kServer3, false, nonce_of(2));
   const Mac good = make_proof(key, Side::initiator, hi, hr);
@@ -117,7 +117,7 @@ TEST_CASE("a single flipped bit anywhere in a proof is refused") {
 }
 
 TEST_CASE("session keys differ per direction, per key and per pair of hellos, and both ends agree") {
-  const Secret key = key_of(1);
+  const Secret key = handshake_key(1);
   const Hello hi = make_hello(kClient, false, nonce_of(1));
   const Hello hr = make_hello(kServer3, false, nonce_of(2));
   const SessionKeys a = derive_session_keys(key, hi, hr);
@@ -126,7 +126,7 @@ TEST_CASE("session keys differ per direction, per key and per pair of hellos, an
   CHECK(a.responder_to_initiator == again.responder_to_initiator);
   CHECK(a.initiator_to_responder != a.responder_to_initiator);
   CHECK(a.initiator_to_responder != key);
-  const SessionKeys other_key = derive_session_keys(key_of(2), hi, hr);
+  const SessionKeys other_key = derive_session_keys(handshake_key(2), hi, hr);
   CHECK(other_key.initiator_to_responder != a.initiator_to_responder);
   const SessionKeys other_nonce = derive_session_keys(key, hi, make_hello(kServer3, false, nonce_of(3)));
   CHECK(other_nonce.initiator_to_responder != a.initiator_to_responder);

@@ -20,7 +20,7 @@ Layout make_layout(uint64_t stripe_size, uint32_t count) {
   return layout;
 }
 
-std::vector<ServerId> ids(std::initializer_list<uint32_t> values) {
+std::vector<ServerId> layout_ids(std::initializer_list<uint32_t> values) {
   std::vector<ServerId> out;
   for (uint32_t v : values) out.push_back(ServerId(v));
   return out;
@@ -193,21 +193,21 @@ TEST_CASE("the file size an object's bytes imply is the end of its last byte in 
 }
 
 TEST_CASE("choose_layout clamps the stripe count to the live servers") {
-  const auto live = ids({1, 2, 3, 4});
+  const auto live = layout_ids({1, 2, 3, 4});
   Layout layout = choose_layout(LayoutPolicy{0, 10, {}}, LayoutPolicy{}, live, 0);
   CHECK(layout.servers == live);
 
   // Unset count falls to the default, and an unset default means all live servers.
   layout = choose_layout(LayoutPolicy{}, LayoutPolicy{0, 2, {}}, live, 0);
-  CHECK(layout.servers == ids({1, 2}));
+  CHECK(layout.servers == layout_ids({1, 2}));
   layout = choose_layout(LayoutPolicy{}, LayoutPolicy{}, live, 0);
   CHECK(layout.servers.size() == 4);
   layout = choose_layout(LayoutPolicy{0, 3, {}}, LayoutPolicy{0, 1, {}}, live, 0);
-  CHECK(layout.servers == ids({1, 2, 3}));
+  CHECK(layout.servers == layout_ids({1, 2, 3}));
 }
 
 TEST_CASE("choose_layout takes the stripe size from the policy, then the defaults") {
-  const auto live = ids({1, 2});
+  const auto live = layout_ids({1, 2});
   CHECK(choose_layout(LayoutPolicy{8192, 0, {}}, LayoutPolicy{65536, 0, {}}, live, 0).stripe_size ==
         8192);
   CHECK(choose_layout(LayoutPolicy{}, LayoutPolicy{65536, 0, {}}, live, 0).stripe_size == 65536);
@@ -215,29 +215,29 @@ TEST_CASE("choose_layout takes the stripe size from the policy, then the default
 }
 
 TEST_CASE("an explicit server list is used in its order, filtered to live servers") {
-  const auto live = ids({1, 2, 3, 5});
-  LayoutPolicy policy{0, 0, ids({5, 9, 2})};
+  const auto live = layout_ids({1, 2, 3, 5});
+  LayoutPolicy policy{0, 0, layout_ids({5, 9, 2})};
   // The random start does not rotate an explicit list.
   for (uint64_t start : {0u, 1u, 7u}) {
     Layout layout = choose_layout(policy, LayoutPolicy{}, live, start);
-    CHECK(layout.servers == ids({5, 2}));
+    CHECK(layout.servers == layout_ids({5, 2}));
     CHECK(layout.valid());
   }
   policy.stripe_count = 1;
-  CHECK(choose_layout(policy, LayoutPolicy{}, live, 3).servers == ids({5}));
+  CHECK(choose_layout(policy, LayoutPolicy{}, live, 3).servers == layout_ids({5}));
 
   // A list of servers none of which is live gives no layout.
-  Layout none = choose_layout(LayoutPolicy{0, 0, ids({7, 8})}, LayoutPolicy{}, live, 0);
+  Layout none = choose_layout(LayoutPolicy{0, 0, layout_ids({7, 8})}, LayoutPolicy{}, live, 0);
   CHECK(none.servers.empty());
   CHECK_FALSE(none.valid());
 }
 
 TEST_CASE("the random start rotates the first server over all live servers") {
-  const auto live = ids({1, 2, 3, 4});
-  CHECK(choose_layout(LayoutPolicy{0, 2, {}}, LayoutPolicy{}, live, 0).servers == ids({1, 2}));
-  CHECK(choose_layout(LayoutPolicy{0, 2, {}}, LayoutPolicy{}, live, 3).servers == ids({4, 1}));
-  CHECK(choose_layout(LayoutPolicy{0, 2, {}}, LayoutPolicy{}, live, 6).servers == ids({3, 4}));
-  CHECK(choose_layout(LayoutPolicy{}, LayoutPolicy{}, live, 2).servers == ids({3, 4, 1, 2}));
+  const auto live = layout_ids({1, 2, 3, 4});
+  CHECK(choose_layout(LayoutPolicy{0, 2, {}}, LayoutPolicy{}, live, 0).servers == layout_ids({1, 2}));
+  CHECK(choose_layout(LayoutPolicy{0, 2, {}}, LayoutPolicy{}, live, 3).servers == layout_ids({4, 1}));
+  CHECK(choose_layout(LayoutPolicy{0, 2, {}}, LayoutPolicy{}, live, 6).servers == layout_ids({3, 4}));
+  CHECK(choose_layout(LayoutPolicy{}, LayoutPolicy{}, live, 2).servers == layout_ids({3, 4, 1, 2}));
 
   std::set<uint32_t> firsts;
   for (uint64_t start = 0; start < 4; ++start)
@@ -245,7 +245,7 @@ TEST_CASE("the random start rotates the first server over all live servers") {
   CHECK(firsts.size() == 4);
   // Huge draws are fine too.
   CHECK(choose_layout(LayoutPolicy{0, 1, {}}, LayoutPolicy{}, live, UINT64_MAX).servers ==
-        ids({4}));
+        layout_ids({4}));
 }
 
 TEST_CASE("no live servers gives an empty layout") {
@@ -255,22 +255,22 @@ TEST_CASE("no live servers gives an empty layout") {
 }
 
 TEST_CASE("check_policy refuses servers the cluster does not have, repeats and too large stripe counts") {
-  const auto cluster = ids({0, 1, 2, 5});
+  const auto cluster = layout_ids({0, 1, 2, 5});
   CHECK(check_policy(LayoutPolicy{}, cluster).ok());
   CHECK(check_policy(LayoutPolicy{0, 4, {}}, cluster).ok());
-  CHECK(check_policy(LayoutPolicy{0, 2, ids({5, 0})}, cluster).ok());
-  CHECK(check_policy(LayoutPolicy{0, 0, ids({5, 0, 1, 2})}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 2, layout_ids({5, 0})}, cluster).ok());
+  CHECK(check_policy(LayoutPolicy{0, 0, layout_ids({5, 0, 1, 2})}, cluster).ok());
 
-  Status unknown = check_policy(LayoutPolicy{0, 0, ids({1, 9})}, cluster);
+  Status unknown = check_policy(LayoutPolicy{0, 0, layout_ids({1, 9})}, cluster);
   CHECK(unknown.code() == Errc::invalid_argument);
   CHECK(unknown.detail() == "storage server 9 is not in the cluster (its servers: 0,1,2,5)");
-  Status twice = check_policy(LayoutPolicy{0, 0, ids({1, 2, 1})}, cluster);
+  Status twice = check_policy(LayoutPolicy{0, 0, layout_ids({1, 2, 1})}, cluster);
   CHECK(twice.code() == Errc::invalid_argument);
   CHECK(twice.detail() == "storage server 1 is listed twice");
   Status wide = check_policy(LayoutPolicy{0, 5, {}}, cluster);
   CHECK(wide.code() == Errc::invalid_argument);
   CHECK(wide.detail() == "stripe count 5 is more than the cluster's 4 storage server(s)");
-  Status listed = check_policy(LayoutPolicy{0, 3, ids({0, 1})}, cluster);
+  Status listed = check_policy(LayoutPolicy{0, 3, layout_ids({0, 1})}, cluster);
   CHECK(listed.code() == Errc::invalid_argument);
   CHECK(listed.detail() == "stripe count 3 is more than the 2 storage server(s) listed");
   CHECK(check_policy(LayoutPolicy{0, 1, {}}, {}).code() == Errc::invalid_argument);

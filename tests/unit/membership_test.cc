@@ -32,7 +32,7 @@ AnuMap uniform(std::vector<MdsId> ids) {
   return *map;
 }
 
-std::vector<MdsId> ids(std::initializer_list<uint32_t> list) {
+std::vector<MdsId> mds_ids(std::initializer_list<uint32_t> list) {
   std::vector<MdsId> out;
   for (uint32_t v : list) out.push_back(MdsId(v));
   return out;
@@ -41,7 +41,7 @@ std::vector<MdsId> ids(std::initializer_list<uint32_t> list) {
 }  // namespace
 
 TEST_CASE("members count as alive during the start-up grace, then only while heard from") {
-  Membership m(ids({1, 2, 3}), MdsId(2), t0, options());
+  Membership m(mds_ids({1, 2, 3}), MdsId(2), t0, options());
   CHECK(m.alive(MdsId(1), at(2999)));
   CHECK(m.alive(MdsId(3), at(2999)));
   CHECK_FALSE(m.alive(MdsId(1), at(3001)));
@@ -53,8 +53,8 @@ TEST_CASE("members count as alive during the start-up grace, then only while hea
 }
 
 TEST_CASE("the delegate is the live member of the map with the lowest id") {
-  Membership m(ids({1, 2, 3}), MdsId(3), t0, options());
-  const AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(3), t0, options());
+  const AnuMap map = uniform(mds_ids({1, 2, 3}));
   CHECK(m.delegate(map, at(0)) == MdsId(1));
   m.heard(MdsId(2), at(3500), {});
   CHECK(m.delegate(map, at(4000)) == MdsId(2));  // 1 silent past the grace
@@ -64,8 +64,8 @@ TEST_CASE("the delegate is the live member of the map with the lowest id") {
 }
 
 TEST_CASE("a member rejoining outside the map is not the delegate while a member of the map is alive") {
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
-  const AnuMap without_1 = uniform(ids({2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
+  const AnuMap without_1 = uniform(mds_ids({2, 3}));
   m.heard(MdsId(2), at(100), {});
   m.heard(MdsId(3), at(100), {});
   CHECK(m.delegate(without_1, at(200)) == MdsId(2));
@@ -75,8 +75,8 @@ TEST_CASE("a member rejoining outside the map is not the delegate while a member
 TEST_CASE("without a quorum of the map the delegate changes nothing") {
   // Member 1 resumed from a pause (or cut off): it has heard nobody for
   // longer than dead_after, so by its view it is the only live member.
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
-  const AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
+  const AnuMap map = uniform(mds_ids({1, 2, 3}));
   m.heard(MdsId(2), at(1000), {});
   m.heard(MdsId(3), at(1000), {});
   CHECK(m.is_delegate(map, at(20000)));
@@ -92,9 +92,9 @@ TEST_CASE("without a quorum of the map the delegate changes nothing") {
 }
 
 TEST_CASE("of two halves of an even map only the one holding the lowest id has a quorum") {
-  const AnuMap map = uniform(ids({1, 2}));
-  Membership low(ids({1, 2}), MdsId(1), t0, options());
-  Membership high(ids({1, 2}), MdsId(2), t0, options());
+  const AnuMap map = uniform(mds_ids({1, 2}));
+  Membership low(mds_ids({1, 2}), MdsId(1), t0, options());
+  Membership high(mds_ids({1, 2}), MdsId(2), t0, options());
   CHECK(low.quorum(map, at(10000)));
   CHECK_FALSE(high.quorum(map, at(10000)));
 }
@@ -102,8 +102,8 @@ TEST_CASE("of two halves of an even map only the one holding the lowest id has a
 TEST_CASE("a member holds a lease only while the delegate answered a heartbeat sent within the lease") {
   MembershipOptions o = options();
   o.lease = milliseconds(2000);
-  Membership m(ids({1, 2, 3}), MdsId(2), t0, o);
-  const AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(2), t0, o);
+  const AnuMap map = uniform(mds_ids({1, 2, 3}));
   CHECK_FALSE(m.lease_valid(map, at(100)));  // nothing answered yet
   m.heard(MdsId(1), at(1000), {});
   m.answered(MdsId(1), at(990));
@@ -124,8 +124,8 @@ TEST_CASE("a member holds a lease only while the delegate answered a heartbeat s
 TEST_CASE("the delegate holds its lease while a quorum of the map answers it") {
   MembershipOptions o = options();
   o.lease = milliseconds(2000);
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, o);
-  const AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, o);
+  const AnuMap map = uniform(mds_ids({1, 2, 3}));
   m.heard(MdsId(2), at(1000), {});
   m.heard(MdsId(3), at(1000), {});
   CHECK_FALSE(m.lease_valid(map, at(1000)));
@@ -142,9 +142,9 @@ TEST_CASE("the lease is shorter than dead_after, so a member stops serving befor
   // 2's lease runs from when it sent that heartbeat, which is earlier.
   MembershipOptions o = options();
   o.lease = milliseconds(2000);
-  Membership delegate(ids({1, 2, 3}), MdsId(1), t0, o);
-  Membership member(ids({1, 2, 3}), MdsId(2), t0, o);
-  const AnuMap map = uniform(ids({1, 2, 3}));
+  Membership delegate(mds_ids({1, 2, 3}), MdsId(1), t0, o);
+  Membership member(mds_ids({1, 2, 3}), MdsId(2), t0, o);
+  const AnuMap map = uniform(mds_ids({1, 2, 3}));
   member.heard(MdsId(1), at(5005), {});
   member.answered(MdsId(1), at(5000));
   delegate.heard(MdsId(2), at(5003), {});
@@ -155,19 +155,19 @@ TEST_CASE("the lease is shorter than dead_after, so a member stops serving befor
 }
 
 TEST_CASE("a member is ready once it heard from every other member or waited out the grace") {
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
   CHECK_FALSE(m.ready(at(10)));
   m.heard(MdsId(2), at(20), {});
   CHECK_FALSE(m.ready(at(30)));
   m.heard(MdsId(3), at(40), {});
   CHECK(m.ready(at(50)));
-  Membership alone(ids({1, 2}), MdsId(1), t0, options());
+  Membership alone(mds_ids({1, 2}), MdsId(1), t0, options());
   CHECK(alone.ready(at(3001)));
 }
 
 TEST_CASE("the delegate removes a silent member from the map, then re-adds it once it is steady again") {
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
-  AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(mds_ids({1, 2, 3}));
   for (int t = 0; t <= 3000; t += 1000) m.heard(MdsId(2), at(t), {});
   CHECK_FALSE(m.next_map(map, at(2000)).has_value());  // 3 is in its grace
   m.heard(MdsId(2), at(4000), {});
@@ -175,7 +175,7 @@ TEST_CASE("the delegate removes a silent member from the map, then re-adds it on
   REQUIRE(next.has_value());
   CHECK(next->why == MapChange::removed);
   CHECK(next->member == MdsId(3));
-  CHECK(next->map.servers() == ids({1, 2}));
+  CHECK(next->map.servers() == mds_ids({1, 2}));
   CHECK(next->map.version() == map.version() + 1);
   map = next->map;
   // 3 comes back: not added at its first heartbeat, only after dead_after of steady ones.
@@ -194,8 +194,8 @@ TEST_CASE("the delegate removes a silent member from the map, then re-adds it on
 }
 
 TEST_CASE("the delegate tunes once per interval, with fresh reports, and shrinks the slow member") {
-  Membership m(ids({1, 2}), MdsId(1), t0, options());
-  AnuMap map = uniform(ids({1, 2}));
+  Membership m(mds_ids({1, 2}), MdsId(1), t0, options());
+  AnuMap map = uniform(mds_ids({1, 2}));
   auto beat = [&](int t, uint64_t seq, double ms1, double ms2) {
     m.own_report({seq, ms1, 1000});
     m.heard(MdsId(2), at(t), {seq, ms2, 1000});
@@ -226,8 +226,8 @@ TEST_CASE("the delegate tunes only once every member's report of the interval is
   // The delegate's own interval closes at its heartbeat; the others'
   // reports of the same interval come with the answers to it, after its
   // turn. Tuning at once would weigh its new latency against their old.
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
-  AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(mds_ids({1, 2, 3}));
   m.heard(MdsId(2), at(9000), {});
   m.heard(MdsId(3), at(9000), {});
   m.own_report({1, 1.0, 1000});
@@ -257,8 +257,8 @@ TEST_CASE("the delegate tunes only once every member's report of the interval is
 }
 
 TEST_CASE("divergent tuning leaves a member that is converging, using the previous interval") {
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
-  AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(mds_ids({1, 2, 3}));
   auto beat = [&](int t, uint64_t seq, double ms2) {
     m.own_report({seq, 1.0, 1000});
     m.heard(MdsId(2), at(t), {seq, ms2, 1000});
@@ -304,8 +304,8 @@ TEST_CASE("a member's interval report carries its backlog: requests outstanding 
 }
 
 TEST_CASE("the delegate hands each member's backlog to the tuner: a saturated member that is L still shrinks") {
-  Membership m(ids({1, 2, 3}), MdsId(1), t0, options());
-  AnuMap map = uniform(ids({1, 2, 3}));
+  Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, options());
+  AnuMap map = uniform(mds_ids({1, 2, 3}));
   // Member 3 completes most requests, so the request-weighted L is about
   // its own latency; only its growing queue tells it is saturated.
   auto beat = [&](int t, uint64_t seq, uint64_t backlog3) {
@@ -401,8 +401,8 @@ TEST_CASE("the delegate pools a member's load since the map last changed: one bu
   // with the five before it under the same map, member 2 was offered 0.61
   // and is inside it. After a map change the same interval counts alone.
   auto run = [&](bool change_map_before_the_burst) {
-    Membership m(ids({1, 2}), MdsId(1), t0, options());
-    AnuMap map = uniform(ids({1, 2}));
+    Membership m(mds_ids({1, 2}), MdsId(1), t0, options());
+    AnuMap map = uniform(mds_ids({1, 2}));
     auto report = [](uint64_t seq, double busy) {
       const auto requests = static_cast<uint64_t>(busy * 1000);
       return IntervalReport{seq, 20.0, requests, 0, 0, busy, 10.0};
@@ -427,8 +427,8 @@ TEST_CASE("the delegate pools a member's load since the map last changed: one bu
 
 TEST_CASE("hash and round-robin placement never tune, but still follow membership") {
   for (auto policy : {placement::Policy::hash, placement::Policy::round_robin}) {
-    Membership m(ids({1, 2}), MdsId(1), t0, options(policy));
-    AnuMap map = uniform(ids({1, 2}));
+    Membership m(mds_ids({1, 2}), MdsId(1), t0, options(policy));
+    AnuMap map = uniform(mds_ids({1, 2}));
     m.own_report({1, 1.0, 1000});
     m.heard(MdsId(2), at(20000), {1, 50.0, 1000});
     CHECK_FALSE(m.next_map(map, at(20000)).has_value());
@@ -439,8 +439,8 @@ TEST_CASE("hash and round-robin placement never tune, but still follow membershi
 }
 
 TEST_CASE("the last member never leaves the map") {
-  Membership m(ids({1}), MdsId(1), t0, options());
-  AnuMap map = uniform(ids({1}));
+  Membership m(mds_ids({1}), MdsId(1), t0, options());
+  AnuMap map = uniform(mds_ids({1}));
   CHECK_FALSE(m.next_map(map, at(100000)).has_value());
 }
 

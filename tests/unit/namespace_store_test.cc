@@ -30,14 +30,14 @@ const Caller kAlice{1000, 1000, {}};
 const Caller kBob{1001, 1001, {}};
 const Caller kCarol{1002, 1002, {}};
 
-struct TempDir {
+struct StoreDir {
   std::filesystem::path path;
-  TempDir() {
+  StoreDir() {
     char tmpl[] = "/tmp/pvfs-nsstore-XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
     path = tmpl;
   }
-  ~TempDir() { std::filesystem::remove_all(path); }
+  ~StoreDir() { std::filesystem::remove_all(path); }
 };
 
 Layout test_layout() { return Layout{1 << 16, {ServerId(3), ServerId(1)}}; }
@@ -74,7 +74,7 @@ SetAttr set_mask(uint32_t mask) {
 }
 
 struct Fixture {
-  TempDir dir;
+  StoreDir dir;
   std::unique_ptr<NamespaceStore> store;
   InodeId root;
   int64_t clock = 100;
@@ -138,7 +138,7 @@ struct Fixture {
 // ---------------------------------------------------------------- lmdb wrapper
 
 TEST_CASE("an lmdb environment stores, scans by prefix and deletes keys") {
-  TempDir dir;
+  StoreDir dir;
   auto env = lmdb::Env::open(dir.path / "env");
   REQUIRE(env.ok());
   auto db = (*env)->open_db("t");
@@ -177,7 +177,7 @@ TEST_CASE("an lmdb environment stores, scans by prefix and deletes keys") {
 }
 
 TEST_CASE("a full lmdb map is reported as no_space") {
-  TempDir dir;
+  StoreDir dir;
   auto env = lmdb::Env::open(dir.path, lmdb::EnvOptions{1 << 20, 4});
   REQUIRE(env.ok());
   auto db = (*env)->open_db("t");
@@ -190,7 +190,7 @@ TEST_CASE("a full lmdb map is reported as no_space") {
 }
 
 TEST_CASE("committed lmdb writes survive closing and reopening the environment") {
-  TempDir dir;
+  StoreDir dir;
   {
     auto env = lmdb::Env::open(dir.path);
     auto db = (*env)->open_db("t");
@@ -284,7 +284,7 @@ TEST_CASE_FIXTURE(Fixture, "a new store has a root directory owned by root with 
   CHECK(*store->inode_count() == 1);
   CHECK(names(root).empty());
 
-  TempDir other;
+  StoreDir other;
   auto set5 = NamespaceStore::open(other.path, FileSetId(5), tick());
   REQUIRE(set5.ok());
   CHECK((*set5)->root() == InodeId::make(FileSetId(5), 1));

@@ -11,7 +11,7 @@
 namespace pvfs::mds {
 namespace {
 
-QosGoals sample() {
+QosGoals sample_goals() {
   QosGoals g;
   g.version = 7;
   g.policy = "ushape";
@@ -23,7 +23,7 @@ QosGoals sample() {
 }  // namespace
 
 TEST_CASE("QoS goals round-trip through their text form") {
-  const QosGoals g = sample();
+  const QosGoals g = sample_goals();
   auto back = parse_goals(serialize(g));
   REQUIRE_MESSAGE(back.ok(), back.status().to_string());
   CHECK(*back == g);
@@ -35,7 +35,7 @@ TEST_CASE("QoS goals round-trip through their text form") {
 }
 
 TEST_CASE("a damaged QoS goals text is corrupt, naming what is wrong") {
-  const std::string text = serialize(sample());
+  const std::string text = serialize(sample_goals());
   auto truncated = parse_goals(text.substr(0, text.size() / 2));
   CHECK(truncated.code() == Errc::corrupt);
   CHECK(truncated.status().detail().find("checksum") != std::string::npos);
@@ -60,10 +60,10 @@ TEST_CASE("QoS goals saved to a file read back; no file is no goals; a damaged f
   auto absent = load_goals(path);
   REQUIRE(absent.ok());
   CHECK(absent->version == 0);
-  REQUIRE(save_goals(path, sample()).ok());
+  REQUIRE(save_goals(path, sample_goals()).ok());
   auto loaded = load_goals(path);
   REQUIRE(loaded.ok());
-  CHECK(*loaded == sample());
+  CHECK(*loaded == sample_goals());
   {
     std::ofstream out(path, std::ios::app);
     out << "goal extra 1 0 0\n";

@@ -15,7 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-QosModels sample() {
+QosModels sample_models() {
   QosModels m;
   m.version = 12;
   qos::Profile p;
@@ -63,7 +63,7 @@ QosModels sample() {
 }  // namespace
 
 TEST_CASE("QoS profiles and models round-trip through their text form bit for bit") {
-  const QosModels m = sample();
+  const QosModels m = sample_models();
   const std::string text = serialize(m);
   auto back = parse_models(text);
   REQUIRE_MESSAGE(back.ok(), back.status().to_string());
@@ -85,7 +85,7 @@ TEST_CASE("QoS profiles and models round-trip through their text form bit for bi
 }
 
 TEST_CASE("damaged QoS models are corrupt, naming what is wrong") {
-  const std::string text = serialize(sample());
+  const std::string text = serialize(sample_models());
   auto truncated = parse_models(text.substr(0, text.size() / 2));
   CHECK(truncated.code() == Errc::corrupt);
   std::string edited = text;
@@ -96,7 +96,7 @@ TEST_CASE("damaged QoS models are corrupt, naming what is wrong") {
   CHECK(parse_models("").code() == Errc::corrupt);
   // The embedded model file damaged under a consistent outer checksum: its
   // own checksum names it.
-  QosModels m = sample();
+  QosModels m = sample_models();
   std::string inner = qos::serialize(m.models.at("slurm.77").model);
   std::string body = text.substr(0, text.rfind("checksum "));
   const size_t at = body.find("alpha 2.75");
@@ -117,10 +117,10 @@ TEST_CASE("QoS models saved to a file read back; no file is none; a damaged file
   auto absent = load_models(path);
   REQUIRE(absent.ok());
   CHECK(absent->version == 0);
-  REQUIRE(save_models(path, sample()).ok());
+  REQUIRE(save_models(path, sample_models()).ok());
   auto loaded = load_models(path);
   REQUIRE(loaded.ok());
-  CHECK(serialize(*loaded) == serialize(sample()));
+  CHECK(serialize(*loaded) == serialize(sample_models()));
   {
     std::ofstream out(path, std::ios::app);
     out << "junk\n";

@@ -10,26 +10,13 @@
 #include <set>
 
 #include "policy/load/peer_loads.h"
+#include "tests/unit/dispatch_fixtures.h"
 
 namespace pvfs::sched {
 namespace {
 
+using namespace fixtures;
 using std::chrono::milliseconds;
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr milliseconds kFresh{300};
-const TimePoint t0{std::chrono::seconds(1000)};
-
-std::vector<ServerId> cluster(uint32_t n) {
-  std::vector<ServerId> out;
-  for (uint32_t i = 1; i <= n; ++i) out.push_back(ServerId(i));
-  return out;
-}
-
-std::vector<Piece> pieces_at(std::initializer_list<uint32_t> homes) {
-  std::vector<Piece> out;
-  for (uint32_t h : homes) out.push_back(Piece{ServerId(h), kMiB});
-  return out;
-}
 
 // Answers every probe of `round` with `bytes[server - 1]`.
 void answer_all(Round& round, const std::vector<uint64_t>& bytes, LoadMemory& memory, TimePoint now) {
