@@ -312,9 +312,10 @@ TEST_CASE("malformed and unauthenticated ioStep messages get clear errors and th
 }
 
 TEST_CASE("ending an unknown job's step is not_found naming the job, and changes nothing") {
-  // This client never renews: a lease long enough that a loaded machine's
-  // four requests cannot outlast it, so "held" can only go by an end.
-  TestCluster tc(scheduled("sjf", 20000));
+  // A lease a loaded machine's few requests cannot outlast, so "held" can
+  // only go by an end (the client claims it again before the last checks).
+  // The delegate's first grace is a lease long: the shorter, the sooner.
+  TestCluster tc(scheduled("sjf", 5000));
   const Config& config = tc.config();
   const Secret key = key_of(config);
   wait_for_grants(config);
@@ -322,6 +323,7 @@ TEST_CASE("ending an unknown job's step is not_found naming the job, and changes
   auto unknown = io_step(config, key, 5, {}, {"nobody"});
   CHECK(unknown.code() == Errc::not_found);
   CHECK(unknown.status().detail().find("job nobody has no I/O step") != std::string::npos);
+  REQUIRE(io_step(config, key, 5, {{"held", 1}}).ok());
   auto not_mine = io_step(config, key, 6, {}, {"held"});
   CHECK(not_mine.code() == Errc::not_found);
   CHECK(jobs_in(status_of(config).active) == Jobs{"held"});
