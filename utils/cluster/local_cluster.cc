@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -32,13 +33,24 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// A port nobody listens on right now (bind to 0, read, release).
-Result<uint16_t> free_port() {
+// The lowest port the kernel hands out for connect() and bind(0)
+// (net.ipv4.ip_local_port_range), 32768 when it cannot be read.
+uint16_t ephemeral_floor() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  unsigned low = 0;
+  if (in >> low && low > 0 && low <= 65535) return static_cast<uint16_t>(low);
+  return 32768;
+}
+
+// Whether nobody is bound to 127.0.0.1:`port` right now (bind, release).
+// `port` 0 asks the kernel for one; the port bound is returned.
+Result<uint16_t> try_port(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::from_errno(errno, "socket");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
   socklen_t len = sizeof addr;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
@@ -48,6 +60,24 @@ Result<uint16_t> free_port() {
   }
   ::close(fd);
   return ntohs(addr.sin_port);
+}
+
+// A port nobody listens on right now, below the ephemeral range when there
+// is room: a port of that range may be taken by any process's outgoing
+// connection while its daemon is down, and a daemon restarted on its
+// configured port (a test's kill and restart, a second test's cluster
+// beside it) would then fail to bind. Random, so two clusters set up at
+// once rarely try the same ports; bind(0) when nothing below is free.
+Result<uint16_t> free_port() {
+  static std::mt19937 pick{std::random_device{}()};
+  constexpr uint16_t kLowest = 10000;
+  const uint16_t floor = ephemeral_floor();
+  if (floor > kLowest + 1000) {
+    std::uniform_int_distribution<uint32_t> port(kLowest, floor - 1u);
+    for (int attempt = 0; attempt < 64; ++attempt)
+      if (auto p = try_port(static_cast<uint16_t>(port(pick)))) return p;
+  }
+  return try_port(0);
 }
 
 // The size of `file`, 0 when it does not exist yet.
