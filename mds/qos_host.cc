@@ -135,7 +135,9 @@ void QosHost::plan_next(int64_t start_unix_ns) {
   for (const auto& [job, g] : goals.goals) {
     Run& run = runs_[job];
     const Measured m = period_.contains(job) ? period_.at(job) : Measured{};
-    run.bytes_done += m.bytes;
+    uint64_t served = 0;
+    for (const auto& [server, bytes] : run.served) served += bytes;
+    run.bytes_done = std::max(run.bytes_done + m.bytes, served);
     run.throughput = static_cast<double>(m.bytes) / period_s;
     if (p == qos::QosPolicy::ushape && model_bound(job, g, m, run)) {
       // run.bound and run.source are the model's.
@@ -204,6 +206,8 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
     for (auto j : req.getJobs()) {
       const std::string_view job = text(j.getJob());
       if (job.size() > kMaxJobIdBytes) continue;
+      if (j.getGoalBytes() > 0 && cluster_.qos().goals.contains(job))
+        runs_[std::string(job)].served[req.getServer()] = j.getGoalBytes();
       Measured& m = period_[std::string(job)];
       m.bytes += j.getBytes();
       m.window_bytes += std::min(j.getWindowBytes(), j.getBytes());

@@ -93,7 +93,11 @@ class QosHost {
   };
   // What the coordinator keeps of a job with a goal between periods.
   struct Run {
-    uint64_t bytes_done = 0;     // since its start, as reported to this delegate
+    // Since its start: what this delegate counted, or what the servers
+    // have served since they learned of the goal (Run::served), whichever
+    // is more; the latter is what a delegate that took over starts from.
+    uint64_t bytes_done = 0;
+    std::map<uint32_t, uint64_t> served;  // storage server -> its QosJobReport.goalBytes, last heard
     double bound = 0;
     std::string source;
     double throughput = 0;       // last period

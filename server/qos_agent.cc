@@ -70,6 +70,7 @@ uint64_t QosAgent::pending_bytes(std::string_view job) const {
 void QosAgent::served(const IoQueue::Served& s) {
   Totals& t = totals_[std::string(s.job)];
   t.bytes += s.length;
+  if (auto goal = goal_bytes_.find(s.job); goal != goal_bytes_.end()) goal->second += s.length;
   t.requests += 1;
   if (s.in_window) t.window_bytes += s.length;
   if (s.job.empty()) return;  // best effort: no locality to learn
@@ -149,6 +150,8 @@ void QosAgent::keep_report() {
   for (const auto& [job, t] : totals_) jobs.push_back(job);
   for (const auto& [job, n] : queued)
     if (!totals_.contains(job)) jobs.push_back(job);
+  for (const auto& [job, bytes] : goal_bytes_)
+    if (bytes > 0 && !totals_.contains(job) && !queued.contains(job)) jobs.push_back(job);
   std::sort(jobs.begin(), jobs.end());
   auto list = r.initJobs(static_cast<unsigned>(jobs.size()));
   const nanoseconds seek = config_.emulated_bandwidth_bytes > 0
@@ -159,6 +162,7 @@ void QosAgent::keep_report() {
     auto j = list[static_cast<unsigned>(i)];
     j.setJob(jobs[i]);
     j.setQueued(queued.contains(jobs[i]));
+    if (auto goal = goal_bytes_.find(jobs[i]); goal != goal_bytes_.end()) j.setGoalBytes(goal->second);
     auto it = totals_.find(jobs[i]);
     if (it == totals_.end()) continue;
     const Totals& t = it->second;
@@ -236,6 +240,14 @@ void QosAgent::install(rpc::InMessage& reply) {
   for (auto job : p.getProfiling()) profiling_.emplace(text(job));
   goals_.clear();
   for (auto job : p.getGoals()) goals_.emplace(text(job));
+  // A goal new to this server counts from here; a cleared one is forgotten.
+  std::erase_if(goal_bytes_, [&](const auto& kv) {
+    if (goals_.contains(kv.first)) return false;
+    spdlog::info("QoS: job {}'s goal is cleared", kv.first);
+    return true;
+  });
+  for (const std::string& job : goals_)
+    if (goal_bytes_.try_emplace(job, 0).second) spdlog::info("QoS: job {} has a goal; counting its bytes", job);
   if (*policy != queue_.qos_policy()) {
     spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
     queue_.set_qos_policy(*policy);

@@ -101,6 +101,10 @@ class QosAgent {
   std::optional<size_t> delegate_;
   std::set<std::string, std::less<>> profiling_;  // jobs the last plan said are being profiled
   std::set<std::string, std::less<>> goals_;      // jobs the last plan said have a goal
+  // Bytes served for each job of goals_ since this server learned of its
+  // goal; reported every period while the goal lasts, so that a delegate
+  // that takes over knows the job's bytes done (QosJobReport.goalBytes).
+  std::map<std::string, uint64_t, std::less<>> goal_bytes_;
   std::chrono::steady_clock::time_point last_report_;
   int64_t installed_start_ = 0;
   bool warned_ = false;

@@ -188,6 +188,9 @@ struct Request {
     idleCostNs @9 :UInt64;        # mean gap from one completion to its next arrival here
     epochs @10 :List(QosEpoch);   # each epoch's record of a job being profiled (QosPlan.profiling)
                                   # or, under ushape, with a goal (QosPlan.goals)
+    goalBytes @11 :UInt64;        # served for it since this server learned of its goal (a job in
+                                  # QosPlan.goals), in every report while the goal lasts: what a new
+                                  # delegate counts the job's bytes done from (0: no goal known)
   }
   # policy/qos/locality.h's EpochSample of one job at the reporting server.
   struct QosEpoch {

@@ -422,6 +422,40 @@ TEST_CASE("goals survive a kill -9 of the delegate, and the next delegate plans 
   }, milliseconds(15000)));
 }
 
+TEST_CASE("a job's bytes done survive a kill -9 of the delegate: the next one counts on from the servers") {
+  TestCluster tc(qos_cluster(2, 3));
+  Ctl ctl{tc};
+  set_policy(tc, "average");
+  REQUIRE(ctl({"qos", "set", "kept", "--runtime", "1h", "--bytes", "1G"}).status == 0);
+  // Every storage server learns of the goal from a plan, and counts the
+  // job's bytes from there.
+  REQUIRE_MESSAGE(eventually([&] {
+    for (size_t i = 0; i < tc.config().servers.size(); ++i)
+      if (log_of(tc, "server" + std::to_string(i)).find("QoS: job kept has a goal") == std::string::npos) return false;
+    return true;
+  }, milliseconds(8000)), "a storage server never learned of the goal");
+  auto done = [&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "kept") : nullptr;
+    return j ? j->bytes_done : uint64_t{0};
+  };
+  REQUIRE(write_as(tc.config(), "kept", "kept-1", 32 << 20).ok());
+  REQUIRE(eventually([&] { return done() == (32u << 20); }, milliseconds(5000)));
+
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  REQUIRE(eventually([&] {
+    auto v = status_of(tc.config());
+    return v.ok() && v->delegate == tc.config().mds.at(1).id && v->servers.size() == 2;
+  }, milliseconds(15000)));
+  // The new delegate knows what the job wrote before it took over, with
+  // no I/O since, and counts on from there.
+  CHECK(eventually([&] { return done() == (32u << 20); }, milliseconds(5000)));
+  REQUIRE(write_as(tc.config(), "kept", "kept-2", 16 << 20).ok());
+  CHECK(eventually([&] { return done() == (48u << 20); }, milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(2000));
+  CHECK(done() == (48u << 20));
+}
+
 TEST_CASE("a storage server killed with SIGKILL while a goal is active reports again when it is back") {
   TestCluster tc(qos_cluster(2, 1));
   Ctl ctl{tc};
