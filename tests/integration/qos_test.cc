@@ -162,6 +162,19 @@ void set_policy(TestCluster& tc, const std::string& policy) {
   }, milliseconds(5000)), "the storage servers did not take QoS policy " << policy);
 }
 
+// Whether the coordinator hears from every storage server of the cluster.
+bool all_servers_report(const TestCluster& tc) {
+  auto v = status_of(tc.config());
+  return v.ok() && v->servers.size() == tc.config().servers.size();
+}
+
+// The coordinator's bytes done of `job`; 0 when it shows no such job.
+uint64_t bytes_done_of(const TestCluster& tc, const std::string& job) {
+  auto v = status_of(tc.config());
+  const QosJobRow* j = v.ok() ? job_in(*v, job) : nullptr;
+  return j ? j->bytes_done : uint64_t{0};
+}
+
 }  // namespace
 
 TEST_CASE("pvfs-ctl qos sets, lists and clears goals; an unknown job and bad input get clear errors") {
@@ -243,10 +256,7 @@ TEST_CASE("with a goal set, the storage servers report the job's I/O, its clock 
   set_policy(tc, "average");
   REQUIRE(ctl({"qos", "set", "qa", "--runtime", "1h", "--bytes", "96M"}).status == 0);
   // Both servers report within a period or two.
-  CHECK(eventually([&] {
-    auto v = status_of(tc.config());
-    return v.ok() && v->servers.size() == 2;
-  }, milliseconds(5000)));
+  CHECK(eventually([&] { return all_servers_report(tc); }, milliseconds(5000)));
 
   // While it writes, the plan gives it a window of its own (the baseline
   // reserves one per active job with a goal).
@@ -285,15 +295,8 @@ TEST_CASE("a metadata server paused past the servers' report timeout loses none 
   Ctl ctl{tc};
   set_policy(tc, "average");
   REQUIRE(ctl({"qos", "set", "qp", "--runtime", "1h", "--bytes", "64M"}).status == 0);
-  REQUIRE(eventually([&] {
-    auto v = status_of(tc.config());
-    return v.ok() && v->servers.size() == 2;
-  }, milliseconds(5000)));
-  auto done = [&] {
-    auto v = status_of(tc.config());
-    const QosJobRow* j = v.ok() ? job_in(*v, "qp") : nullptr;
-    return j ? j->bytes_done : uint64_t{0};
-  };
+  REQUIRE(eventually([&] { return all_servers_report(tc); }, milliseconds(5000)));
+  auto done = [&] { return bytes_done_of(tc, "qp"); };
 
   REQUIRE(write_as(tc.config(), "qp", "qp-1", 16 << 20).ok());
   CHECK(eventually([&] { return done() == (16u << 20); }, milliseconds(5000)));
@@ -406,10 +409,7 @@ TEST_CASE("goals survive a kill -9 of the delegate, and the next delegate plans 
   CHECK(job_in(*v, "survivor") != nullptr);
   CHECK(job_in(*v, "newcomer") != nullptr);
   // The servers find the new coordinator and report to it.
-  CHECK(eventually([&] {
-    auto now = status_of(tc.config());
-    return now.ok() && now->servers.size() == 2;
-  }, milliseconds(8000)));
+  CHECK(eventually([&] { return all_servers_report(tc); }, milliseconds(8000)));
   // The job's I/O gets a window from the new delegate.
   CHECK(windowed_while_writing(tc, "survivor", "after-kill", 64 << 20, milliseconds(20000)));
 
@@ -434,11 +434,7 @@ TEST_CASE("a job's bytes done survive a kill -9 of the delegate: the next one co
       if (log_of(tc, "server" + std::to_string(i)).find("QoS: job kept has a goal") == std::string::npos) return false;
     return true;
   }, milliseconds(8000)), "a storage server never learned of the goal");
-  auto done = [&] {
-    auto v = status_of(tc.config());
-    const QosJobRow* j = v.ok() ? job_in(*v, "kept") : nullptr;
-    return j ? j->bytes_done : uint64_t{0};
-  };
+  auto done = [&] { return bytes_done_of(tc, "kept"); };
   REQUIRE(write_as(tc.config(), "kept", "kept-1", 32 << 20).ok());
   REQUIRE(eventually([&] { return done() == (32u << 20); }, milliseconds(5000)));
 
@@ -461,10 +457,7 @@ TEST_CASE("a storage server killed with SIGKILL while a goal is active reports a
   Ctl ctl{tc};
   set_policy(tc, "average");
   REQUIRE(ctl({"qos", "set", "steady", "--runtime", "1h", "--bytes", "1G"}).status == 0);
-  CHECK(eventually([&] {
-    auto v = status_of(tc.config());
-    return v.ok() && v->servers.size() == 2;
-  }, milliseconds(5000)));
+  CHECK(eventually([&] { return all_servers_report(tc); }, milliseconds(5000)));
   const uint32_t victim = tc.config().servers.at(1).id;
   CHECK(eventually([&] { return count_in(log_of(tc, "server1"), "QoS: enforcing the coordinator's windows") == 1; },
                    milliseconds(5000)));
