@@ -70,7 +70,6 @@ uint64_t QosAgent::pending_bytes(std::string_view job) const {
 void QosAgent::served(const IoQueue::Served& s) {
   Totals& t = totals_[std::string(s.job)];
   t.bytes += s.length;
-  if (auto goal = goal_bytes_.find(s.job); goal != goal_bytes_.end()) goal->second += s.length;
   t.requests += 1;
   if (s.in_window) t.window_bytes += s.length;
   if (s.job.empty()) return;  // best effort: no locality to learn
@@ -145,6 +144,10 @@ void QosAgent::keep_report() {
                         (goals_.contains(e.job) && queue_.qos_policy() == qos::QosPolicy::ushape);
     if (wanted && t.epochs.size() < kMaxEpochsPerReport) t.epochs.push_back(e);
   }
+  // The period's bytes of each job with a goal join its total here, once a
+  // period, not on every request served.
+  for (auto& [job, bytes] : goal_bytes_)
+    if (auto it = totals_.find(job); it != totals_.end()) bytes += it->second.bytes;
   const auto queued = queue_.queued_by_job();
   std::vector<std::string> jobs;
   for (const auto& [job, t] : totals_) jobs.push_back(job);

@@ -101,8 +101,9 @@ class QosAgent {
   std::optional<size_t> delegate_;
   std::set<std::string, std::less<>> profiling_;  // jobs the last plan said are being profiled
   std::set<std::string, std::less<>> goals_;      // jobs the last plan said have a goal
-  // Bytes served for each job of goals_ since this server learned of its
-  // goal; reported every period while the goal lasts, so that a delegate
+  // Bytes served for each job of goals_ since the period in which this
+  // server learned of its goal (added up at each report, off the request
+  // path); reported every period while the goal lasts, so that a delegate
   // that takes over knows the job's bytes done (QosJobReport.goalBytes).
   std::map<std::string, uint64_t, std::less<>> goal_bytes_;
   std::chrono::steady_clock::time_point last_report_;
