@@ -9,8 +9,10 @@
 
 #include "policy/locks/lock_table.h"
 
-using namespace pvfs;
-using namespace pvfs::locks;
+// In the test program's unity chunks another file's helpers may sit
+// beside these: the namespace keeps them apart.
+namespace pvfs::locks {
+
 using std::chrono::seconds;
 
 namespace {
@@ -401,3 +403,5 @@ TEST_CASE("random lock and unlock sequences agree with a per-byte model") {
     }
   }
 }
+
+}  // namespace pvfs::locks
