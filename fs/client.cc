@@ -37,6 +37,8 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
   dispatch.margin_bytes = config_.redirect_margin_bytes;
   dispatch.skew_factor = config_.redirect_skew_factor;
   writer_timer = std::make_shared<asio::steady_timer>(io_);
+  std::random_device rd;
+  while (client_id == 0) client_id = (uint64_t{rd()} << 32) | rd();
 }
 
 // Background coroutines hold `alive` and the timer, not the Impl: they

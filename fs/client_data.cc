@@ -211,20 +211,23 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
   impl_->qos_announce(who.job_id, who.qos_runtime_ms);
   const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, data.size(), true, who.iostep_bytes);
   const bool sync = file.flags & (O_SYNC | O_DSYNC);
+  bool timed = false;
+  const rpc::Origin origin = impl_->data_origin(who, timed);
   std::vector<asio::awaitable<Status>> tasks;
   const std::vector<Piece> pieces = split_range(state.layout, offset, data.size());
   for (const Piece& p : pieces) {
     tasks.push_back(impl_->write_piece(state, p.object_index, p.object_offset,
-                                       data.subspan(p.buffer_offset, p.length), sync, origin_of(who)));
+                                       data.subspan(p.buffer_offset, p.length), sync, origin));
     state.objects_made.insert(p.object_index);
   }
-  if (offset > state.size) impl_->make_hole_objects(file.inode, offset, pieces, origin_of(who), tasks);
+  if (offset > state.size) impl_->make_hole_objects(file.inode, offset, pieces, origin, tasks);
   // Acknowledged bytes must outlive this client: the MDS learns that it
   // writes the file before the first write returns (pvfs-mds(8)).
   if (impl_->must_announce(state)) tasks.push_back(impl_->announce_writer(who, file.inode));
   ++state.writes_in_flight;
   Status st = co_await rpc::run_all(std::move(tasks));
   --state.writes_in_flight;
+  if (timed) impl_->job_io_end(who.job_id);
   if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
   const uint64_t size_before = state.size;
@@ -254,14 +257,16 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
   const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, length, false);
   const auto pieces = split_range(state.layout, offset, length);
   got.buffers.resize(pieces.size());  // not resized again: the tasks write into it
+  bool timed = false;
+  const rpc::Origin origin = impl_->data_origin(who, timed);
   std::vector<asio::awaitable<Status>> tasks;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Piece& p = pieces[i];
     tasks.push_back(read_piece(*impl_, state.layout.servers[p.object_index], state.ino,
-                               p.object_index, p.object_offset, p.length, &got.buffers[i],
-                               origin_of(who)));
+                               p.object_index, p.object_offset, p.length, &got.buffers[i], origin));
   }
   Status st = co_await rpc::run_all(std::move(tasks));
+  if (timed) impl_->job_io_end(who.job_id);
   if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
   co_return got;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "fs/client.h"
+#include "fs/job_io_clock.h"
 #include "fs/listing_ahead.h"
 #include "fs/statahead.h"
 #include "fs/mds_router.h"
@@ -308,6 +309,15 @@ struct Client::Impl {
   // through this client sets its goal on the delegate, unless it has one
   // (qosSet with fromEnv); in the background, once per job and client.
   void qos_announce(const std::string& job, uint64_t runtime_ms);
+  // Each job's I/O time on this mount (fs/job_io_clock.h), stamped with
+  // `client_id` on its data requests for a profiling run's T_comp.
+  JobIoClock job_io;
+  uint64_t client_id = 0;  // random, never 0
+  // `who`'s origin for the data requests of one read or write starting
+  // now, with the job's I/O time so far; `timed` tells whether to call
+  // job_io.end() for it.
+  rpc::Origin data_origin(const Credentials& who, bool& timed);
+  void job_io_end(const std::string& job);
   std::set<std::string> qos_announced;  // bounded: kMaxQosAnnounced
   static constexpr size_t kMaxQosAnnounced = 4096;
   rpc::Clock::time_point io_unreachable_since{};  // first failure in a row; epoch: none

@@ -1,8 +1,10 @@
-// A job's QoS goal from its environment (PVFS_QOS_RUNTIME, pvfsmount(8)):
-// the first I/O of a job that asks for one sets it on the delegate's QoS
-// coordinator (mds/qos_host.h), which keeps a goal set earlier (pvfs-ctl
-// qos set wins). Best effort: the I/O never waits for it; a failure is
-// logged once per job. Runs on the client's executor.
+// The client's part in QoS. A job's goal from its environment
+// (PVFS_QOS_RUNTIME, pvfsmount(8)): the first I/O of a job that asks for one
+// sets it on the delegate's QoS coordinator (mds/qos_host.h), which keeps a
+// goal set earlier (pvfs-ctl qos set wins). Best effort: the I/O never
+// waits for it; a failure is logged once per job. And each job's I/O time
+// on this mount, stamped on its data requests. Runs on the client's
+// executor.
 #include <fmt/format.h>
 
 #include "fs/client_impl.h"
@@ -27,6 +29,23 @@ void Client::Impl::qos_announce(const std::string& job, uint64_t runtime_ms) {
     if (reply) spdlog::info("QoS: job {}'s PVFS_QOS_RUNTIME of {} ms sent (a goal set before stays)", job, runtime_ms);
     else spdlog::warn("QoS: job {}'s PVFS_QOS_RUNTIME not set as its goal: {}", job, reply.status().to_string());
   }, asio::detached);
+}
+
+rpc::Origin Client::Impl::data_origin(const Credentials& who, bool& timed) {
+  rpc::Origin o = origin_of(who);
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  const auto so_far = job_io.begin(who.job_id, std::chrono::duration_cast<JobIoClock::Nanos>(now));
+  timed = so_far.has_value();
+  if (timed) {
+    o.client = client_id;
+    o.job_io_ns = *so_far;
+  }
+  return o;
+}
+
+void Client::Impl::job_io_end(const std::string& job) {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  job_io.end(job, std::chrono::duration_cast<JobIoClock::Nanos>(now));
 }
 
 }  // namespace pvfs

@@ -144,7 +144,13 @@ class QosHost {
   int64_t plan_start_ = 0;                               // unix ns; 0: no plan
   uint32_t replicas_ = 0;
   uint32_t model_replicas_ = 0;
-  std::map<std::string, std::vector<qos::ProfileEpoch>, std::less<>> pending_records_;  // by job
+  // What the servers reported of a job being profiled, kept into its
+  // profile (and shared with the members) at the next half period.
+  struct PendingProfile {
+    std::vector<qos::ProfileEpoch> records;
+    std::map<uint64_t, qos::ClientSpan> clients;  // by client id
+  };
+  std::map<std::string, PendingProfile, std::less<>> pending_records_;  // by job
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

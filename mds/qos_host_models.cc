@@ -34,11 +34,6 @@ uint64_t seed_of(std::string_view job, uint64_t revision) {
   return h;
 }
 
-// The profile with its I/O time filled in when the job did not say it.
-qos::Profile with_io(qos::Profile p) {
-  if (!p.io_from_job) p.io = qos::busiest_server_service(p);
-  return p;
-}
 
 }  // namespace
 
@@ -58,11 +53,12 @@ asio::awaitable<void> QosHost::flush_profiles() {
   if (pending_records_.empty()) co_return;
   QosModels next = cluster_.qos_models();
   size_t kept = 0;
-  for (auto& [job, records] : pending_records_) {
+  for (auto& [job, pending] : pending_records_) {
     auto p = next.profiles.find(job);
     if (p == next.profiles.end()) continue;  // cancelled meanwhile
-    qos::add_epochs(p->second, records);
-    kept += records.size();
+    qos::add_epochs(p->second, pending.records);
+    for (const auto& [client, span] : pending.clients) qos::add_client_spans(p->second, client, span);
+    kept += pending.records.size() + pending.clients.size();
   }
   pending_records_.clear();
   if (kept == 0) co_return;
@@ -117,7 +113,7 @@ asio::awaitable<Status> QosHost::profile(mp::Request::QosProfileRequest::Reader 
     it->second.end_unix_ms = std::max(now_ms, it->second.start_unix_ms + 1);
     if (req.getIoTimeNs() > 0) {
       it->second.io = nanoseconds(static_cast<int64_t>(std::min<uint64_t>(req.getIoTimeNs(), uint64_t{1} << 62)));
-      it->second.io_from_job = true;
+      it->second.io_source = qos::IoSource::job;
     }
     spdlog::info("QoS: job {}'s profiling run ended after {} ms", job, it->second.end_unix_ms - it->second.start_unix_ms);
     if (Status st = co_await share_models(std::move(next)); !st.ok()) co_return st;
@@ -165,7 +161,7 @@ asio::awaitable<Status> QosHost::train(mp::Request::QosTrainRequest::Reader req,
   if (!it->second.ended())
     co_return Status(Errc::invalid_argument,
                      fmt::format("job {}'s profiling run has not ended (pvfs-ctl qos profile {} --end)", job, job));
-  const qos::Profile prof = with_io(it->second);
+  const qos::Profile prof = qos::with_io(it->second);
   nanoseconds required = prof.total();
   if (req.getRuntimeMs() > 0) required = milliseconds(req.getRuntimeMs());
   else if (auto g = cluster_.qos().goals.find(job); g != cluster_.qos().goals.end())
@@ -221,7 +217,7 @@ void QosHost::fill_model(std::string_view job, mp::Reply::QosModelState::Builder
   out.setVersion(models.version);
   out.setReplicas(std::max<uint32_t>(model_replicas_, 1));
   if (auto it = models.profiles.find(job); it != models.profiles.end()) {
-    const qos::Profile p = with_io(it->second);
+    const qos::Profile p = qos::with_io(it->second);
     out.setHasProfile(true);
     out.setProfiling(!p.ended());
     out.setSharePct(p.share_pct);
@@ -229,7 +225,9 @@ void QosHost::fill_model(std::string_view job, mp::Reply::QosModelState::Builder
     out.setEndUnixMs(p.end_unix_ms);
     out.setProfileNs(p.total().count());
     out.setCompNs(p.ended() ? p.comp().count() : 0);
-    out.setIoFromJob(p.io_from_job);
+    out.setIoFromJob(p.io_source == qos::IoSource::job);
+    out.setIoFromClients(p.io_source == qos::IoSource::clients);
+    out.setClients(static_cast<uint32_t>(p.clients.size()));
     out.setRecords(p.epochs.size());
     out.setDropped(p.dropped);
     out.setProfileBytes(p.bytes);

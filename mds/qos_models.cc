@@ -31,11 +31,14 @@ Status corrupt(size_t line, std::string_view what) {
 std::string serialize(const QosModels& models) {
   std::string out = fmt::format("{}\nversion {}\n", kModelsMagic, models.version);
   for (const auto& [job, p] : models.profiles) {
-    out += fmt::format("profile {} {} {} {} {} {} {} {} {}\n", job, p.share_pct, p.start_unix_ms, p.end_unix_ms,
-                       p.io.count(), p.io_from_job ? 1 : 0, p.bytes, p.dropped, p.epochs.size());
+    out += fmt::format("profile {} {} {} {} {} {} {} {} {} {}\n", job, p.share_pct, p.start_unix_ms, p.end_unix_ms,
+                       p.io.count(), static_cast<int>(p.io_source), p.bytes, p.dropped, p.epochs.size(),
+                       p.clients.size());
     for (const auto& e : p.epochs)
       out += fmt::format("e {} {} {} {} {} {} {}\n", e.server, e.epoch, e.requests, exact_number(e.avg_dist_bytes),
                          exact_number(e.avg_size_bytes), e.bytes, e.service.count());
+    for (const auto& [client, span] : p.clients)
+      out += fmt::format("c {:016x} {} {}\n", client, span.first_ns, span.last_ns);
   }
   for (const auto& [job, m] : models.models) {
     const std::string text = qos::serialize(m.model);
@@ -79,17 +82,20 @@ Result<QosModels> parse_models(std::string_view text) {
     if (w[0] == "profile") {
       qos::Profile p;
       int64_t io = 0;
-      int from_job = 0;
-      size_t count = 0;
-      if (w.size() != 10 || !read_number(w[2], p.share_pct) || !read_number(w[3], p.start_unix_ms) ||
-          !read_number(w[4], p.end_unix_ms) || !read_number(w[5], io) || !read_number(w[6], from_job) ||
-          !read_number(w[7], p.bytes) || !read_number(w[8], p.dropped) || !read_number(w[9], count) ||
-          !check_goal_job(w[1]).ok() || p.share_pct == 0 || p.share_pct > 100 || io < 0 ||
-          count > qos::kMaxProfileEpochs || n + count > lines.size())
+      int source = 0;
+      size_t count = 0, clients = 0;
+      // Files from before clients timed a job's I/O have no client count.
+      if ((w.size() != 10 && w.size() != 11) || !read_number(w[2], p.share_pct) ||
+          !read_number(w[3], p.start_unix_ms) || !read_number(w[4], p.end_unix_ms) || !read_number(w[5], io) ||
+          !read_number(w[6], source) || !read_number(w[7], p.bytes) || !read_number(w[8], p.dropped) ||
+          !read_number(w[9], count) || (w.size() == 11 && !read_number(w[10], clients)) ||
+          !check_goal_job(w[1]).ok() || p.share_pct == 0 || p.share_pct > 100 || io < 0 || source < 0 ||
+          source > 2 || count > qos::kMaxProfileEpochs || clients > qos::kMaxProfileClients ||
+          n + count + clients > lines.size())
         return corrupt(line_no, "bad profile");
       p.job = std::string(w[1]);
       p.io = qos::Nanos(io);
-      p.io_from_job = from_job != 0;
+      p.io_source = static_cast<qos::IoSource>(source);
       for (size_t i = 0; i < count; ++i) {
         auto r = words(lines[n++]);
         qos::ProfileEpoch e;
@@ -101,6 +107,16 @@ Result<QosModels> parse_models(std::string_view text) {
           return corrupt(n, "bad profile record");
         e.service = qos::Nanos(service);
         p.epochs.push_back(e);
+      }
+      for (size_t i = 0; i < clients; ++i) {
+        auto r = words(lines[n++]);
+        uint64_t client = 0;
+        qos::ClientSpan span;
+        if (r.size() != 4 || r[0] != "c" || r[1].size() != 16 ||
+            std::from_chars(r[1].data(), r[1].data() + 16, client, 16).ptr != r[1].data() + 16 ||
+            !read_number(r[2], span.first_ns) || !read_number(r[3], span.last_ns) || span.last_ns < span.first_ns ||
+            !p.clients.emplace(client, span).second)
+          return corrupt(n, "bad profile client");
       }
       if (!out.profiles.emplace(p.job, std::move(p)).second) return corrupt(line_no, "a job's profile twice");
     } else if (w[0] == "model") {

@@ -41,8 +41,9 @@ struct QosModels {
 // The text form:
 //   pvfs-qos-models 1
 //   version <n>
-//   profile <job> <share> <start_ms> <end_ms> <io_ns> <io_from_job 0|1> <bytes> <dropped> <records>
+//   profile <job> <share> <start_ms> <end_ms> <io_ns> <io_source 0|1|2> <bytes> <dropped> <records> <clients>
 //   e <server> <epoch> <requests> <avg_dist> <avg_size> <bytes> <service_ns>      (records lines)
+//   c <client, 16 hex digits> <first_ns> <last_ns>                               (clients lines)
 //   model <job> <revision> <samples> <profile_samples> <required_ns> <trained_unix_ms> <met 0|1> <lines>
 //   <the model file, policy/qos/model.h's serialize()>                           (lines lines)
 //   checksum <16 hex digits>      (FNV-1a 64 of every byte before it)

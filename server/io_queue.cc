@@ -54,6 +54,8 @@ void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arriv
   s.arrival = arrival;
   s.done = now();
   s.in_window = in_window;
+  s.client = op.client;
+  s.client_io_ns = op.client_io_ns;
   observer_(s);
 }
 

@@ -67,6 +67,9 @@ class IoQueue {
     // The request's job id; "" when none (fragments, pull-backs), which
     // windows treat as best effort. Read only with QoS on.
     std::string job;
+    // The sending pvfsmount and the job's I/O time on it (rpc::Origin); 0: none.
+    uint64_t client = 0;
+    uint64_t client_io_ns = 0;
   };
   // Queues `op` and waits until it is done: bytes written, or bytes read
   // into op.out (fewer at the end of the object). Errors as ObjectStore's.
@@ -96,6 +99,8 @@ class IoQueue {
     elevator::Nanos arrival{0};
     elevator::Nanos done{0};  // not decreasing from one call to the next
     bool in_window = false;
+    uint64_t client = 0;        // Op::client
+    uint64_t client_io_ns = 0;  // Op::client_io_ns
   };
   // Called on this queue's executor for each request served with QoS on;
   // replaces the one set before.

@@ -73,6 +73,15 @@ void QosAgent::served(const IoQueue::Served& s) {
   t.requests += 1;
   if (s.in_window) t.window_bytes += s.length;
   if (s.job.empty()) return;  // best effort: no locality to learn
+  if (s.client != 0 && !profiling_.empty() && profiling_.contains(s.job)) {
+    auto [c, added] = t.clients.try_emplace(s.client, qos::ClientSpan{s.client_io_ns, s.client_io_ns});
+    if (!added) {
+      c->second.first_ns = std::min(c->second.first_ns, s.client_io_ns);
+      c->second.last_ns = std::max(c->second.last_ns, s.client_io_ns);
+    } else if (t.clients.size() > qos::kMaxProfileClients) {
+      t.clients.erase(c);
+    }
+  }
   Last& last = last_[std::string(s.job)];
   // §3.2.1's idle cost: how long after one of its requests completes the
   // job's next one arrives here (what a dedicated window would wait).
@@ -182,6 +191,16 @@ void QosAgent::keep_report() {
     const bool sequential = t.epoch_requests > 0 && t.dist_weighted / n <= t.size_weighted / n;
     j.setSeekCostNs(sequential ? static_cast<uint64_t>(seek.count()) : 0);
     j.setIdleCostNs(t.idle_n ? static_cast<uint64_t>(t.idle_sum.count() / static_cast<int64_t>(t.idle_n)) : 0);
+    if (!t.clients.empty()) {
+      auto list_c = j.initClientSpans(static_cast<unsigned>(t.clients.size()));
+      unsigned k = 0;
+      for (const auto& [client, span] : t.clients) {
+        auto o = list_c[k++];
+        o.setClient(client);
+        o.setFirstNs(span.first_ns);
+        o.setLastNs(span.last_ns);
+      }
+    }
     if (!t.epochs.empty()) {
       auto list_e = j.initEpochs(static_cast<unsigned>(t.epochs.size()));
       for (size_t k = 0; k < t.epochs.size(); ++k) {

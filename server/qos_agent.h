@@ -36,6 +36,7 @@
 
 #include "config/config.h"
 #include "policy/qos/locality.h"
+#include "policy/qos/training.h"
 #include "server/io_queue.h"
 #include "shared/rpc/peer.h"
 #include "shared/secret.h"
@@ -64,6 +65,7 @@ class QosAgent {
     std::chrono::nanoseconds idle_sum{0};
     uint64_t idle_n = 0;
     std::vector<qos::EpochSample> epochs;  // kept only for a job being profiled or, under ushape, with a goal
+    std::map<uint64_t, qos::ClientSpan> clients;  // a job being profiled: the clients' I/O time stamps
   };
   struct Last {
     std::chrono::nanoseconds done{0};

@@ -186,10 +186,10 @@ std::span<const StorageService::Route> StorageService::routes() {
   };
   static constexpr Route kRoutes[] = {
       {R::WRITE, [](StorageService& s, Call& c) -> A {
-         co_return co_await s.write(c.req.getWrite(), c.msg->data(), c.reply, std::string(c.job()));
+         co_return co_await s.write(c.req.getWrite(), c.msg->data(), c.reply, rpc::origin_of(*c.msg));
        }},
       {R::READ, [](StorageService& s, Call& c) -> A {
-         co_return co_await s.read(c.req.getRead(), c.conn, c.reply, c.reply_data, std::string(c.job()));
+         co_return co_await s.read(c.req.getRead(), c.conn, c.reply, c.reply_data, rpc::origin_of(*c.msg));
        }},
       {R::READ_FRAGMENT, [](StorageService& s, Call& c) -> A {
          co_return co_await s.read_fragment(c.req.getReadFragment(), c.conn, c.reply_data, c.reply);
@@ -326,7 +326,7 @@ std::span<const StorageService::Route> StorageService::routes() {
 }
 
 asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buffer& data, Reply reply,
-                                              std::string job) {
+                                              rpc::Origin origin) {
   const ObjectId obj = rpc::from_wire(w.getObject());
   const uint64_t offset = w.getOffset();
   const bool sync = w.getSync();
@@ -348,7 +348,9 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   op.offset = offset;
   op.data = data.span();
   op.sync = sync;
-  op.job = std::move(job);
+  op.job = std::move(origin.job);
+  op.client = origin.client;
+  op.client_io_ns = origin.job_io_ns;
   if (w.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, w.getMaxServiceMs()));
@@ -371,7 +373,7 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
 
 asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
                                              std::shared_ptr<rpc::Connection>, Reply reply, Buffer& out,
-                                             std::string job) {
+                                             rpc::Origin origin) {
   const ObjectId obj = rpc::from_wire(r.getObject());
   const uint64_t offset = r.getOffset();
   const uint32_t length = r.getLength();
@@ -383,7 +385,9 @@ asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
   IoQueue::Op op = object_op(obj);
   op.offset = offset;
   op.out = out.span();
-  op.job = std::move(job);
+  op.job = std::move(origin.job);
+  op.client = origin.client;
+  op.client_io_ns = origin.job_io_ns;
   if (r.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, r.getMaxServiceMs()));

@@ -38,6 +38,7 @@
 #include "shared/rpc/connection.h"
 #include "shared/rpc/exchange.h"
 #include "shared/rpc/job_counters.h"
+#include "shared/rpc/origin.h"
 
 namespace pvfs {
 
@@ -128,13 +129,14 @@ class StorageService {
   }
   void elevator_status(proto::storage::Request::ElevatorControl::Reader c, Reply reply, Status& st);
   // Data requests (counted as load, slowed by straggler injection).
-  // `job`: the request's job id, for the QoS windows of the I/O queue.
+  // `origin`: the request's job id, for the QoS windows of the I/O queue,
+  // and the client's I/O time of that job, for a profiling run.
   asio::awaitable<Status> write(proto::storage::Request::Write::Reader w, Buffer& data, Reply reply,
-                                std::string job);
+                                rpc::Origin origin);
   asio::awaitable<Status> write_fragment(ObjectId object, uint64_t fragment, Buffer& data, bool sync,
                                          Reply reply);
   asio::awaitable<Status> read(proto::storage::Request::Read::Reader r,
-                               std::shared_ptr<rpc::Connection> conn, Reply reply, Buffer& out, std::string job);
+                               std::shared_ptr<rpc::Connection> conn, Reply reply, Buffer& out, rpc::Origin origin);
   asio::awaitable<Status> read_fragment(proto::storage::Request::ReadFragment::Reader r,
                                         std::shared_ptr<rpc::Connection> conn, Buffer& out, Reply reply);
   // Object management.

@@ -40,6 +40,31 @@ Nanos busiest_server_service(const Profile& profile) {
   return most;
 }
 
+void add_client_spans(Profile& profile, uint64_t client, ClientSpan span) {
+  if (span.last_ns < span.first_ns) return;
+  auto it = profile.clients.find(client);
+  if (it == profile.clients.end()) {
+    if (profile.clients.size() < kMaxProfileClients) profile.clients.emplace(client, span);
+    return;
+  }
+  it->second.first_ns = std::min(it->second.first_ns, span.first_ns);
+  it->second.last_ns = std::max(it->second.last_ns, span.last_ns);
+}
+
+Profile with_io(Profile p) {
+  if (p.io_source == IoSource::job) return p;
+  uint64_t longest = 0;
+  for (const auto& [client, span] : p.clients) longest = std::max(longest, span.last_ns - span.first_ns);
+  if (longest > 0) {
+    p.io = Nanos(static_cast<int64_t>(std::min<uint64_t>(longest, uint64_t{1} << 62)));
+    p.io_source = IoSource::clients;
+  } else {
+    p.io = busiest_server_service(p);
+    p.io_source = IoSource::servers;
+  }
+  return p;
+}
+
 Nanos DiskCost::service(uint64_t distance, uint64_t length) const {
   PVFS_CHECK(bytes_per_s > 0);
   const double transfer = static_cast<double>(length) / bytes_per_s;

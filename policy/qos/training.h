@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <span>
 #include <string>
@@ -42,18 +43,37 @@ struct ProfileEpoch {
 // of 100 ms epochs on 4 servers fills this in about 100 s of I/O).
 inline constexpr size_t kMaxProfileEpochs = 4096;
 
+// What one client (pvfsmount) said of the job's I/O time there, over the
+// requests of the run the servers saw: its I/O time at the start of the
+// first and of the last (fs/job_io_clock.h).
+struct ClientSpan {
+  uint64_t first_ns = 0;
+  uint64_t last_ns = 0;  // >= first_ns
+  bool operator==(const ClientSpan&) const = default;
+};
+// Clients kept per profiling run; later ones are not counted.
+inline constexpr size_t kMaxProfileClients = 1024;
+
+// Where a profile's I/O time comes from.
+enum class IoSource : uint8_t {
+  servers = 0,  // the busiest server's summed service time: a lower bound
+  job = 1,      // the job's own figure (`qos profile JOB --end --io-time`)
+  clients = 2,  // the clients' own timing of the job's requests
+};
+
 struct Profile {
   std::string job;
   uint32_t share_pct = 100;      // the job's share of every period while profiled, 1..100
   int64_t start_unix_ms = 0;     // `qos profile JOB`
   int64_t end_unix_ms = 0;       // `qos profile JOB --end`; 0: still running
-  // The job's I/O time in the run: what its own measurement said (`--end
-  // --io-time`), or else the busiest server's summed service time.
+  // The job's I/O time in the run (see with_io()); set here only from the
+  // job's own figure (io_source job).
   Nanos io{0};
-  bool io_from_job = false;
+  IoSource io_source = IoSource::servers;
   uint64_t bytes = 0;            // all records' bytes, dropped ones included
   uint64_t dropped = 0;          // records past kMaxProfileEpochs
   std::vector<ProfileEpoch> epochs;
+  std::map<uint64_t, ClientSpan> clients;  // by client id, at most kMaxProfileClients
   bool operator==(const Profile&) const = default;
 
   bool ended() const { return end_unix_ms > 0; }
@@ -70,6 +90,16 @@ void add_epochs(Profile& profile, std::span<const ProfileEpoch> records);
 // the job's I/O time (servers serve it in parallel, and their epochs are
 // on different clocks, so they cannot be lined up).
 Nanos busiest_server_service(const Profile& profile);
+
+// Joins what servers saw of clients' spans: per client, the earliest first
+// and the latest last (each server sees a part of the job's requests).
+void add_client_spans(Profile& profile, uint64_t client, ClientSpan span);
+
+// The profile with its I/O time filled in: the job's own figure if it gave
+// one; else the clients' (the longest of any client's spans: a job's
+// processes on several nodes do their I/O side by side), when some client
+// timed a nonzero span; else the busiest server's service time.
+Profile with_io(Profile profile);
 
 // A server's disk as the synthetic workload's requests see it: a request
 // not starting where the previous one ended pays `seek`, then its length at

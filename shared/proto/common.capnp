@@ -53,6 +53,9 @@ struct Envelope {
   body @6 :AnyPointer;    # the service-specific Request or Reply
   requestId @7 :UInt64;   # request: names one file system operation in every daemon's log
                           # (0: none); a daemon passes it on to the calls it makes for it
+  clientId @8 :UInt64;    # data request: the sending pvfsmount, a random number per mount (0: none)
+  jobIoNs @9 :UInt64;     # data request: the job's I/O time on that client so far, as it counts it
+                          # (fs/job_io_clock.h), for a profiling run's T_comp (pvfs-ctl qos profile)
 }
 
 # Who is asking: the identity the FUSE kernel reported for the syscall.

@@ -191,6 +191,13 @@ struct Request {
     goalBytes @11 :UInt64;        # served for it since this server learned of its goal (a job in
                                   # QosPlan.goals), in every report while the goal lasts: what a new
                                   # delegate counts the job's bytes done from (0: no goal known)
+    clientSpans @12 :List(QosClientSpan);  # a job being profiled: the clients' I/O time stamps
+                                  # (Envelope.jobIoNs) on its requests served this period
+  }
+  struct QosClientSpan {
+    client @0 :UInt64;            # Envelope.clientId
+    firstNs @1 :UInt64;           # the lowest jobIoNs seen from it
+    lastNs @2 :UInt64;            # the highest
   }
   # policy/qos/locality.h's EpochSample of one job at the reporting server.
   struct QosEpoch {
@@ -452,6 +459,8 @@ struct Reply {
     requiredNs @25 :Int64;        # T_real it was trained for
     trainedUnixMs @26 :Int64;
     model @27 :Text;              # the model file itself
+    ioFromClients @28 :Bool;      # the I/O time came from the clients' timing (ioFromJob false)
+    clients @29 :UInt32;          # clients that timed the job's requests in the run
   }
   # mknod, mkdir, symlink, link, unlink, rmdir: the parent directory's
   # attributes read just after the change (NFS's post-op attributes), so the

@@ -17,11 +17,19 @@ namespace pvfs::rpc {
 struct Origin {
   std::string job;              // empty: unknown
   uint64_t request_id = 0;      // 0: none
+  // Data requests from pvfsmount: which mount, and the job's I/O time on it
+  // so far (the envelope's clientId and jobIoNs); 0: not stamped.
+  uint64_t client = 0;
+  uint64_t job_io_ns = 0;
 };
 
 inline void stamp(proto::Envelope::Builder envelope, const Origin& origin) {
   envelope.setJobId(origin.job);
   envelope.setRequestId(origin.request_id);
+  if (origin.client != 0) {
+    envelope.setClientId(origin.client);
+    envelope.setJobIoNs(origin.job_io_ns);
+  }
 }
 
 // Whether a request's envelope is within the bounds every daemon enforces
@@ -32,7 +40,8 @@ Status check_envelope(proto::Envelope::Reader envelope);
 
 inline Origin origin_of(const InMessage& message) {
   auto e = message.envelope();
-  return Origin{std::string(e.getJobId().cStr(), e.getJobId().size()), e.getRequestId()};
+  return Origin{std::string(e.getJobId().cStr(), e.getJobId().size()), e.getRequestId(), e.getClientId(),
+                e.getJobIoNs()};
 }
 
 }  // namespace pvfs::rpc

@@ -590,6 +590,52 @@ TEST_CASE("qos profile, train and show build a job's model, and under ushape its
   }, milliseconds(5000)));
 }
 
+TEST_CASE("a profiling run's I/O time is the client's timing of the job's requests; its pauses are T_comp") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  set_policy(tc, "ushape");
+  REQUIRE(ctl({"qos", "profile", "tj"}).status == 0);
+  // The job as one process on one node: computes, writes for 1.5 s,
+  // computes for 2 s, writes for 1.5 s more; nobody tells pvfs which is which.
+  Session s(Session::Deferred{});
+  REQUIRE(s.connect(tc.config()).ok());
+  Credentials cred;
+  cred.job_id = "tj";
+  std::this_thread::sleep_for(milliseconds(1200));  // the servers learn of the run
+  auto made = s.run(s->create(cred, kRootInode, "tj-data", 0644, O_RDWR));
+  REQUIRE(made.ok());
+  AlignedBuffer buf(1 << 20);
+  fill_pattern(buf.span(), 7, 0);
+  uint64_t i = 0;
+  auto write_phase = [&] {
+    const auto until = Clock::now() + milliseconds(1500);
+    while (Clock::now() < until) {
+      auto n = s.run(s->write(cred, *made->second, (i++ % 16) << 20, buf.span()));
+      REQUIRE(n.ok());
+    }
+  };
+  write_phase();
+  std::this_thread::sleep_for(milliseconds(2000));
+  write_phase();
+  REQUIRE(s.run(s->release(cred, made->second)).ok());
+  const auto ended = ctl({"qos", "profile", "tj", "--end"});
+  REQUIRE_MESSAGE(ended.status == 0, ended.err);
+  CHECK_MESSAGE(ended.out.find("I/O time timed by 1 client") != std::string::npos, ended.out);
+  auto shown = model_of(tc.config(), "tj");
+  REQUIRE_MESSAGE(shown.ok(), shown.status().to_string());
+  CHECK(shown->io_from_clients);
+  CHECK_FALSE(shown->io_from_job);
+  CHECK(shown->clients == 1);
+  const int64_t io = shown->profile_ns - shown->comp_ns;
+  MESSAGE("T_profile ", shown->profile_ns / 1e9, " s, I/O ", io / 1e9, " s, T_comp ", shown->comp_ns / 1e9, " s");
+  // The two write phases, not the pauses: 3 s of writing less the time
+  // between one write and the next; what is not I/O is at least the
+  // 2 s pause and the 1.2 s before the first write.
+  CHECK(io >= 2'000'000'000);
+  CHECK(io <= 3'100'000'000);
+  CHECK(shown->comp_ns >= 3'200'000'000);
+}
+
 TEST_CASE("a model survives a kill -9 of the delegate and a corrupt models file on a member") {
   TestCluster tc(qos_cluster(2, 3));
   Ctl ctl{tc};
@@ -614,6 +660,11 @@ TEST_CASE("a model survives a kill -9 of the delegate and a corrupt models file 
   CHECK(after->revision == before->revision);
   CHECK(after->model == before->model);
   CHECK(after->records == before->records);
+  // The clients' timing of the run is kept with it.
+  CHECK(before->io_from_clients);
+  CHECK(after->io_from_clients);
+  CHECK(after->clients == before->clients);
+  CHECK(after->comp_ns == before->comp_ns);
 
   // Its own copy damaged while it was down: the member starts, says why it
   // has none, takes the others' copy and writes it back.

@@ -3,6 +3,7 @@
 // file or a damaged embedded model is corrupt with the reason, and the
 // file is written and read back.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <random>
@@ -24,7 +25,7 @@ QosModels sample_models() {
   p.start_unix_ms = 1764201600000;
   p.end_unix_ms = 1764201612345;
   p.io = 4'500'000'001ns;
-  p.io_from_job = true;
+  p.io_source = qos::IoSource::job;
   p.dropped = 3;
   std::mt19937_64 rng(5);
   for (int i = 0; i < 40; ++i)
@@ -35,6 +36,8 @@ QosModels sample_models() {
   qos::Profile running;
   running.job = "bench";
   running.start_unix_ms = 1764201700000;
+  qos::add_client_spans(running, 0xfedcba9876543210ull, {1'500, 2'000'000'000});
+  qos::add_client_spans(running, 7, {0, 40});
   m.profiles[running.job] = running;
   QosModelEntry e;
   e.revision = 11;
@@ -82,6 +85,22 @@ TEST_CASE("QoS profiles and models round-trip through their text form bit for bi
   REQUIRE(empty.ok());
   CHECK(empty->version == 0);
   CHECK(empty->profiles.empty());
+}
+
+TEST_CASE("a file from before clients timed a job's I/O still reads, with no clients") {
+  QosModels m = sample_models();
+  m.profiles.erase("bench");
+  std::string body = serialize(m);
+  body = body.substr(0, body.rfind("checksum "));
+  // The profile line as it was written then: no client count at the end.
+  const size_t line = body.find("profile slurm.77 ");
+  const size_t eol = body.find('\n', line);
+  REQUIRE(body.substr(eol - 2, 2) == " 0");
+  body.erase(eol - 2, 2);
+  auto old = parse_models(body + fmt::format("checksum {:016x}\n", qos::text_checksum(body)));
+  REQUIRE_MESSAGE(old.ok(), old.status().to_string());
+  CHECK(old->profiles == m.profiles);
+  CHECK(old->profiles.at("slurm.77").io_source == qos::IoSource::job);
 }
 
 TEST_CASE("damaged QoS models are corrupt, naming what is wrong") {

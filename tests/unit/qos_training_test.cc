@@ -40,7 +40,7 @@ Profile disk_profile() {
   }
   add_epochs(p, records);
   p.io = 10s;
-  p.io_from_job = true;
+  p.io_source = qos::IoSource::job;
   return p;
 }
 
@@ -67,6 +67,30 @@ TEST_CASE("records past the limit are counted, not kept; the busiest server's se
   CHECK(p.dropped == 5);
   CHECK(p.bytes == 4096 * (kMaxProfileEpochs + 5));
   CHECK(busiest_server_service(p) == Nanos((kMaxProfileEpochs - 1) * 1'000'000));
+}
+
+TEST_CASE("a profile's I/O time: the job's word, else the clients' timing, else the busiest server") {
+  Profile p = disk_profile();  // the job said 10 s
+  add_client_spans(p, 1, {2'000'000'000, 5'000'000'000});
+  CHECK(with_io(p).io == 10s);
+  CHECK(with_io(p).io_source == IoSource::job);
+  p.io_source = IoSource::servers;
+  p.io = 0s;
+  // Two servers saw parts of client 1's requests: the span joins them.
+  add_client_spans(p, 1, {1'000'000'000, 4'000'000'000});
+  CHECK(p.clients.at(1) == ClientSpan{1'000'000'000, 5'000'000'000});
+  // Client 2's processes did their I/O beside client 1's: the longest counts.
+  add_client_spans(p, 2, {0, 3'000'000'000});
+  const Profile timed = with_io(p);
+  CHECK(timed.io == 4s);
+  CHECK(timed.io_source == IoSource::clients);
+  CHECK(timed.comp() == 16s);
+  // A span that goes backwards is no timing; no span: the servers' bound.
+  add_client_spans(p, 3, {9, 8});
+  CHECK_FALSE(p.clients.contains(3));
+  p.clients.clear();
+  CHECK(with_io(p).io == busiest_server_service(p));
+  CHECK(with_io(p).io_source == IoSource::servers);
 }
 
 TEST_CASE("the disk is estimated from the profile's sequential and scattered epochs") {

@@ -159,7 +159,7 @@ void add_qos(Commands& commands) {
   command->add_option("--share", o->share, "profile: the job's share of every period while profiled, 1..100 [100]");
   command->add_flag("--end", o->end, "profile: end the job's profiling run (T_profile is from start to end)");
   command->add_option("--io-time", o->io_time,
-                      "profile --end: the job's own measured I/O time [the busiest server's service time]");
+                      "profile --end: the job's own measured I/O time [the clients' timing of its requests]");
   command->add_option("-s,--start", o->start,
                       "set: when the job's clock starts: now, +DURATION, seconds since 1970 or "
                       "YYYY-MM-DDTHH:MM:SS (UTC) [at the job's first I/O]");

@@ -79,6 +79,8 @@ Result<QosModelView> model_view_of(mp::Reply::Reader body) {
   v.profile_ns = s.getProfileNs();
   v.comp_ns = s.getCompNs();
   v.io_from_job = s.getIoFromJob();
+  v.io_from_clients = s.getIoFromClients();
+  v.clients = s.getClients();
   v.records = s.getRecords();
   v.dropped = s.getDropped();
   v.profile_bytes = s.getProfileBytes();
@@ -189,7 +191,10 @@ std::string render_qos_model(const QosModelView& v) {
   else
     out += fmt::format("profile: T_profile {}, T_comp {} (I/O time {}), share {}%, {} records{}, {}\n",
                        secs(v.profile_ns), secs(v.comp_ns),
-                       v.io_from_job ? "from the job" : "of the busiest server", v.share_pct, v.records,
+                       v.io_from_job       ? std::string("from the job")
+                       : v.io_from_clients ? fmt::format("timed by {} client{}", v.clients, v.clients == 1 ? "" : "s")
+                                           : std::string("of the busiest server"),
+                       v.share_pct, v.records,
                        v.dropped ? fmt::format(" ({} more dropped)", v.dropped) : std::string(),
                        ctl::human_bytes(v.profile_bytes));
   if (!v.has_model) return out + "model: none (pvfs-ctl qos train " + v.job + ")\n";
@@ -207,12 +212,12 @@ std::string render_qos_model(const QosModelView& v) {
 std::string render_qos_model_json(const QosModelView& v) {
   return fmt::format(
       "{{\"job\":{},\"version\":{},\"replicas\":{},\"profile\":{{\"present\":{},\"running\":{},\"share_pct\":{},"
-      "\"start_unix_ms\":{},\"end_unix_ms\":{},\"profile_ns\":{},\"comp_ns\":{},\"io_from_job\":{},\"records\":{},"
+      "\"start_unix_ms\":{},\"end_unix_ms\":{},\"profile_ns\":{},\"comp_ns\":{},\"io_from_job\":{},\"io_from_clients\":{},\"clients\":{},\"records\":{},"
       "\"dropped\":{},\"bytes\":{}}},\"model\":{{\"present\":{},\"revision\":{},\"format_version\":{},\"depth\":{},"
       "\"leaves\":{},\"nodes\":{},\"cv_error\":{},\"met\":{},\"samples\":{},\"profile_samples\":{},\"alpha\":{},"
       "\"required_ns\":{},\"trained_unix_ms\":{}}}}}\n",
       json_string(v.job), v.version, v.replicas, v.has_profile, v.profiling, v.share_pct, v.start_unix_ms,
-      v.end_unix_ms, v.profile_ns, v.comp_ns, v.io_from_job, v.records, v.dropped, v.profile_bytes, v.has_model,
+      v.end_unix_ms, v.profile_ns, v.comp_ns, v.io_from_job, v.io_from_clients, v.clients, v.records, v.dropped, v.profile_bytes, v.has_model,
       v.revision, v.format_version, v.depth, v.leaves, v.nodes, v.cv_error, v.met, v.samples, v.profile_samples,
       v.alpha, v.required_ns, v.trained_unix_ms);
 }

@@ -94,6 +94,8 @@ struct QosModelView {
   int64_t profile_ns = 0;      // T_profile
   int64_t comp_ns = 0;         // T_comp
   bool io_from_job = false;
+  bool io_from_clients = false;  // else, without io_from_job, the busiest server's
+  uint32_t clients = 0;          // that timed the job's requests
   uint64_t records = 0;
   uint64_t dropped = 0;
   uint64_t profile_bytes = 0;
