@@ -234,16 +234,8 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
         const auto prof = cluster_.qos_models().profiles.find(job);
         if (prof != cluster_.qos_models().profiles.end() && collecting(prof->second)) {
           PendingProfile& pending = pending_records_[std::string(job)];
-          for (auto c : j.getClientSpans()) {
-            if (c.getClient() == 0 || c.getLastNs() < c.getFirstNs()) continue;
-            const qos::ClientSpan span{c.getFirstNs(), c.getLastNs()};
-            auto [it, added] = pending.clients.try_emplace(c.getClient(), span);
-            if (!added) {
-              it->second.first_ns = std::min(it->second.first_ns, span.first_ns);
-              it->second.last_ns = std::max(it->second.last_ns, span.last_ns);
-            }
-            if (pending.clients.size() >= qos::kMaxProfileClients) break;
-          }
+          for (auto c : j.getClientSpans())
+            if (c.getClient() != 0) qos::join_span(pending.clients, c.getClient(), {c.getFirstNs(), c.getLastNs()});
           auto& records = pending.records;
           for (auto e : j.getEpochs()) {
             if (records.size() >= qos::kMaxProfileEpochs || e.getRequests() == 0) break;

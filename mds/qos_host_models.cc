@@ -57,7 +57,7 @@ asio::awaitable<void> QosHost::flush_profiles() {
     auto p = next.profiles.find(job);
     if (p == next.profiles.end()) continue;  // cancelled meanwhile
     qos::add_epochs(p->second, pending.records);
-    for (const auto& [client, span] : pending.clients) qos::add_client_spans(p->second, client, span);
+    for (const auto& [client, span] : pending.clients) qos::join_span(p->second.clients, client, span);
     kept += pending.records.size() + pending.clients.size();
   }
   pending_records_.clear();

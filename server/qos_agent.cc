@@ -73,15 +73,8 @@ void QosAgent::served(const IoQueue::Served& s) {
   t.requests += 1;
   if (s.in_window) t.window_bytes += s.length;
   if (s.job.empty()) return;  // best effort: no locality to learn
-  if (s.client != 0 && !profiling_.empty() && profiling_.contains(s.job)) {
-    auto [c, added] = t.clients.try_emplace(s.client, qos::ClientSpan{s.client_io_ns, s.client_io_ns});
-    if (!added) {
-      c->second.first_ns = std::min(c->second.first_ns, s.client_io_ns);
-      c->second.last_ns = std::max(c->second.last_ns, s.client_io_ns);
-    } else if (t.clients.size() > qos::kMaxProfileClients) {
-      t.clients.erase(c);
-    }
-  }
+  if (s.client != 0 && !profiling_.empty() && profiling_.contains(s.job))
+    qos::join_span(t.clients, s.client, {s.client_io_ns, s.client_io_ns});
   Last& last = last_[std::string(s.job)];
   // §3.2.1's idle cost: how long after one of its requests completes the
   // job's next one arrives here (what a dedicated window would wait).

@@ -40,11 +40,11 @@ Nanos busiest_server_service(const Profile& profile) {
   return most;
 }
 
-void add_client_spans(Profile& profile, uint64_t client, ClientSpan span) {
+void join_span(std::map<uint64_t, ClientSpan>& spans, uint64_t client, ClientSpan span) {
   if (span.last_ns < span.first_ns) return;
-  auto it = profile.clients.find(client);
-  if (it == profile.clients.end()) {
-    if (profile.clients.size() < kMaxProfileClients) profile.clients.emplace(client, span);
+  auto it = spans.find(client);
+  if (it == spans.end()) {
+    if (spans.size() < kMaxProfileClients) spans.emplace(client, span);
     return;
   }
   it->second.first_ns = std::min(it->second.first_ns, span.first_ns);

@@ -91,9 +91,11 @@ void add_epochs(Profile& profile, std::span<const ProfileEpoch> records);
 // on different clocks, so they cannot be lined up).
 Nanos busiest_server_service(const Profile& profile);
 
-// Joins what servers saw of clients' spans: per client, the earliest first
-// and the latest last (each server sees a part of the job's requests).
-void add_client_spans(Profile& profile, uint64_t client, ClientSpan span);
+// Joins `span` into what `spans` holds for `client`: the earliest first and
+// the latest last (each server, each period, sees a part of the client's
+// requests). A span that goes backwards, or a new client when `spans`
+// holds kMaxProfileClients, is not kept.
+void join_span(std::map<uint64_t, ClientSpan>& spans, uint64_t client, ClientSpan span);
 
 // The profile with its I/O time filled in: the job's own figure if it gave
 // one; else the clients' (the longest of any client's spans: a job's

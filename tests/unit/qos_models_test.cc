@@ -36,8 +36,8 @@ QosModels sample_models() {
   qos::Profile running;
   running.job = "bench";
   running.start_unix_ms = 1764201700000;
-  qos::add_client_spans(running, 0xfedcba9876543210ull, {1'500, 2'000'000'000});
-  qos::add_client_spans(running, 7, {0, 40});
+  qos::join_span(running.clients, 0xfedcba9876543210ull, {1'500, 2'000'000'000});
+  qos::join_span(running.clients, 7, {0, 40});
   m.profiles[running.job] = running;
   QosModelEntry e;
   e.revision = 11;

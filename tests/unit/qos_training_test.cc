@@ -71,23 +71,30 @@ TEST_CASE("records past the limit are counted, not kept; the busiest server's se
 
 TEST_CASE("a profile's I/O time: the job's word, else the clients' timing, else the busiest server") {
   Profile p = disk_profile();  // the job said 10 s
-  add_client_spans(p, 1, {2'000'000'000, 5'000'000'000});
+  join_span(p.clients, 1, {2'000'000'000, 5'000'000'000});
   CHECK(with_io(p).io == 10s);
   CHECK(with_io(p).io_source == IoSource::job);
   p.io_source = IoSource::servers;
   p.io = 0s;
   // Two servers saw parts of client 1's requests: the span joins them.
-  add_client_spans(p, 1, {1'000'000'000, 4'000'000'000});
+  join_span(p.clients, 1, {1'000'000'000, 4'000'000'000});
   CHECK(p.clients.at(1) == ClientSpan{1'000'000'000, 5'000'000'000});
   // Client 2's processes did their I/O beside client 1's: the longest counts.
-  add_client_spans(p, 2, {0, 3'000'000'000});
+  join_span(p.clients, 2, {0, 3'000'000'000});
   const Profile timed = with_io(p);
   CHECK(timed.io == 4s);
   CHECK(timed.io_source == IoSource::clients);
   CHECK(timed.comp() == 16s);
   // A span that goes backwards is no timing; no span: the servers' bound.
-  add_client_spans(p, 3, {9, 8});
+  join_span(p.clients, 3, {9, 8});
   CHECK_FALSE(p.clients.contains(3));
+  // Past the limit a new client is not kept; the ones kept still join.
+  std::map<uint64_t, ClientSpan> many;
+  for (uint64_t c = 1; c <= kMaxProfileClients; ++c) join_span(many, c, {0, c});
+  join_span(many, kMaxProfileClients + 1, {0, 1});
+  join_span(many, 1, {0, 99});
+  CHECK(many.size() == kMaxProfileClients);
+  CHECK(many.at(1).last_ns == 99);
   p.clients.clear();
   CHECK(with_io(p).io == busiest_server_service(p));
   CHECK(with_io(p).io_source == IoSource::servers);
