@@ -1,7 +1,6 @@
 #include "fs/job_io_clock.h"
 
-#include <algorithm>
-#include <iterator>
+#include <map>
 
 namespace pvfs {
 
@@ -26,6 +25,8 @@ std::optional<uint64_t> JobIoClock::begin(std::string_view job, Nanos now) {
     it = jobs_.emplace(std::string(job), Job{}).first;
   }
   Job& j = it->second;
+  if (j.outstanding == 0 && j.last_end.count() > 0 && now > j.last_end && now - j.last_end < kJoinGap)
+    j.total += now - j.last_end;
   const uint64_t so_far = total_at(j, now);
   if (j.outstanding++ == 0) j.busy_since = now;
   return so_far;

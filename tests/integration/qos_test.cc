@@ -628,11 +628,12 @@ TEST_CASE("a profiling run's I/O time is the client's timing of the job's reques
   CHECK(shown->clients == 1);
   const int64_t io = shown->profile_ns - shown->comp_ns;
   MESSAGE("T_profile ", shown->profile_ns / 1e9, " s, I/O ", io / 1e9, " s, T_comp ", shown->comp_ns / 1e9, " s");
-  // The two write phases, not the pauses: 3 s of writing less the time
-  // between one write and the next; what is not I/O is at least the
-  // 2 s pause and the 1.2 s before the first write.
+  // The two write phases, not the pauses: 3 s of writing (each phase may
+  // overrun by its last write, slow on a loaded machine), where the 2 s
+  // pause would make 5; what is not I/O is at least the pause and the
+  // 1.2 s before the first write.
   CHECK(io >= 2'000'000'000);
-  CHECK(io <= 3'100'000'000);
+  CHECK(io <= 3'500'000'000);
   CHECK(shown->comp_ns >= 3'200'000'000);
 }
 

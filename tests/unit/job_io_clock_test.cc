@@ -23,6 +23,20 @@ TEST_CASE("a job's I/O time counts only the spans with a request outstanding") {
   CHECK(ms_of(c.so_far("j", Ns(milliseconds(5000)))) == 100);
 }
 
+TEST_CASE("back-to-back requests are one stretch of I/O; a longer gap is not I/O") {
+  JobIoClock c;
+  const auto us = [](int n) { return Ns(std::chrono::microseconds(n)); };
+  c.begin("j", us(0));
+  c.end("j", us(3000));
+  // 2 ms later: the kernel copying the next request's data.
+  CHECK(*c.begin("j", us(5000)) == 5'000'000u);
+  c.end("j", us(8000));
+  // 50 ms later: the program computed in between.
+  CHECK(*c.begin("j", us(58000)) == 8'000'000u);
+  c.end("j", us(59000));
+  CHECK(c.so_far("j", us(90000)) == 9'000'000u);
+}
+
 TEST_CASE("overlapping requests of one job count their union, once") {
   JobIoClock c;
   c.begin("j", Ns(milliseconds(0)));
