@@ -34,7 +34,6 @@ uint64_t seed_of(std::string_view job, uint64_t revision) {
   return h;
 }
 
-
 }  // namespace
 
 bool QosHost::collecting(const qos::Profile& p) const {

@@ -36,7 +36,7 @@
 
 #include "config/config.h"
 #include "policy/qos/locality.h"
-#include "policy/qos/training.h"
+#include "policy/qos/client_span.h"
 #include "server/io_queue.h"
 #include "shared/rpc/peer.h"
 #include "shared/secret.h"

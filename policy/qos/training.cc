@@ -40,17 +40,6 @@ Nanos busiest_server_service(const Profile& profile) {
   return most;
 }
 
-void join_span(std::map<uint64_t, ClientSpan>& spans, uint64_t client, ClientSpan span) {
-  if (span.last_ns < span.first_ns) return;
-  auto it = spans.find(client);
-  if (it == spans.end()) {
-    if (spans.size() < kMaxProfileClients) spans.emplace(client, span);
-    return;
-  }
-  it->second.first_ns = std::min(it->second.first_ns, span.first_ns);
-  it->second.last_ns = std::max(it->second.last_ns, span.last_ns);
-}
-
 Profile with_io(Profile p) {
   if (p.io_source == IoSource::job) return p;
   uint64_t longest = 0;

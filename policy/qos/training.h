@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "policy/qos/cart.h"
+#include "policy/qos/client_span.h"
 #include "policy/qos/locality.h"
 #include "policy/qos/model.h"
 #include "policy/qos/synthetic.h"
@@ -42,17 +43,6 @@ struct ProfileEpoch {
 // Records kept per profiling run; later ones are counted, not kept (a run
 // of 100 ms epochs on 4 servers fills this in about 100 s of I/O).
 inline constexpr size_t kMaxProfileEpochs = 4096;
-
-// What one client (pvfsmount) said of the job's I/O time there, over the
-// requests of the run the servers saw: its I/O time at the start of the
-// first and of the last (fs/job_io_clock.h).
-struct ClientSpan {
-  uint64_t first_ns = 0;
-  uint64_t last_ns = 0;  // >= first_ns
-  bool operator==(const ClientSpan&) const = default;
-};
-// Clients kept per profiling run; later ones are not counted.
-inline constexpr size_t kMaxProfileClients = 1024;
 
 // Where a profile's I/O time comes from.
 enum class IoSource : uint8_t {
@@ -90,12 +80,6 @@ void add_epochs(Profile& profile, std::span<const ProfileEpoch> records);
 // the job's I/O time (servers serve it in parallel, and their epochs are
 // on different clocks, so they cannot be lined up).
 Nanos busiest_server_service(const Profile& profile);
-
-// Joins `span` into what `spans` holds for `client`: the earliest first and
-// the latest last (each server, each period, sees a part of the client's
-// requests). A span that goes backwards, or a new client when `spans`
-// holds kMaxProfileClients, is not kept.
-void join_span(std::map<uint64_t, ClientSpan>& spans, uint64_t client, ClientSpan span);
 
 // The profile with its I/O time filled in: the job's own figure if it gave
 // one; else the clients' (the longest of any client's spans: a job's
