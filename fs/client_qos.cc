@@ -31,10 +31,18 @@ void Client::Impl::qos_announce(const std::string& job, uint64_t runtime_ms) {
   }, asio::detached);
 }
 
+namespace {
+
+// The client's clock as JobIoClock counts it.
+JobIoClock::Nanos io_now() {
+  return std::chrono::duration_cast<JobIoClock::Nanos>(rpc::Clock::now().time_since_epoch());
+}
+
+}  // namespace
+
 rpc::Origin Client::Impl::data_origin(const Credentials& who, bool& timed) {
   rpc::Origin o = origin_of(who);
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  const auto so_far = job_io.begin(who.job_id, std::chrono::duration_cast<JobIoClock::Nanos>(now));
+  const auto so_far = job_io.begin(who.job_id, io_now());
   timed = so_far.has_value();
   if (timed) {
     o.client = client_id;
@@ -43,9 +51,6 @@ rpc::Origin Client::Impl::data_origin(const Credentials& who, bool& timed) {
   return o;
 }
 
-void Client::Impl::job_io_end(const std::string& job) {
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  job_io.end(job, std::chrono::duration_cast<JobIoClock::Nanos>(now));
-}
+void Client::Impl::job_io_end(const std::string& job) { job_io.end(job, io_now()); }
 
 }  // namespace pvfs
