@@ -45,7 +45,7 @@ bool IoQueue::in_own_window(std::string_view job, elevator::Nanos t) const {
 }
 
 void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arrival, bool in_window) {
-  if (!observer_ || qos_ == qos::QosPolicy::off) return;
+  if (!observer_ || qos_ == qos::QosPolicy::off || !op.counted) return;
   Served s;
   s.job = op.job;
   s.object = op.elevator_key;

@@ -64,12 +64,16 @@ class IoQueue {
     bool sync = false;                // write: on stable storage before completion
     elevator::Class cls = elevator::Class::normal;
     std::chrono::nanoseconds max_service{0};  // urgent only
-    // The request's job id; "" when none (fragments, pull-backs), which
-    // windows treat as best effort. Read only with QoS on.
+    // The request's job id; "" when none (pull-backs, tools), which windows
+    // treat as best effort. A job's redirected write or read of a fragment
+    // carries the job like any other. Read only with QoS on.
     std::string job;
     // The sending pvfsmount and the job's I/O time on it (rpc::Origin); 0: none.
     uint64_t client = 0;
     uint64_t client_io_ns = 0;
+    // Whether the bytes count as the job's (QosAgent). A read of a fragment
+    // does not: the read's home server counted the whole range.
+    bool counted = true;
   };
   // Queues `op` and waits until it is done: bytes written, or bytes read
   // into op.out (fewer at the end of the object). Errors as ObjectStore's.

@@ -90,8 +90,8 @@ Status StorageService::redirect(sp::Request::Redirect::Reader r) {
 }
 
 asio::awaitable<Status> StorageService::write_fragment(ObjectId object, uint64_t fragment, Buffer& data,
-                                                       bool sync, Reply reply) {
-  IoQueue::Op op = fragment_op(fragment);
+                                                       bool sync, Reply reply, rpc::Origin origin) {
+  IoQueue::Op op = fragment_op(fragment, std::move(origin));
   op.write = true;
   op.data = data.span();
   op.sync = sync;
@@ -110,7 +110,7 @@ asio::awaitable<Status> StorageService::write_fragment(ObjectId object, uint64_t
 
 asio::awaitable<Status> StorageService::read_fragment(sp::Request::ReadFragment::Reader r,
                                                       std::shared_ptr<rpc::Connection>, Buffer& out,
-                                                      Reply reply) {
+                                                      Reply reply, rpc::Origin origin) {
   const uint64_t fragment = r.getFragment();
   const ObjectId object = rpc::from_wire(r.getObject());
   auto it = held_.find(fragment);
@@ -118,7 +118,9 @@ asio::awaitable<Status> StorageService::read_fragment(sp::Request::ReadFragment:
     co_return Status(Errc::not_found, fmt::format("fragment {:x} of object {:x}.{} is not on server {}",
                                                   fragment, object.ino.value, object.index, id_));
   out = Buffer(r.getLength());
-  IoQueue::Op op = fragment_op(fragment);
+  // The job's read, in its window, but counted at the read's home server.
+  IoQueue::Op op = fragment_op(fragment, std::move(origin));
+  op.counted = false;
   op.offset = r.getOffset();
   op.out = out.span();
   if (r.getBackground()) op.cls = elevator::Class::background;

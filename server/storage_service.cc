@@ -192,7 +192,8 @@ std::span<const StorageService::Route> StorageService::routes() {
          co_return co_await s.read(c.req.getRead(), c.conn, c.reply, c.reply_data, rpc::origin_of(*c.msg));
        }},
       {R::READ_FRAGMENT, [](StorageService& s, Call& c) -> A {
-         co_return co_await s.read_fragment(c.req.getReadFragment(), c.conn, c.reply_data, c.reply);
+         co_return co_await s.read_fragment(c.req.getReadFragment(), c.conn, c.reply_data, c.reply,
+                                            rpc::origin_of(*c.msg));
        }},
       {R::TRUNCATE, [](StorageService& s, Call& c) -> A {
          auto t = c.req.getTruncate();
@@ -334,7 +335,7 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   learn(w.getSeen());
   if (w.getFallback()) ++fallbacks_;
   if (w.getFragment()) {
-    Status st = co_await write_fragment(obj, w.getFragment(), data, sync, reply);
+    Status st = co_await write_fragment(obj, w.getFragment(), data, sync, reply, std::move(origin));
     if (st.ok()) {
       fill_load(reply.initWriteLoad());
       leave_out_write(reply.getWriteLoad(), data.size());
@@ -343,14 +344,11 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
   }
 
   auto gate = co_await gates_.enter_shared(obj);
-  IoQueue::Op op = object_op(obj);
+  IoQueue::Op op = object_op(obj, std::move(origin));
   op.write = true;
   op.offset = offset;
   op.data = data.span();
   op.sync = sync;
-  op.job = std::move(origin.job);
-  op.client = origin.client;
-  op.client_io_ns = origin.job_io_ns;
   if (w.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, w.getMaxServiceMs()));
@@ -382,12 +380,9 @@ asio::awaitable<Status> StorageService::read(sp::Request::Read::Reader r,
   // or already on the local disk.
   auto segments = table_.query(obj, offset, offset + length);
   out = Buffer(length);
-  IoQueue::Op op = object_op(obj);
+  IoQueue::Op op = object_op(obj, std::move(origin));
   op.offset = offset;
   op.out = out.span();
-  op.job = std::move(origin.job);
-  op.client = origin.client;
-  op.client_io_ns = origin.job_io_ns;
   if (r.getUrgent()) {
     op.cls = elevator::Class::urgent;
     op.max_service = std::chrono::milliseconds(std::max<uint32_t>(1, r.getMaxServiceMs()));

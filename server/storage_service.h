@@ -112,19 +112,27 @@ class StorageService {
   using Reply = proto::storage::Reply::Builder;
   using Request = proto::storage::Request::Reader;
   // An IoQueue operation on the local object or on a fragment held here.
-  IoQueue::Op object_op(ObjectId object) {
-    IoQueue::Op op;
+  // `origin` says whose request it is (none for the server's own work).
+  IoQueue::Op object_op(ObjectId object, rpc::Origin origin = {}) {
+    IoQueue::Op op = op_of(std::move(origin));
     op.store = &store_;
     op.key = op.elevator_key = object;
     return op;
   }
-  IoQueue::Op fragment_op(uint64_t fragment) {
+  IoQueue::Op fragment_op(uint64_t fragment, rpc::Origin origin = {}) {
     // Fragments are files of their own: the elevator must not merge them
     // with the object whose bytes they hold.
-    IoQueue::Op op;
+    IoQueue::Op op = op_of(std::move(origin));
     op.store = fragments_.get();
     op.key = ObjectId{InodeId(fragment), 0};
     op.elevator_key = ObjectId{InodeId(fragment), UINT32_MAX};
+    return op;
+  }
+  static IoQueue::Op op_of(rpc::Origin origin) {
+    IoQueue::Op op;
+    op.job = std::move(origin.job);
+    op.client = origin.client;
+    op.client_io_ns = origin.job_io_ns;
     return op;
   }
   void elevator_status(proto::storage::Request::ElevatorControl::Reader c, Reply reply, Status& st);
@@ -134,11 +142,12 @@ class StorageService {
   asio::awaitable<Status> write(proto::storage::Request::Write::Reader w, Buffer& data, Reply reply,
                                 rpc::Origin origin);
   asio::awaitable<Status> write_fragment(ObjectId object, uint64_t fragment, Buffer& data, bool sync,
-                                         Reply reply);
+                                         Reply reply, rpc::Origin origin);
   asio::awaitable<Status> read(proto::storage::Request::Read::Reader r,
                                std::shared_ptr<rpc::Connection> conn, Reply reply, Buffer& out, rpc::Origin origin);
   asio::awaitable<Status> read_fragment(proto::storage::Request::ReadFragment::Reader r,
-                                        std::shared_ptr<rpc::Connection> conn, Buffer& out, Reply reply);
+                                        std::shared_ptr<rpc::Connection> conn, Buffer& out, Reply reply,
+                                        rpc::Origin origin);
   // Object management.
   asio::awaitable<Status> truncate(ObjectId object, uint64_t size);
   asio::awaitable<Status> remove(std::vector<ObjectId> objects);

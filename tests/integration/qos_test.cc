@@ -346,6 +346,44 @@ TEST_CASE("a metadata server paused past the servers' report timeout loses none 
   CHECK(done() == total);
 }
 
+TEST_CASE("a job's writes sent away from their home server count as its bytes, and reading them back counts once") {
+  ClusterOptions options = qos_cluster(2, 1);
+  options.maintainer_threads = 0;  // the redirected ranges stay away, so the read fetches them
+  TestCluster tc(options);
+  Ctl ctl{tc};
+  set_policy(tc, "average");
+  REQUIRE(ctl({"qos", "set", "qr", "--runtime", "1h", "--bytes", "64M"}).status == 0);
+  REQUIRE(eventually([&] { return all_servers_report(tc); }, milliseconds(5000)));
+  auto done = [&] { return bytes_done_of(tc, "qr"); };
+
+  // Random dispatch sends about half the pieces to the other server.
+  Session s(Session::Deferred{});
+  REQUIRE(s.connect(tc.config()).ok());
+  s->set_dispatch_policy(sched::Policy::random);
+  Credentials cred;
+  cred.job_id = "qr";
+  auto made = s.run(s->create(cred, kRootInode, "qr-data", 0644, O_RDWR));
+  REQUIRE(made.ok());
+  constexpr uint64_t kBytes = 16u << 20;
+  AlignedBuffer buf(1 << 20);
+  fill_pattern(buf.span(), 9, 0);
+  for (uint64_t off = 0; off < kBytes; off += buf.size())
+    REQUIRE(s.run(s->write(cred, *made->second, off, buf.span())).ok());
+  REQUIRE(s->dispatch_stats().pieces_redirected > 0);
+  INFO("pieces redirected: " << s->dispatch_stats().pieces_redirected);
+  CHECK(eventually([&] { return done() >= kBytes; }, milliseconds(5000)));
+  CHECK(done() == kBytes);
+
+  AlignedBuffer back(kBytes);
+  auto got = s.run(s->read(cred, *made->second, 0, back.span()));
+  REQUIRE(got.ok());
+  REQUIRE(*got == kBytes);
+  CHECK(eventually([&] { return done() >= 2 * kBytes; }, milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(1500));  // a fragment's read counted too would show by now
+  CHECK(done() == 2 * kBytes);
+  REQUIRE(s.run(s->release(cred, made->second)).ok());
+}
+
 TEST_CASE("a job's PVFS_QOS_RUNTIME sets its goal at its first I/O, and never replaces one set with pvfs-ctl") {
   TestCluster tc(qos_cluster(1, 1));
   Ctl ctl{tc};
