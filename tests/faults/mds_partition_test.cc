@@ -39,6 +39,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/temp_dir.h"
 
+namespace mds_partition_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -271,3 +273,5 @@ TEST_CASE("every create acknowledged while the delegate was cut off the network 
   if (!pvfs::test::can_run_netns()) return;
   partition_during_storm(0);  // the lowest id: the delegate
 }
+
+}  // namespace mds_partition_test

@@ -22,6 +22,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace mds_pause_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,3 +110,5 @@ TEST_CASE("every create acknowledged while the delegate was paused past dead_aft
   TestCluster t(three_members(), true);
   pause_during_storm(t, 0);  // the lowest id: the delegate
 }
+
+}  // namespace mds_pause_test

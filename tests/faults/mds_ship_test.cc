@@ -25,6 +25,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace mds_ship_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,3 +164,5 @@ TEST_CASE("a member paused while file sets were shipped to it does not install t
   check_intact(written);
   check_fsck_clean(t);
 }
+
+}  // namespace mds_ship_test

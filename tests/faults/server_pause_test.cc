@@ -17,6 +17,8 @@
 #include "tests/faults/ack_log.h"
 #include "tests/support/test_cluster.h"
 
+namespace server_pause_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -74,3 +76,5 @@ TEST_CASE("every write acknowledged while a storage server was paused is readabl
   CHECK(pvfs::test::write_whole(after, content));
   CHECK(pvfs::test::read_whole(after) == content);
 }
+
+}  // namespace server_pause_test

@@ -12,7 +12,7 @@
 #include "tests/support/faulty_object_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace pvfs::test {
+namespace pvfs::test::io_queue_test {
 namespace {
 
 using Op = FaultyObjectStore::Op;
@@ -166,4 +166,4 @@ TEST_CASE("a read of a range whose write is on the disk waits for it and sees th
   CHECK(out == new_bytes);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::io_queue_test

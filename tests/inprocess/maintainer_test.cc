@@ -7,7 +7,7 @@
 
 #include "tests/inprocess/storage_cluster.h"
 
-namespace pvfs::test {
+namespace pvfs::test::maintainer_test {
 namespace {
 
 using Op = FaultyObjectStore::Op;
@@ -177,4 +177,4 @@ TEST_CASE("a pull cut off mid-copy keeps the entry, and the next round completes
   CHECK(got.bytes == x);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::maintainer_test

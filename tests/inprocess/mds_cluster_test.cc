@@ -7,7 +7,7 @@
 #include "tests/inprocess/mds_node.h"
 #include "tests/support/temp_dir.h"
 
-namespace pvfs::test {
+namespace pvfs::test::mds_cluster_test {
 namespace {
 
 struct Pair {
@@ -109,4 +109,4 @@ TEST_CASE("a member cut off from the delegate stops serving when its lease lapse
   p.until([&] { return p.node(2).cluster().serving(); });
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::mds_cluster_test

@@ -12,7 +12,7 @@
 #include "tests/inprocess/mds_node.h"
 #include "tests/inprocess/storage_cluster.h"
 
-namespace pvfs::test {
+namespace pvfs::test::mds_service_test {
 namespace {
 
 const Caller kRoot{0, 0, {}};
@@ -209,4 +209,4 @@ TEST_CASE("a client that dies while writing leaves its acknowledged bytes visibl
   }
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::mds_service_test

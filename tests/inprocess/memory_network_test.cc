@@ -10,7 +10,7 @@
 #include "shared/rpc/peer.h"
 #include "tests/inprocess/loop.h"
 
-namespace pvfs::test {
+namespace pvfs::test::memory_network_test {
 namespace {
 
 using rpc::Direction;
@@ -165,4 +165,4 @@ TEST_CASE("callers waiting on a peer's connect get its failure, and do not queue
   CHECK(paused.attempts == 1);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::memory_network_test

@@ -7,7 +7,7 @@
 
 #include "tests/inprocess/storage_cluster.h"
 
-namespace pvfs::test {
+namespace pvfs::test::storage_service_test {
 namespace {
 
 using Op = FaultyObjectStore::Op;
@@ -161,4 +161,4 @@ TEST_CASE("loads learned from a client expire on the injected clock") {
   CHECK_FALSE(probe());
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::storage_service_test

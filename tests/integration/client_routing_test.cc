@@ -28,7 +28,7 @@
 #include "shared/secret.h"
 #include "tests/support/temp_dir.h"
 
-namespace pvfs::test {
+namespace pvfs::test::client_routing_test {
 namespace {
 
 namespace mp = proto::mds;
@@ -374,4 +374,4 @@ TEST_CASE("the client starts when only a later member of the config is up") {
 }
 
 }  // namespace
-}  // namespace pvfs::test
+}  // namespace pvfs::test::client_routing_test

@@ -14,7 +14,7 @@
 #include "shared/rpc/fan_out.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::data_path_test {
 namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
@@ -368,5 +368,5 @@ TEST_CASE("an unlinked file stays readable through an open handle until its last
   CHECK(eventually([&] { return object_count(cluster.config(), held_attr.ino) == 0; }));
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::data_path_test
 

@@ -20,7 +20,7 @@
 #include "tests/integration/session.h"
 #include "utils/common/metrics_probe.h"
 
-namespace pvfs::test {
+namespace pvfs::test::durability_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -258,4 +258,4 @@ TEST_CASE("pvfsmount stopped while a truncate waits on a paused MDS exits cleanl
 }
 
 }  // namespace
-}  // namespace pvfs::test
+}  // namespace pvfs::test::durability_test

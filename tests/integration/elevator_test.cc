@@ -11,7 +11,7 @@
 #include "shared/rpc/metrics_wire.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::elevator_test {
 namespace {
 
 namespace sp = proto::storage;
@@ -164,9 +164,9 @@ TEST_CASE("O_SYNC writes are served as urgent requests, pull-backs as background
   }, std::chrono::seconds(20)));
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::elevator_test
 
-namespace pvfs::test {
+namespace pvfs::test::elevator_test {
 
 TEST_CASE("small writes and reads on a fast store run on the network thread; sync writes never do") {
   TestCluster cluster(with_servers(1));
@@ -211,4 +211,4 @@ TEST_CASE("small writes and reads on a fast store run on the network thread; syn
   CHECK(synced_after.second - after.second >= 8);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::elevator_test

@@ -20,7 +20,7 @@
 #include "shared/rpc/run_sync.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::faults_test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -329,4 +329,4 @@ TEST_CASE("a connection with the wrong secret is refused and logged, and others 
   CHECK(check_file(s, attr.ino, 2 * kMiB, 11) == "");
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::faults_test

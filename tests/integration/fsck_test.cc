@@ -15,7 +15,7 @@
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 
-namespace pvfs::test {
+namespace pvfs::test::fsck_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -297,4 +297,4 @@ TEST_CASE("after heavy redirected writes fsck finds nothing; a dead server is na
   ::close(held);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::fsck_test

@@ -24,7 +24,7 @@
 #include "tests/integration/raw_conn.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::fuzz_test {
 namespace {
 
 namespace mp = proto::mds;
@@ -700,4 +700,4 @@ TEST_CASE("a peer that floods requests and reads no replies neither stalls other
   REQUIRE(fx.client().release(file).ok());
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::fuzz_test

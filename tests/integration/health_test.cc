@@ -15,6 +15,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace health_test {
+
 namespace {
 
 using pvfs::test::Outcome;
@@ -187,3 +189,5 @@ TEST_CASE("files removed while a server is down make a delete backlog") {
   CHECK(has(o.out, "ERR  DAEMON_DOWN: server3 ("));
   CHECK(has(o.out, "WARN DELETE_BACKLOG: delete backlog: 3 unlinked files"));
 }
+
+}  // namespace health_test

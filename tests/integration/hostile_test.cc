@@ -28,7 +28,7 @@
 #include "tests/integration/raw_conn.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::hostile_test {
 namespace {
 
 namespace mp = proto::mds;
@@ -269,4 +269,4 @@ TEST_CASE("a layout policy naming more servers than the limit is refused and not
   CHECK(client.release(file.second).ok());
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::hostile_test

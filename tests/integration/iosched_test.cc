@@ -29,7 +29,7 @@
 #include "utils/common/metrics_probe.h"
 #include "utils/ctl/iosched_view.h"
 
-namespace pvfs::test {
+namespace pvfs::test::iosched_test {
 namespace {
 
 namespace mp = proto::mds;
@@ -665,4 +665,4 @@ TEST_CASE("libpvfs-iostep opens a declared step, waits for its token and ends it
   CHECK(errno == ENOENT);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::iosched_test

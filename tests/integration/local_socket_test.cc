@@ -16,7 +16,7 @@
 #include "shared/rpc/run_sync.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::local_socket_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -94,4 +94,4 @@ TEST_CASE("with [network] local_sockets = false the same mount uses TCP and work
   CHECK(tags_data(c.config(), c.config().servers.at(0).address, false));
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::local_socket_test

@@ -27,7 +27,7 @@
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 
-namespace pvfs::test {
+namespace pvfs::test::locks_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -565,4 +565,4 @@ TEST_CASE("locks survive the kill -9 of the metadata server holding them and the
 }
 
 }  // namespace
-}  // namespace pvfs::test
+}  // namespace pvfs::test::locks_test

@@ -29,6 +29,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace mds_cluster_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -242,3 +244,5 @@ TEST_CASE("after kill -9 of a member its file sets are served by the others, not
   }, std::chrono::seconds(10)));
   CHECK(read_file(mnt / dir_name(5) / "file0") == (mnt / dir_name(5) / "file0").string());
 }
+
+}  // namespace mds_cluster_test

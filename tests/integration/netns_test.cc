@@ -33,6 +33,8 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_cluster.h"
 
+namespace netns_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -265,3 +267,5 @@ TEST_CASE("an IPv6 literal and a host name in the config: daemons bind there and
 }
 
 }  // namespace
+
+}  // namespace netns_test

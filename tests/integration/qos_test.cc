@@ -25,7 +25,7 @@
 #include "policy/qos/training.h"
 #include "utils/ctl/qos_view.h"
 
-namespace pvfs::test {
+namespace pvfs::test::qos_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -728,4 +728,4 @@ TEST_CASE("a model survives a kill -9 of the delegate and a corrupt models file 
   CHECK_MESSAGE(reread.ok(), reread.status().to_string());
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::qos_test

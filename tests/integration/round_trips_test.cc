@@ -30,7 +30,7 @@
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 
-namespace pvfs::test {
+namespace pvfs::test::round_trips_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -342,4 +342,4 @@ TEST_CASE("without security_label the mount has no SELinux labels, so ls -l stop
   CHECK(std::string(value, 27) == "system_u:object_r:pvfs_t:s0");
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::round_trips_test

@@ -21,7 +21,7 @@
 #include "tests/integration/raw_conn.h"
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::security_test {
 namespace {
 
 namespace sp = proto::storage;
@@ -493,4 +493,4 @@ TEST_CASE("with root_squash, root through a mount is nobody unless its address i
   CHECK(st.st_uid == 0);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::security_test

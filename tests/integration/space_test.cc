@@ -22,7 +22,7 @@
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 
-namespace pvfs::test {
+namespace pvfs::test::space_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -317,4 +317,4 @@ TEST_CASE("fsck finds nothing wrong with sparse files whose holes span whole obj
   CHECK(data.substr(4, (5u << 20) - 4).find_first_not_of('\0') == std::string::npos);
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::space_test

@@ -11,7 +11,7 @@
 
 #include "tests/integration/session.h"
 
-namespace pvfs::test {
+namespace pvfs::test::two_choice_test {
 namespace {
 
 namespace sp = proto::storage;
@@ -288,4 +288,4 @@ TEST_CASE("on a symmetric cluster the default dispatch probes the first batch on
   CHECK(check_file(s, attr.ino, kWrites * 4 * kMiB, 5) == "");
 }
 
-}  // namespace pvfs::test
+}  // namespace pvfs::test::two_choice_test

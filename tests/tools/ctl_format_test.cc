@@ -5,6 +5,8 @@
 
 #include "utils/ctl/ctl_format.h"
 
+namespace ctl_format_test {
+
 using namespace pvfs;
 using namespace pvfs::ctl;
 
@@ -369,3 +371,5 @@ TEST_CASE("elevator JSON is an array of one object per server with the raw numbe
         "\"bandwidth\": \"pvfs-bandwidth-v1 4096:1000 \\\"odd\\\"\"}\n"
         "]\n");
 }
+
+}  // namespace ctl_format_test

@@ -23,6 +23,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace ctl_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -609,3 +611,5 @@ TEST_CASE("elevator counts the dispatches and their sizes after writes through t
     if (line.size() > 2 && line.substr(line.size() - 2) != " -") ++histograms;
   CHECK(histograms > 0);
 }
+
+}  // namespace ctl_test

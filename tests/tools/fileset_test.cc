@@ -21,6 +21,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace fileset_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -169,3 +171,5 @@ TEST_CASE("with fileset_per_top_directory every directory made in / is a file se
   CHECK(::rmdir((mnt / "alice").c_str()) == -1);
   CHECK(errno == ENOTEMPTY);
 }
+
+}  // namespace fileset_test

@@ -18,7 +18,7 @@
 #include "shared/secret.h"
 #include "tests/support/temp_dir.h"
 
-namespace pvfs::ctl {
+namespace pvfs::ctl::genconfig_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -214,4 +214,4 @@ TEST_CASE("every key of a rendered config is described in pvfs.toml(5)") {
 }
 
 }  // namespace
-}  // namespace pvfs::ctl
+}  // namespace pvfs::ctl::genconfig_test

@@ -20,6 +20,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace install_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,3 +159,5 @@ TEST_CASE("meson install puts units that start installed daemons and an fstab li
 }
 
 }  // namespace
+
+}  // namespace install_test

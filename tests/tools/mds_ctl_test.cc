@@ -15,6 +15,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace mds_ctl_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -136,3 +138,5 @@ TEST_CASE("a local cluster refuses a slowdown list that does not match its metad
   CHECK(pvfs::LocalCluster::up(options).status().detail() ==
         "unknown MDS placement 'random': use anu, hash or round-robin");
 }
+
+}  // namespace mds_ctl_test

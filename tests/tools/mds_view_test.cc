@@ -12,7 +12,7 @@
 #include "policy/placement/anu_map.h"
 #include "utils/common/mds_status_wire.h"
 
-namespace pvfs::ctl {
+namespace pvfs::ctl::mds_view_test {
 namespace {
 
 using placement::AnuMap;
@@ -355,4 +355,4 @@ TEST_CASE("times print as the UTC clock") {
   CHECK(utc_clock(0) == "00:00:00");
 }
 
-}  // namespace pvfs::ctl
+}  // namespace pvfs::ctl::mds_view_test

@@ -27,6 +27,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace metrics_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -297,3 +299,5 @@ TEST_CASE("idle connections to the metrics endpoint do not keep a scrape out") {
     for (int fd : idle) ::close(fd);
   }
 }
+
+}  // namespace metrics_test

@@ -10,7 +10,7 @@
 
 #include "shared/metrics/prometheus.h"
 
-namespace pvfs::ctl {
+namespace pvfs::ctl::metrics_view_test {
 namespace {
 
 using metrics::Families;
@@ -229,4 +229,4 @@ TEST_CASE("top marks the jobs behind their QoS goal on the delegate, and only th
   CHECK(render_top(none, "t", 0).find("QoS goal") == std::string::npos);
 }
 
-}  // namespace pvfs::ctl
+}  // namespace pvfs::ctl::metrics_view_test

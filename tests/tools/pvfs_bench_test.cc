@@ -23,6 +23,8 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_cluster.h"
 
+namespace pvfs_bench_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -299,3 +301,5 @@ TEST_CASE("the metadata mode creates, stats, reads and removes every file in a t
   CHECK(tops == 1);
   CHECK(files == 0);  // the remove phase ran; -k keeps the directories
 }
+
+}  // namespace pvfs_bench_test

@@ -4,7 +4,7 @@
 
 #include "utils/ctl/qos_view.h"
 
-namespace pvfs {
+namespace pvfs::qos_view_test {
 
 using std::chrono::milliseconds;
 
@@ -98,4 +98,4 @@ TEST_CASE("qos show prints a job's profile and model: revision, depth, leaves, C
   CHECK(render_qos_model(v).find("profile: running since") != std::string::npos);
 }
 
-}  // namespace pvfs
+}  // namespace pvfs::qos_view_test

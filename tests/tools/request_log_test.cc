@@ -16,6 +16,8 @@
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
+namespace request_log_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -78,3 +80,5 @@ TEST_CASE("one truncate carries one request id through the MDS and every storage
   REQUIRE(::truncate(file.c_str(), 10) == 0);
   CHECK(request_ids(logs()["mds0"], "setattr").size() == 1);
 }
+
+}  // namespace request_log_test
