@@ -99,15 +99,20 @@ bool can_run_netns() {
 
 std::string Hosts::create(const std::string& prefix, const std::vector<std::pair<std::string, int>>& hosts,
                           const fs::path& log) {
+  if (!created_.empty()) return "these hosts exist already";
   prefix_ = prefix;
   bridge_ = prefix + "-br";
   std::vector<std::string> namespaces = {bridge_};
   for (const auto& h : hosts) namespaces.push_back(name(h.first));
   std::string script = "set -e\n";
-  for (const std::string& ns : namespaces) {
-    script += "ip netns add " + ns + "\n";
-    created_.push_back(ns);  // deleted even if a later step fails
+  {
+    std::lock_guard lock(mutex_);
+    for (const std::string& ns : namespaces) {
+      script += "ip netns add " + ns + "\n";
+      created_.push_back(ns);  // deleted even if a later step fails
+    }
   }
+  on_signal_ = CleanupOnSignal([this] { undo(false); });
   script += "ip -n " + bridge_ + " link set lo up\n";
   script += "ip -n " + bridge_ + " link add br0 type bridge\n";
   script += "ip -n " + bridge_ + " link set br0 up\n";
@@ -140,14 +145,31 @@ std::string Hosts::set_port(const std::string& host, const char* state) {
 std::string Hosts::cut(const std::string& host) { return set_port(host, "down"); }
 std::string Hosts::heal(const std::string& host) { return set_port(host, "up"); }
 
-Hosts::~Hosts() {
+void Hosts::own(pid_t daemon) {
+  std::lock_guard lock(mutex_);
+  daemons_.push_back(daemon);
+}
+
+void Hosts::mounted(const fs::path& mountpoint) {
+  std::lock_guard lock(mutex_);
+  mountpoint_ = mountpoint;
+}
+
+void Hosts::undo(bool reap) {
+  std::lock_guard lock(mutex_);
   if (!mountpoint_.empty()) ::umount2(mountpoint_.c_str(), MNT_DETACH);
   for (pid_t pid : daemons_) ::kill(-pid, SIGKILL);
-  for (pid_t pid : daemons_) wait_exit(pid);
+  if (reap)
+    for (pid_t pid : daemons_) wait_exit(pid);
   // Whatever else runs in our namespaces (the background pvfsmount).
   for (const auto& ns : created_)
     shell("ip netns pids " + ns + " 2>/dev/null | xargs -r kill -9 2>/dev/null");
   for (const auto& ns : created_) shell("ip netns del " + ns + " 2>/dev/null");
+}
+
+Hosts::~Hosts() {
+  on_signal_.reset();
+  undo(true);
 }
 
 pid_t start_daemon(Hosts& hosts, const std::string& ns, const std::string& program, const fs::path& config,

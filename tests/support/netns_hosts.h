@@ -6,18 +6,21 @@
 // these addresses. Programs are started in a host with setns on its
 // network namespace only: they share this process's files and mounts.
 // Everything made (namespaces, processes, a mount) is undone by ~Hosts,
-// whatever failed in between. Needs root and iproute2 (`ip`).
+// whatever failed in between, and when the test program is stopped by a
+// signal (CleanupOnSignal). Needs root and iproute2 (`ip`).
 #pragma once
 
 #include <sys/types.h>
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tests/support/run_tool.h"
+#include "tests/support/signal_cleanup.h"
 
 namespace pvfs::test {
 
@@ -75,18 +78,24 @@ class Hosts {
   std::string name(const std::string& host) const { return prefix_ + "-" + host; }
   const std::string& bridge() const { return bridge_; }
   // Processes killed (their process group, with SIGKILL) by the destructor.
-  void own(pid_t daemon) { daemons_.push_back(daemon); }
+  void own(pid_t daemon);
   // A mount point unmounted (lazily) by the destructor, before the kills.
-  void mounted(const std::filesystem::path& mountpoint) { mountpoint_ = mountpoint; }
+  void mounted(const std::filesystem::path& mountpoint);
 
  private:
   std::string set_port(const std::string& host, const char* state);
+  // Unmounts, kills what runs in the namespaces and deletes them; waits
+  // for the processes it started when `reap`.
+  void undo(bool reap);
+
+  std::mutex mutex_;  // created_, daemons_ and mountpoint_: undo runs on CleanupOnSignal's thread too
 
   std::string prefix_, bridge_;
   std::map<std::string, std::string> ports_;  // host -> its veth on the bridge
   std::vector<std::string> created_;
   std::vector<pid_t> daemons_;
   std::filesystem::path mountpoint_;
+  CleanupOnSignal on_signal_;
 };
 
 // Starts daemon `program` (without --id) in namespace `ns`, owned by

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/support/signal_cleanup.h"
 #include "tests/support/temp_dir.h"
 #include "utils/cluster/local_cluster.h"
 
@@ -26,7 +27,9 @@ bool skip_without_fuse();
 
 // A running cluster in a TempDir. Aborts the test (doctest REQUIRE) when it
 // cannot start. `mount_options` non-empty or `mount` true: mounted at
-// dir/mnt with pvfsmount.
+// dir/mnt with pvfsmount. When the test program is stopped by a signal
+// (meson's timeout, Ctrl-C), every mount under the folder is detached and
+// the cluster's daemons are killed (CleanupOnSignal).
 class TestCluster {
  public:
   explicit TestCluster(ClusterOptions options = {}, bool mount = false,
@@ -42,6 +45,12 @@ class TestCluster {
   TempDir dir_;
   std::unique_ptr<LocalCluster> cluster_;
   std::filesystem::path mnt_;
+  CleanupOnSignal on_signal_;
 };
+
+// What CleanupOnSignal does for a test's folder `dir`: detaches every mount
+// under it (deepest first) and SIGKILLs every pvfs daemon whose pid file is
+// in a run/ folder under it, then removes it unless PVFS_KEEP_TEST_DIRS=1.
+void undo_test_folder(const std::filesystem::path& dir);
 
 }  // namespace pvfs::test

@@ -1,0 +1,168 @@
+// A test program stopped by a signal (meson's timeout, Ctrl-C) leaves no
+// daemon, mount or network namespace behind (tests/support/signal_cleanup.h).
+// The outer case runs this same program on the inner one, which starts a
+// mounted cluster and a network namespace and waits to be stopped; the
+// inner case is skipped unless asked for (doctest's --no-skip).
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/netns_hosts.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_cluster.h"
+
+namespace pvfs::test::signal_cleanup_test {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr const char* kReportVar = "PVFS_SIGNAL_TEST_REPORT";
+
+// What the inner case writes once it is up: its cluster's folder, its
+// mount point, its namespaces' prefix (empty without netns).
+struct Report {
+  fs::path dir, mnt;
+  std::string netns_prefix;
+};
+
+bool mounted(const fs::path& point) {
+  std::ifstream info("/proc/self/mountinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.find(" " + point.string() + " ") != std::string::npos) return true;
+  return false;
+}
+
+std::set<std::string> netns_named(const std::string& prefix) {
+  std::set<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/run/netns", ec))
+    if (entry.path().filename().string().rfind(prefix + "-", 0) == 0) found.insert(entry.path().filename());
+  return found;
+}
+
+// Processes whose command line mentions `needle`.
+std::vector<pid_t> processes_mentioning(const std::string& needle) {
+  std::vector<pid_t> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(needle) != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+// Whether `pid` runs (a zombie does not: its parent is gone, and whoever
+// inherited it may be slow to reap it).
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+template <typename Predicate>
+bool eventually(Predicate done, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+TEST_CASE("held: a mounted cluster and a network namespace, until stopped" * doctest::skip()) {
+  const char* report = std::getenv(kReportVar);
+  REQUIRE(report != nullptr);
+  std::optional<Hosts> hosts;
+  std::string prefix;
+  if (can_run_netns()) {
+    hosts.emplace();
+    prefix = "pvfssig" + std::to_string(::getpid());
+    TempDir logs("pvfs-signal-netns");
+    const std::string problem = hosts->create(prefix, {{"a", 1}}, logs.path() / "netns.log");
+    REQUIRE_MESSAGE(problem.empty(), problem);
+  }
+  TestCluster cluster({}, /*mount=*/true);
+  std::ofstream(report) << cluster.dir().string() << "\n" << cluster.mnt().string() << "\n" << prefix << "\n";
+  std::this_thread::sleep_for(120s);
+  FAIL("not stopped within 120 s");
+}
+
+TEST_CASE("a test program stopped by SIGTERM kills its daemons, unmounts and deletes its namespaces") {
+  if (skip_without_fuse()) return;
+  TempDir scratch("pvfs-signal");
+  const fs::path report_file = scratch.path() / "report";
+  const fs::path output = scratch.path() / "inner.log";
+  const std::string self = fs::read_symlink("/proc/self/exe");
+
+  const pid_t inner = ::fork();
+  REQUIRE(inner >= 0);
+  if (inner == 0) {
+    ::setenv(kReportVar, report_file.c_str(), 1);
+    const int log = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log >= 0) {
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+    }
+    ::execl(self.c_str(), self.c_str(), "--source-file=*/signal_cleanup_test.cc", "--no-skip=true",
+            "--test-case=held:*", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const bool up = eventually([&] { return fs::exists(report_file) && fs::file_size(report_file) > 0; }, 60s);
+  if (!up) {
+    ::kill(inner, SIGKILL);
+    ::waitpid(inner, nullptr, 0);
+    std::ifstream in(output);
+    FAIL("the inner case did not come up:\n" << std::string(std::istreambuf_iterator<char>(in), {}));
+  }
+  Report report;
+  {
+    std::ifstream in(report_file);
+    std::string dir, mnt;
+    std::getline(in, dir);
+    std::getline(in, mnt);
+    std::getline(in, report.netns_prefix);
+    report.dir = dir;
+    report.mnt = mnt;
+  }
+  const std::vector<pid_t> daemons = processes_mentioning(report.dir.string());
+  CHECK(mounted(report.mnt));
+  CHECK(daemons.size() >= 3);  // an MDS, a storage server, pvfsmount
+  if (!report.netns_prefix.empty()) CHECK(netns_named(report.netns_prefix).size() == 2);
+
+  REQUIRE(::kill(inner, SIGTERM) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(inner, &status, 0) == inner);
+  CHECK_MESSAGE(WIFSIGNALED(status), "the program should die of the signal, status " << status);
+  if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGTERM);
+
+  CHECK_FALSE(mounted(report.mnt));
+  CHECK(eventually([&] { return processes_mentioning(report.dir.string()).empty(); }, 10s));
+  for (pid_t pid : daemons) CHECK_MESSAGE(!running(pid), "process " << pid << " is still running");
+  CHECK_FALSE(fs::exists(report.dir));
+  if (!report.netns_prefix.empty()) CHECK(netns_named(report.netns_prefix).empty());
+
+  // Whatever the inner program left when the checks above failed.
+  undo_test_folder(report.dir);
+  for (const auto& ns : netns_named(report.netns_prefix.empty() ? "-" : report.netns_prefix))
+    shell("ip netns del " + ns + " 2>/dev/null");
+}
+
+}  // namespace pvfs::test::signal_cleanup_test

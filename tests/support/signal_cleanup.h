@@ -1,0 +1,46 @@
+// Test support: what a test made outside its own process (daemons, FUSE
+// mounts, network namespaces) is undone when the test program is stopped
+// by SIGTERM, SIGINT or SIGHUP instead of running to its end. meson sends
+// SIGTERM on a timeout or a Ctrl-C, and SIGKILL 0.5 s later, so an undo
+// must be quick: kill with SIGKILL and unmount lazily, no graceful stop.
+//
+// The handler only writes the signal's number to a pipe; a thread started
+// with the first registration reads it and runs every registered undo, the
+// latest first, then dies of the same signal (the exit status still says
+// which). The undos run while the test's own threads go on, so what they
+// read must be safe to read then (a folder fixed at construction, or state
+// under the owner's lock).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+
+namespace pvfs::test {
+
+class CleanupOnSignal {
+ public:
+  CleanupOnSignal() = default;
+  // Registers `undo` until this object is destroyed or reset.
+  explicit CleanupOnSignal(std::function<void()> undo);
+  ~CleanupOnSignal() { reset(); }
+  CleanupOnSignal(const CleanupOnSignal&) = delete;
+  CleanupOnSignal& operator=(const CleanupOnSignal&) = delete;
+  CleanupOnSignal(CleanupOnSignal&& other) noexcept : id_(std::exchange(other.id_, 0)) {}
+  CleanupOnSignal& operator=(CleanupOnSignal&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, 0);
+    }
+    return *this;
+  }
+
+  // Unregisters (waits for an undo that is running, so the owner may free
+  // what it reads afterwards).
+  void reset();
+
+ private:
+  uint64_t id_ = 0;
+};
+
+}  // namespace pvfs::test
