@@ -11,6 +11,10 @@ namespace {
 // models 25 (M/D/1) to 50 (M/M/1) service times, not infinity; its backlog
 // shows the rest.
 constexpr double kBusiest = 0.98;
+// A queue stands (standing_queue) only when it holds more than this part of
+// what the server completed in the interval: a busy server keeping up
+// holds a few requests at any moment.
+constexpr double kStandingQueue = 0.05;
 
 Result<std::map<MdsId, LatencyReport>> index_reports(std::span<const LatencyReport> reports) {
   std::map<MdsId, LatencyReport> out;
@@ -85,11 +89,22 @@ std::string_view decision_name(Decision decision) {
   return "?";
 }
 
+bool standing_queue(const LatencyReport& current, const LatencyReport* previous) {
+  return previous && current.busy >= kBusiest && previous->busy >= kBusiest && previous->backlog >= 2 &&
+         current.backlog + 1 >= previous->backlog && current.backlog < previous->backlog + 2 &&
+         static_cast<double>(current.backlog) > kStandingQueue * static_cast<double>(current.requests);
+}
+
+double arrivals(const LatencyReport& current, const LatencyReport* previous) {
+  double arrived = static_cast<double>(current.requests);
+  if (standing_queue(current, previous)) return arrived + static_cast<double>(current.backlog);
+  if (previous) arrived += static_cast<double>(current.backlog) - static_cast<double>(previous->backlog);
+  return std::max(arrived, 0.0);
+}
+
 double offered_load(const LatencyReport& current, const LatencyReport* previous) {
   if (current.requests == 0) return 0;
-  double arrived = static_cast<double>(current.requests);
-  if (previous) arrived += static_cast<double>(current.backlog) - static_cast<double>(previous->backlog);
-  return current.busy * std::max(arrived, 0.0) / static_cast<double>(current.requests);
+  return current.busy * arrivals(current, previous) / static_cast<double>(current.requests);
 }
 
 double queue_latency(double service_ms, double load, double scv) {
@@ -126,11 +141,9 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   // pooled with what it was offered in the earlier intervals under the
   // same map: each interval's count of arrivals is noisy, and near
   // capacity the noise is as large as the imbalance.
-  auto arrivals = [&](const LatencyReport& r) {
+  auto previous_of = [&](const LatencyReport& r) -> const LatencyReport* {
     auto prev = before->find(r.server);
-    double n = static_cast<double>(r.requests);
-    if (prev != before->end()) n += static_cast<double>(r.backlog) - static_cast<double>(prev->second.backlog);
-    return std::max(n, 0.0);
+    return prev == before->end() ? nullptr : &prev->second;
   };
   auto offered = [&](const LatencyReport& r) {
     auto prev = before->find(r.server);
@@ -143,7 +156,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   // standard deviation is 1 / sqrt(n).
   auto significant = [&](const LatencyReport& r, double factor) {
     if (options.significance <= 0 || factor <= 0) return true;  // 0: emptied (see model_factor)
-    const double n = arrivals(r) + static_cast<double>(r.history_requests);
+    const double n = arrivals(r, previous_of(r)) + static_cast<double>(r.history_requests);
     if (n < 1) return true;
     return std::abs(factor - 1) > options.significance / std::sqrt(n);
   };
@@ -153,12 +166,18 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
     const double done = static_cast<double>(r.requests), queued = static_cast<double>(r.backlog);
     return (r.latency_ms * done + r.backlog_age_ms * queued) / (done + queued);
   };
+  // Its queue grows, or stands while it is busy throughout: a queue held
+  // at a cap (a member reads at most so many requests of a connection;
+  // the rest wait in the socket and the client, unseen) cannot grow, yet
+  // it is offered more than it serves.
   auto grows = [&](const LatencyReport& r) {
     if (!options.backlog) return false;
-    auto prev = before->find(r.server);
-    if (prev == before->end() || r.backlog < prev->second.backlog + 2) return false;
-    return static_cast<double>(r.backlog - prev->second.backlog) >
-           options.backlog_growth * static_cast<double>(r.requests);
+    const LatencyReport* prev = previous_of(r);
+    if (!prev) return false;
+    const double requests = static_cast<double>(r.requests);
+    if (standing_queue(r, prev)) return true;
+    if (r.backlog < prev->backlog + 2) return false;
+    return static_cast<double>(r.backlog - prev->backlog) > options.backlog_growth * requests;
   };
 
   std::vector<LatencyReport> members;
@@ -266,7 +285,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         // It cannot keep up, whatever the average says: shrink it to the
         // part of its arrivals it served, or by L / latency if that
         // shrinks it more (the model's factor when it is modeled).
-        const double arrived = static_cast<double>(r.requests + (r.backlog - before->at(r.server).backlog));
+        const double arrived = arrivals(r, previous_of(r));
         const double keep = modeled(r) ? model_factor()
                                        : std::min(static_cast<double>(r.requests) / arrived,
                                                   lat > 0 ? avg / lat : 1.0);

@@ -751,6 +751,66 @@ TEST_CASE("growing the underloaded sends what a backlogged server sheds to the s
   CHECK(r.map->share(MdsId(3)) == doctest::Approx(0.25));
 }
 
+TEST_CASE("a saturated server whose queue stands at a cap is shrunk, though its backlog does not grow") {
+  // The 80% trap on the daemons: the fastest member serves most requests,
+  // busy all through, and its backlog sits at 128 (a member reads at most
+  // so many requests of a connection; the rest wait in the client). It does
+  // not grow, so the growth rule alone never fires, and it is the average.
+  const AnuMap map = must(AnuMap::from_shares(
+      std::vector<ServerShare>{{MdsId(1), 0.1}, {MdsId(2), 0.1}, {MdsId(3), 0.8}}));
+  auto member = [](uint32_t id, double latency, uint64_t requests, uint64_t backlog, double busy) {
+    LatencyReport r = queued(id, latency, requests, backlog, latency / 2);
+    r.busy = busy;
+    return r;
+  };
+  const std::vector<LatencyReport> before = {member(1, 20, 100, 0, 0.4), member(2, 30, 60, 0, 0.5),
+                                             member(3, 640, 800, 128, 1.0)};
+  const std::vector<LatencyReport> now = {member(1, 20, 100, 0, 0.4), member(2, 30, 60, 0, 0.5),
+                                          member(3, 640, 800, 127, 1.0)};
+  CHECK(standing_queue(now[2], &before[2]));
+  // What the cap hid is guessed as the backlog it still holds.
+  CHECK(arrivals(now[2], &before[2]) == 927);
+  CHECK(offered_load(now[2], &before[2]) == doctest::Approx(927.0 / 800));
+
+  TunerOptions latency_only;
+  latency_only.busy = false;
+  const TuneResult r = must(tune(map, now, before, latency_only));
+  CHECK(r.servers[2].decision == Decision::backlogged);
+  CHECK(r.servers[2].factor < 0.87);
+  REQUIRE(r.map);
+  CHECK(r.map->share(MdsId(3)) < 0.8);
+
+  // The busy model sees it offered more than it can serve.
+  const TuneResult modeled = must(tune(map, now, before));
+  CHECK(modeled.servers[2].decision == Decision::backlogged);
+  CHECK(modeled.servers[2].factor < 0.9);
+
+  // Not a standing queue: not busy all through, a queue that drains, or
+  // one request waiting at both ends.
+  LatencyReport idle_moment = now[2];
+  idle_moment.busy = 0.9;
+  CHECK_FALSE(standing_queue(idle_moment, &before[2]));
+  LatencyReport drained = now[2];
+  drained.backlog = 60;
+  CHECK_FALSE(standing_queue(drained, &before[2]));
+  LatencyReport one = now[2], one_before = before[2];
+  one.backlog = one_before.backlog = 1;
+  CHECK_FALSE(standing_queue(one, &one_before));
+  CHECK_FALSE(standing_queue(now[2], nullptr));
+  // A short standing queue (up to 5% of what it served) is a busy member
+  // keeping up, not a saturated one.
+  std::vector<LatencyReport> short_queue = now, short_before = before;
+  short_queue[2].backlog = short_before[2].backlog = 40;
+  CHECK_FALSE(standing_queue(short_queue[2], &short_before[2]));
+  CHECK(arrivals(short_queue[2], &short_before[2]) == 800);
+  CHECK(must(tune(map, short_queue, short_before, latency_only)).servers[2].decision != Decision::backlogged);
+  // The paper's tuner (no backlog rule) leaves it where it is.
+  TunerOptions paper;
+  paper.backlog = false;
+  paper.busy = false;
+  CHECK(!must(tune(map, now, before, paper)).map);
+}
+
 TEST_CASE("a backlog age that is negative or not finite is refused") {
   const AnuMap map = make_uniform(2);
   CHECK(tune(map, std::vector<LatencyReport>{queued(1, 1, 1, 1, -1), queued(2, 1, 1, 0, 0)}, {}).code() ==
