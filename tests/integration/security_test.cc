@@ -218,7 +218,8 @@ void fill_read(rpc::OutMessage& out, InodeId ino, uint32_t length) {
 // Torn down on destruction.
 class EditedCluster {
  public:
-  explicit EditedCluster(uint32_t servers) : dir_("pvfs-security") {
+  explicit EditedCluster(uint32_t servers)
+      : dir_("pvfs-security"), on_signal_([dir = dir_.path()] { pvfs::test::undo_test_folder(dir); }) {
     options_ = with_servers(servers);
     options_.dir = dir_.path() / "cluster";
     start();
@@ -253,6 +254,7 @@ class EditedCluster {
     cluster_.emplace(std::move(*up));
   }
   TempDir dir_;
+  pvfs::test::CleanupOnSignal on_signal_;
   ClusterOptions options_;
   std::optional<LocalCluster> cluster_;
 };

@@ -69,7 +69,9 @@ std::string quoted(const std::string& text) {
 }  // namespace
 
 SecondMount::SecondMount(TestCluster& cluster, const std::string& options)
-    : cluster_(cluster), dir_("pvfs-second-mount") {
+    : cluster_(cluster),
+      dir_("pvfs-second-mount"),
+      on_signal_([dir = dir_.path()] { undo_test_folder(dir); }) {
   mnt_ = dir_.path() / "mnt";
   fs::create_directories(mnt_);
   // As for the shared cluster: other uids must reach the mount (allow_other).

@@ -63,6 +63,7 @@ class SecondMount {
  private:
   TestCluster& cluster_;
   TempDir dir_;
+  CleanupOnSignal on_signal_;  // detaches the mount if the program is stopped
   std::filesystem::path mnt_;
   bool mounted_ = false;
 };

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include <doctest/doctest.h>
+
 namespace pvfs::test {
 
 namespace {
@@ -61,6 +63,16 @@ void on_signal(int signal) {
   std::_Exit(128 + signal);
 }
 
+void set_handlers() {
+  for (int signal : kSignals) {
+    struct sigaction action = {};
+    action.sa_handler = on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
 void install_once() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -72,15 +84,34 @@ void install_once() {
     registry().pipe_write = fds[1];
     registry().owner = ::getpid();
     std::thread(watch, fds[0]).detach();
-    for (int signal : kSignals) {
-      struct sigaction action = {};
-      action.sa_handler = on_signal;
-      sigemptyset(&action.sa_mask);
-      action.sa_flags = SA_RESTART;
-      ::sigaction(signal, &action, nullptr);
-    }
+    set_handlers();
   });
 }
+
+// doctest handles SIGINT and SIGTERM itself while a test case runs (to
+// report it as crashed): it saves the handlers it finds when the case
+// starts and puts them back when the case ends or the signal comes, then
+// raises the signal again. So ours must be in place at every case's start,
+// or a cluster made in an earlier case (a shared one) is forgotten: this
+// listener puts it back then, once anything was registered.
+struct ReinstallAtCaseStart : doctest::IReporter {
+  explicit ReinstallAtCaseStart(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData&) override {
+    if (registry().pipe_write >= 0) set_handlers();
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+DOCTEST_REGISTER_LISTENER("pvfs-cleanup-on-signal", 1, ReinstallAtCaseStart);
 
 }  // namespace
 

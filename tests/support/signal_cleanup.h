@@ -4,6 +4,10 @@
 // SIGTERM on a timeout or a Ctrl-C, and SIGKILL 0.5 s later, so an undo
 // must be quick: kill with SIGKILL and unmount lazily, no graceful stop.
 //
+// doctest takes SIGINT and SIGTERM over while each test case runs; a
+// listener puts our handler back at every case's start, so doctest saves
+// it, reports the case as crashed, restores it and raises the signal again.
+//
 // The handler only writes the signal's number to a pipe; a thread started
 // with the first registration reads it and runs every registered undo, the
 // latest first, then dies of the same signal (the exit status still says
