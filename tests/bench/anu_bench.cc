@@ -398,7 +398,7 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
       std::this_thread::sleep_for(poll);
     }
   });
-  note(fmt::format("{}: {} file sets made; {} s of {} requests/s ({}% creates, Zipf {})", policy, roots.size(),
+  note(fmt::format("{}: {} file sets made; {} s of {:.0f} requests/s ({}% creates, Zipf {})", policy, roots.size(),
                    o.duration_s, o.rate, std::lround(o.create_fraction * 100), o.zipf));
   (void)pvfs::rpc::run_sync(io, w.run(start + std::chrono::seconds(o.duration_s)));
   run.offered_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -497,8 +497,15 @@ int main(int argc, char** argv) {
   app.add_option("--filesets", o.filesets, "file sets (top directories)")->capture_default_str()
       ->check(CLI::Range(1u, 4000u));
   app.add_option("--zipf", o.zipf, "skew: popularity of the k-th file set ~ 1/k^s")->capture_default_str();
-  app.add_option("--rate", o.rate, "requests per second offered (Poisson arrivals)")->capture_default_str()
-      ->check(CLI::Range(1.0, 1e6));
+  auto* rate = app.add_option("--rate", o.rate, "requests per second offered (Poisson arrivals)")
+                   ->capture_default_str()
+                   ->check(CLI::Range(1.0, 1e6));
+  double load = 0;
+  app.add_option("--load", load,
+                 "offer this fraction of the members' emulated capacity instead of --rate (the sum over members "
+                 "of 1 / (service x slowdown); 0.8 is the issue's near-peak load)")
+      ->check(CLI::Range(0.01, 2.0))
+      ->excludes(rate);
   app.add_option("--max-outstanding", o.max_outstanding, "requests in flight at most")->capture_default_str();
   app.add_option("--creates", o.create_fraction, "fraction of requests that create a file (the rest stat one)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
@@ -517,6 +524,12 @@ int main(int argc, char** argv) {
                "delegate's tuning steps");
   CLI11_PARSE(app, argc, argv);
   o.policies = split(policies);
+  if (load > 0) {
+    double capacity = 0;  // requests per second the emulated members serve at most
+    for (double factor : o.slowdown) capacity += 1e6 / (static_cast<double>(o.service_us) * factor);
+    o.rate = load * capacity;
+    note(fmt::format("--load {}: {:.0f} requests/s of the members' {:.0f}", load, o.rate, capacity));
+  }
 
   fs::path work = fs::path(o.workdir) / fmt::format("pvfs-anu.{}", ::getpid());
   fs::create_directories(work);
