@@ -63,10 +63,10 @@ struct LatencyReport {
 
 // Whether a server's queue stands: busy all through this interval and the
 // last (at least 98%), holding 2 or more requests at both ends and more
-// than 5% of what it completed, neither grown nor shrunk by more than one. It is offered more than it serves,
-// and how much more is hidden: a member reads at most so many requests of
-// a connection, so a saturated member's backlog stops at that cap and the
-// rest wait in the socket and the client.
+// than 5% of what it completed, neither grown nor shrunk by more than one.
+// It is offered more than it serves, and how much more is hidden: a member
+// reads at most so many requests of a connection, so a saturated member's
+// backlog stops at that cap and the rest wait in the socket and the client.
 bool standing_queue(const LatencyReport& current, const LatencyReport* previous);
 
 // What arrived at a server in `current`'s interval: what it completed plus
@@ -122,11 +122,11 @@ struct TunerOptions {
   // Backlog: a server's latency counts its outstanding requests at their
   // age so far beside its completed ones; a server whose backlog grew by 2
   // or more and by more than `backlog_growth` x the requests it completed,
-  // or whose queue stands (standing_queue), is shrunk to
-  // the part of its arrivals it served (or by L / latency if that is
-  // less), whatever the band says, and never ends with a larger share; a
-  // server above the average whose backlog fell is converging (divergent
-  // tuning: its latency is memento requests draining).
+  // or whose queue stands (standing_queue), is shrunk to the part of its
+  // arrivals it served (or by L / latency if that is less), whatever the
+  // band says, and never ends with a larger share; a server above the
+  // average whose backlog fell is converging (divergent tuning: its
+  // latency is memento requests draining).
   bool backlog = true;
   double backlog_growth = 0.05;
   // Bound on a backlogged server's shrink per interval (>= 1), apart from
