@@ -24,9 +24,13 @@ TempDir::TempDir(const std::string& prefix) {
   path_ = buf.data();
 }
 
-TempDir::~TempDir() {
+bool keep_test_dirs() {
   const char* keep = std::getenv("PVFS_KEEP_TEST_DIRS");
-  if (keep && std::string(keep) == "1") {
+  return keep && std::string(keep) == "1";
+}
+
+TempDir::~TempDir() {
+  if (keep_test_dirs()) {
     std::fprintf(stderr, "kept test folder %s\n", path_.c_str());
     return;
   }

@@ -8,6 +8,9 @@
 
 namespace pvfs::test {
 
+// Whether PVFS_KEEP_TEST_DIRS=1: test folders stay for their logs.
+bool keep_test_dirs();
+
 // mkdtemp under $TMPDIR (or /tmp); removed on destruction unless kept.
 class TempDir {
  public:

@@ -70,8 +70,7 @@ void undo_test_folder(const fs::path& dir) {
     std::ifstream(file) >> pid;
     if (pid > 0 && is_pvfs_process(pid)) ::kill(pid, SIGKILL);
   }
-  const char* keep = std::getenv("PVFS_KEEP_TEST_DIRS");
-  if (!(keep && std::string(keep) == "1")) fs::remove_all(dir, ec);
+  if (!keep_test_dirs()) fs::remove_all(dir, ec);
 }
 
 TestCluster::TestCluster(ClusterOptions options, bool mount, const std::string& mount_options)
