@@ -209,6 +209,7 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   }
   if (auto* t = root.get_as<toml::table>("timeouts")) {
     if (Status s = read_uint(*t, "timeouts", "rpc_ms", c.rpc_timeout_ms); !s.ok()) return s;
+    if (Status s = read_uint(*t, "timeouts", "busy_limit_ms", c.rpc_busy_limit_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, "timeouts", "connect_ms", c.connect_timeout_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, "timeouts", "heartbeat_interval_ms", c.heartbeat_interval_ms); !s.ok()) return s;
     if (Status s = read_uint(*t, "timeouts", "heartbeat_timeout_ms", c.heartbeat_timeout_ms); !s.ok()) return s;
@@ -395,6 +396,7 @@ std::string Config::render() const {
       << "full_percent = " << full_percent << "    # servers this full get no new files\n\n"
       << "[timeouts]\n"
       << "rpc_ms = " << rpc_timeout_ms << "    # a call fails with ETIMEDOUT after this\n"
+      << "busy_limit_ms = " << rpc_busy_limit_ms << "    # ... or after this, if the daemon says it is busy\n"
       << "connect_ms = " << connect_timeout_ms << "\n"
       << "heartbeat_interval_ms = " << heartbeat_interval_ms << "\n"
       << "heartbeat_timeout_ms = " << heartbeat_timeout_ms << "\n\n"

@@ -39,6 +39,9 @@ struct Config {
 
   // [timeouts]
   uint32_t rpc_timeout_ms = 10000;       // a call to a daemon fails with ETIMEDOUT after this
+  // ... unless the daemon keeps saying it is busy with it: then up to this
+  // long in all (0 or at most rpc_timeout_ms: never longer).
+  uint32_t rpc_busy_limit_ms = 300000;
   uint32_t connect_timeout_ms = 3000;
   uint32_t heartbeat_interval_ms = 1000;
   uint32_t heartbeat_timeout_ms = 5000;  // a server silent this long is not given to new files

@@ -28,6 +28,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
       config(config_),
       key(key_),
       timeout(config_.rpc_timeout_ms),
+      busy_limit(config_.rpc_busy_limit_ms),
       router(mds_ids(config_), config_.mds_placement) {
   for (const auto& m : config_.mds)
     mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address,
@@ -112,7 +113,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
       co_await pause(std::min(kRetryPause, left));
       continue;
     }
-    auto reply = co_await (*conn)->call(out, data, left);
+    auto reply = co_await (*conn)->call(out, data, left, timeout < Impl::timeout ? milliseconds(0) : busy_limit);
     if (reply.code() == Errc::unavailable) {
       co_await pause(std::min(kRetryPause, left));
       continue;

@@ -121,6 +121,11 @@ struct Client::Impl {
   const Config& config;
   Secret key;
   milliseconds timeout;
+  // How long in all a call given the whole `timeout` waits on a daemon that
+  // keeps saying it is busy with it (rpc::Connection::call). Calls given
+  // less (probes, a fragment holder, block counts) are quick tries and
+  // never wait past their timeout.
+  milliseconds busy_limit;
   // How long a close waits for the servers' block counts (st_blocks) before
   // it publishes the size without them: a slow server must not hold up close.
   milliseconds blocks_timeout() const { return std::min(timeout, milliseconds(1000)); }

@@ -155,7 +155,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
       if (conn.code() == Errc::access_denied) co_return conn.status();
       last = conn.status();
     } else {
-      auto reply = co_await (*conn)->call(out, {}, left);
+      auto reply = co_await (*conn)->call(out, {}, left, busy_limit);
       switch (reply.code()) {
         case Errc::stale_map: miss = MdsMiss::stale_map; break;
         case Errc::again: miss = MdsMiss::again; break;

@@ -319,6 +319,10 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
       break;
     }
     if (is_reply) {
+      if (msg->envelope().getBusy()) {
+        peer_busy();
+        continue;
+      }
       auto it = pending_.find(msg->id());
       if (it == pending_.end()) continue;  // the caller gave up (timeout)
       auto call = it->second;
@@ -329,6 +333,7 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     }
     ++inflight_requests_;
     inflight_bytes_ += header->data_bytes;
+    serving(milliseconds(msg->envelope().getTimeoutMs()));
     asio::co_spawn(ex, serve_one(on_request, std::move(msg)), asio::detached);
   }
   close();
@@ -362,31 +367,47 @@ asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InM
 
 asio::awaitable<Result<std::unique_ptr<InMessage>>> Connection::call(OutMessage& request,
                                                                       std::span<const std::byte> data,
-                                                                      milliseconds timeout) {
+                                                                      milliseconds timeout,
+                                                                      milliseconds busy_limit) {
   auto self = shared_from_this();
   if (!open_) co_return Status(Errc::unavailable, fmt::format("connection to {} is closed", peer_));
-  const auto deadline = Clock::now() + timeout;
+  const auto began = Clock::now();
+  const auto deadline = began + timeout;
   const uint64_t id = next_id_++;
   auto env = request.envelope();
   env.setId(id);
   env.setIsReply(false);
   env.setTimeoutMs(static_cast<uint32_t>(timeout.count()));
   auto pending = std::make_shared<PendingCall>(stream_.get_executor());
+  pending->timeout = timeout;
+  pending->deadline = deadline;
+  pending->limit = began + std::max(timeout, busy_limit);
   pending_[id] = pending;
   Status sent = co_await write_frame(request, data, deadline);
   if (!sent.ok() && !pending->done) {
     pending_.erase(id);
     co_return sent;
   }
-  if (!pending->done) {
-    pending->timer.expires_at(deadline);
+  // Busy frames move the deadline on while the timer waits for the old one.
+  while (!pending->done && Clock::now() < pending->deadline) {
+    pending->timer.expires_at(pending->deadline);
     asio::error_code ec;
     co_await pending->timer.async_wait(redirect_error(use_awaitable, ec));
   }
   pending_.erase(id);
-  if (!pending->done)
+  if (!pending->done) {
+    if (!pending->waited_busy)
+      co_return Status(Errc::timeout, fmt::format("no reply from {} within {} ms", peer_, timeout.count()));
+    const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - began).count();
+    if (pending->deadline >= pending->limit)
+      co_return Status(Errc::timeout,
+                       fmt::format("no reply from {} in {} ms; it said it was busy all along, and {} ms "
+                                   "is the most a call waits for a busy server",
+                                   peer_, waited, busy_limit.count()));
     co_return Status(Errc::timeout,
-                     fmt::format("no reply from {} within {} ms", peer_, timeout.count()));
+                     fmt::format("no reply from {} within {} ms of its last word that it was busy "
+                                 "({} ms in all)", peer_, timeout.count(), waited));
+  }
   if (!pending->error.ok()) co_return pending->error;
   auto reply_env = pending->reply->envelope();
   if (reply_env.getStatus() != proto::Errc::OK)
@@ -513,6 +534,46 @@ void Connection::wake_next_writer() {
   next->cancel();
 }
 
+void Connection::peer_busy() {
+  const auto now = Clock::now();
+  for (auto& [id, call] : pending_) {
+    if (call->done || call->deadline >= call->limit) continue;
+    const auto moved = std::min(call->limit, now + call->timeout);
+    if (moved <= call->deadline) continue;
+    call->deadline = moved;
+    call->waited_busy = true;
+  }
+}
+
+void Connection::serving(milliseconds caller_timeout) {
+  if (caller_timeout.count() > 0)
+    busy_every_ = std::min(busy_every_, std::max(caller_timeout / 4, milliseconds(20)));
+  if (busy_timer_ || busy_every_ == milliseconds::max() || !open_) return;
+  busy_timer_ = std::make_shared<asio::steady_timer>(stream_.get_executor());
+  asio::co_spawn(stream_.get_executor(), send_busy(), asio::detached);
+}
+
+asio::awaitable<void> Connection::send_busy() {
+  auto self = shared_from_this();
+  auto timer = busy_timer_;
+  // Runs while requests are in service (the next one to come starts it
+  // again): a connection whose requests are all answered between two ticks
+  // sends nothing.
+  while (open_ && inflight_requests_ > 0) {
+    timer->expires_after(busy_every_);
+    asio::error_code ec;
+    co_await timer->async_wait(redirect_error(use_awaitable, ec));
+    if (!open_ || inflight_requests_ == 0) break;
+    OutMessage msg;
+    auto env = msg.envelope();
+    env.setId(0);
+    env.setIsReply(true);
+    env.setBusy(true);
+    (void)co_await write_frame(msg, {}, Clock::now() + std::chrono::seconds(60));
+  }
+  if (busy_timer_ == timer) busy_timer_.reset();
+}
+
 void Connection::fail_pending(const Status& status) {
   for (auto& [id, call] : pending_) {
     if (call->done) continue;
@@ -534,6 +595,7 @@ void Connection::close_with(const Status& why) {
   for (auto& w : write_waiters_) w->cancel();
   write_waiters_.clear();
   if (inflight_wait_) inflight_wait_->cancel();
+  if (busy_timer_) busy_timer_->cancel();
   for (auto& w : std::exchange(reply_waiters_, {})) w->cancel();
   if (on_close_) {
     auto cb = std::move(on_close_);

@@ -68,9 +68,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // call returns (it does not outlive it). A non-ok reply status is returned
   // as that Status. Errors: timeout (the connection is then closed if a frame
   // was half-written), unavailable (connection lost).
+  //
+  // Waiting while busy: a peer with requests of this connection in service
+  // says so every quarter of the shortest timeout its callers asked for
+  // (a `busy` frame, common.capnp). With `busy_limit` above `timeout`, each
+  // such word gives the call another `timeout` from when it came, up to
+  // `busy_limit` after the call began: a queue longer than the timeout (an
+  // overloaded server) delays the call instead of failing it. A paused,
+  // hung or cut-off peer says nothing, so the call still fails `timeout`
+  // after the last word. Quick tries (probes) leave `busy_limit` at 0.
   asio::awaitable<Result<std::unique_ptr<InMessage>>> call(OutMessage& request,
                                                            std::span<const std::byte> data,
-                                                           milliseconds timeout);
+                                                           milliseconds timeout,
+                                                           milliseconds busy_limit = milliseconds(0));
   // Sends the reply to request `id`. Failures (peer gone) are ignored.
   asio::awaitable<void> reply(uint64_t id, OutMessage& reply, std::span<const std::byte> data = {});
   asio::awaitable<void> reply_error(uint64_t id, const Status& status);
@@ -113,6 +123,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::unique_ptr<InMessage> reply;
     Status error;
     bool done = false;
+    milliseconds timeout{0};
+    Clock::time_point deadline;  // moved on by busy frames, never past `limit`
+    Clock::time_point limit;
+    bool waited_busy = false;    // a busy frame moved `deadline`
   };
 
   asio::awaitable<void> read_loop(Handler on_request);
@@ -122,6 +136,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<Status> write_frame(OutMessage& msg, std::span<const std::byte> data,
                                       Clock::time_point deadline);
   void wake_next_writer();
+  // The peer said it is busy: moves on the deadlines of calls that wait while busy.
+  void peer_busy();
+  // Notes a request's timeout; starts send_busy() if it is not running.
+  void serving(milliseconds caller_timeout);
+  // Sends a busy frame every busy_every_ while requests are in service.
+  asio::awaitable<void> send_busy();
   void fail_pending(const Status& status);
   // Closes, failing the calls in flight with `why` instead of unavailable.
   void close_with(const Status& why);
@@ -143,6 +163,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t inflight_requests_ = 0;
   uint64_t inflight_bytes_ = 0;
   std::shared_ptr<asio::steady_timer> inflight_wait_;
+  // Busy frames: how often (a quarter of the shortest timeout a request
+  // here asked for; max while none asked for one) and the wait of
+  // send_busy() while it runs.
+  milliseconds busy_every_ = milliseconds::max();
+  std::shared_ptr<asio::steady_timer> busy_timer_;
   // Reply bytes handlers hold (reserve_reply_bytes), and handlers waiting for room.
   uint64_t reply_bytes_ = 0;
   std::vector<std::shared_ptr<asio::steady_timer>> reply_waiters_;

@@ -39,10 +39,11 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Peer::connection() {
 
 asio::awaitable<Result<std::unique_ptr<InMessage>>> Peer::call(OutMessage& request,
                                                                std::span<const std::byte> data,
-                                                               milliseconds timeout) {
+                                                               milliseconds timeout,
+                                                               milliseconds busy_limit) {
   auto conn = co_await connection();
   if (!conn) co_return conn.status();
-  co_return co_await (*conn)->call(request, data, timeout);
+  co_return co_await (*conn)->call(request, data, timeout, busy_limit);
 }
 
 void Peer::close() {

@@ -27,7 +27,8 @@ class Peer {
   // most once; a lost connection fails the calls in flight with unavailable.
   asio::awaitable<Result<std::unique_ptr<InMessage>>> call(OutMessage& request,
                                                            std::span<const std::byte> data,
-                                                           milliseconds timeout);
+                                                           milliseconds timeout,
+                                                           milliseconds busy_limit = milliseconds(0));
   // The live connection, connecting first if there is none (one attempt,
   // shared by concurrent callers: those that waited get its outcome, a
   // failure included). Lets callers tell "could not send" apart

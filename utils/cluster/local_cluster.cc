@@ -284,6 +284,7 @@ Result<LocalCluster> LocalCluster::start(const ClusterOptions& options, const fs
                            Endpoint{"127.0.0.1", *metrics_port}});
     }
     c.rpc_timeout_ms = options.rpc_timeout_ms;
+    c.rpc_busy_limit_ms = options.rpc_busy_limit_ms;
     c.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     c.stripe_size = options.stripe_size;
     c.maintainer_threads = options.maintainer_threads;

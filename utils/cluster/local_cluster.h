@@ -28,6 +28,7 @@ struct ClusterOptions {
   std::filesystem::path bin_dir;
   // Tunables written into a new config.
   uint32_t rpc_timeout_ms = 10000;
+  uint32_t rpc_busy_limit_ms = 300000;  // [timeouts] busy_limit_ms
   uint32_t heartbeat_timeout_ms = 5000;
   uint64_t stripe_size = uint64_t{1} << 20;
   uint32_t maintainer_threads = 2;       // [scheduling]; 0 keeps redirects until restarted with more

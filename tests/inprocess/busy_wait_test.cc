@@ -1,0 +1,115 @@
+// Tests of waiting while busy (shared/rpc/connection.h): real Connections
+// over the memory network, a handler that takes longer than the caller's
+// timeout, and a link held to stand for a paused or cut-off peer.
+// Connection's deadlines run on the steady clock, so these cases wait a
+// few hundred milliseconds of real time; they assert outcomes, not times.
+#include <doctest/doctest.h>
+
+#include "shared/proto/storage.capnp.h"
+#include "shared/rpc/memory_network.h"
+#include "tests/inprocess/loop.h"
+
+namespace pvfs::test::busy_wait_test {
+namespace {
+
+using std::chrono::milliseconds;
+using Reply = Result<std::unique_ptr<rpc::InMessage>>;
+
+// A server whose every reply takes `serve_for`, as behind a long queue.
+struct SlowServer {
+  explicit SlowServer(milliseconds serve_for) {
+    key.fill(7);
+    net.listen(at, rpc::Auth(key, {rpc::Kind::server, 1}),
+               [this, serve_for](std::shared_ptr<rpc::Connection> conn,
+                                 std::unique_ptr<rpc::InMessage> msg) -> asio::awaitable<void> {
+                 asio::steady_timer wait(co_await asio::this_coro::executor, serve_for);
+                 asio::error_code ec;
+                 co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                 ++served;
+                 rpc::OutMessage out;
+                 out.init_body<proto::storage::Reply>().setWritten(7);
+                 co_await conn->reply(msg->id(), out);
+               });
+  }
+  std::shared_ptr<rpc::Connection> connect() {
+    auto conn = loop.run(net.connect(at, rpc::Auth(key, {rpc::Kind::client, 0}), std::chrono::seconds(30)));
+    REQUIRE_MESSAGE(conn.ok(), conn.status().to_string());
+    (*conn)->start({});
+    return *conn;
+  }
+  static asio::awaitable<Reply> ask(std::shared_ptr<rpc::Connection> conn, milliseconds timeout,
+                                    milliseconds busy_limit) {
+    rpc::OutMessage m;
+    m.init_body<proto::storage::Request>().setStatus();
+    co_return co_await conn->call(m, {}, timeout, busy_limit);
+  }
+  Reply call(milliseconds timeout, milliseconds busy_limit) {
+    return loop.run(ask(connect(), timeout, busy_limit));
+  }
+
+  Loop loop;
+  rpc::MemoryNetwork net{loop.io.get_executor()};
+  Secret key{};
+  Endpoint at{"server-1", 7000};
+  int served = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a call to a server that says it is busy waits past its timeout, up to the busy limit") {
+  SlowServer s(milliseconds(600));  // busy frames every 50 ms for a 200 ms timeout
+  Reply reply = s.call(milliseconds(200), milliseconds(10000));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().to_string());
+  CHECK((*reply)->body<proto::storage::Reply>().getWritten() == 7);
+}
+
+TEST_CASE("without a busy limit the same call fails at its timeout") {
+  SlowServer s(milliseconds(600));
+  Reply reply = s.call(milliseconds(200), milliseconds(0));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == Errc::timeout);
+  CHECK(reply.status().detail().find("within 200 ms") != std::string::npos);
+}
+
+TEST_CASE("a server busy for longer than the busy limit fails the call, saying so") {
+  SlowServer s(milliseconds(1500));
+  Reply reply = s.call(milliseconds(200), milliseconds(500));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == Errc::timeout);
+  CAPTURE(reply.status().detail());
+  CHECK(reply.status().detail().find("busy all along") != std::string::npos);
+  CHECK(reply.status().detail().find("500 ms") != std::string::npos);
+}
+
+TEST_CASE("a server that falls silent (paused, cut off) fails the call one timeout after its last word") {
+  SlowServer s(milliseconds(5000));
+  auto conn = s.connect();
+  auto reply = s.loop.spawn(SlowServer::ask(conn, milliseconds(200), milliseconds(20000)));
+  // Let a few busy frames through, then hold everything coming back.
+  const auto until = std::chrono::steady_clock::now() + milliseconds(400);
+  s.loop.run_until([&] { return std::chrono::steady_clock::now() > until; });
+  s.net.links(s.at).back().hold(rpc::Direction::to_initiator);
+  s.loop.run_until([&] { return reply->has_value(); });  // the loop's 30 s guard: well short of 20 s + 5 s
+  REQUIRE_FALSE((*reply)->ok());
+  CAPTURE((*reply)->status().detail());
+  CHECK((*reply)->status().code() == Errc::timeout);
+  CHECK((*reply)->status().detail().find("of its last word that it was busy") != std::string::npos);
+  CHECK(s.served == 0);
+}
+
+TEST_CASE("a server that answers within the timeout sends no busy frame") {
+  SlowServer s(milliseconds(0));
+  auto conn = s.connect();
+  for (int i = 0; i < 20; ++i) {
+    auto reply = s.loop.run(SlowServer::ask(conn, milliseconds(200), milliseconds(10000)));
+    REQUIRE(reply.ok());
+  }
+  auto link = s.net.links(s.at).back();
+  link.hold(rpc::Direction::to_initiator);
+  // Nothing in service: nothing is sent back during two busy periods.
+  const auto until = std::chrono::steady_clock::now() + milliseconds(150);
+  s.loop.run_until([&] { return std::chrono::steady_clock::now() > until; });
+  CHECK(link.pending(rpc::Direction::to_initiator) == 0);
+}
+
+}  // namespace pvfs::test::busy_wait_test
