@@ -85,7 +85,12 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
   // while it waits.
   const std::shared_ptr<rpc::Peer> held = servers.at(server.value);
   rpc::Peer& peer = *held;
-  const auto deadline = rpc::Clock::now() + timeout;
+  const auto began = rpc::Clock::now();
+  auto deadline = began + timeout;
+  const milliseconds busy = timeout < Impl::timeout ? milliseconds(0) : busy_limit;
+  // Time a server held a call it then lost (saying it was busy meanwhile)
+  // does not count against the timeout of reconnecting, up to the busy limit.
+  const auto latest = began + std::max(timeout, busy);
   // A server this client could not reach a moment ago fails the call at
   // once (ServerReachability): a dead server costs one timeout, not one
   // per call (and the kernel retries a failed read).
@@ -113,8 +118,11 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
       co_await pause(std::min(kRetryPause, left));
       continue;
     }
-    auto reply = co_await (*conn)->call(out, data, left, timeout < Impl::timeout ? milliseconds(0) : busy_limit);
+    const auto sent = rpc::Clock::now();
+    auto reply = co_await (*conn)->call(out, data, left, busy);
     if (reply.code() == Errc::unavailable) {
+      deadline = std::min(latest, deadline + (rpc::Clock::now() - sent));
+      left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());
       co_await pause(std::min(kRetryPause, left));
       continue;
     }

@@ -122,7 +122,12 @@ void Client::Impl::warn_if_placement_differs(MdsId member, FileSetId set, uint64
 
 asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
     rpc::OutMessage& out, bool idempotent, std::weak_ptr<rpc::Connection>* answered_on) {
-  const auto deadline = rpc::Clock::now() + timeout;
+  const auto began = rpc::Clock::now();
+  auto deadline = began + timeout;
+  // Time a member held an attempt before it answered staleMap or again (a
+  // queue it said it was busy with, then a file set moved) does not count
+  // against the timeout, up to the busy limit: the members were alive.
+  const auto latest = began + std::max(timeout, busy_limit);
   const auto route = rpc::route_of(out.envelope().getBody().getAs<mp::Request>().asReader());
   MdsRetry retry(idempotent, route.has_value(), mds_peers.size());
   auto name = [&](MdsId member) {
@@ -155,6 +160,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
       if (conn.code() == Errc::access_denied) co_return conn.status();
       last = conn.status();
     } else {
+      const auto sent = rpc::Clock::now();
       auto reply = co_await (*conn)->call(out, {}, left, busy_limit);
       switch (reply.code()) {
         case Errc::stale_map: miss = MdsMiss::stale_map; break;
@@ -177,6 +183,8 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
           co_return reply;
       }
       last = reply.status();
+      if (miss == MdsMiss::stale_map || miss == MdsMiss::again)
+        deadline = std::min(latest, deadline + (rpc::Clock::now() - sent));
     }
     // A member that says the set is not its own has seen a newer map
     // (unless another call has fetched it meanwhile).

@@ -57,8 +57,8 @@ struct Envelope {
   jobIoNs @9 :UInt64;     # data request: the job's I/O time on that client so far, as it counts it
                           # (fs/job_io_clock.h), for a profiling run's T_comp (pvfs-ctl qos profile)
   busy @10 :Bool;         # with isReply and id 0, no answer: the sender is still serving requests
-                          # of this connection; calls that wait while busy get another timeoutMs
-                          # (shared/rpc/connection.h)
+                          # of this connection, and says so again within timeoutMs; calls that
+                          # wait while busy get another timeout (shared/rpc/connection.h)
 }
 
 # Who is asking: the identity the FUSE kernel reported for the syscall.

@@ -320,7 +320,7 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     }
     if (is_reply) {
       if (msg->envelope().getBusy()) {
-        peer_busy();
+        peer_busy(milliseconds(msg->envelope().getTimeoutMs()));
         continue;
       }
       auto it = pending_.find(msg->id());
@@ -534,11 +534,14 @@ void Connection::wake_next_writer() {
   next->cancel();
 }
 
-void Connection::peer_busy() {
+void Connection::peer_busy(milliseconds period) {
   const auto now = Clock::now();
+  // At least four of the peer's periods: a call left with less than its
+  // first timeout (a retry late in an operation) must not miss the next word.
+  const milliseconds at_least = 4 * std::min(period, milliseconds(60000));
   for (auto& [id, call] : pending_) {
     if (call->done || call->deadline >= call->limit) continue;
-    const auto moved = std::min(call->limit, now + call->timeout);
+    const auto moved = std::min(call->limit, now + std::max(call->timeout, at_least));
     if (moved <= call->deadline) continue;
     call->deadline = moved;
     call->waited_busy = true;
@@ -547,7 +550,7 @@ void Connection::peer_busy() {
 
 void Connection::serving(milliseconds caller_timeout) {
   if (caller_timeout.count() > 0)
-    busy_every_ = std::min(busy_every_, std::max(caller_timeout / 4, milliseconds(20)));
+    busy_every_ = std::min(busy_every_, std::clamp(caller_timeout / 4, milliseconds(20), milliseconds(2500)));
   if (busy_timer_ || busy_every_ == milliseconds::max() || !open_) return;
   busy_timer_ = std::make_shared<asio::steady_timer>(stream_.get_executor());
   asio::co_spawn(stream_.get_executor(), send_busy(), asio::detached);
@@ -569,6 +572,7 @@ asio::awaitable<void> Connection::send_busy() {
     env.setId(0);
     env.setIsReply(true);
     env.setBusy(true);
+    env.setTimeoutMs(static_cast<uint32_t>(busy_every_.count()));
     (void)co_await write_frame(msg, {}, Clock::now() + std::chrono::seconds(60));
   }
   if (busy_timer_ == timer) busy_timer_.reset();

@@ -71,8 +71,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   //
   // Waiting while busy: a peer with requests of this connection in service
   // says so every quarter of the shortest timeout its callers asked for
-  // (a `busy` frame, common.capnp). With `busy_limit` above `timeout`, each
-  // such word gives the call another `timeout` from when it came, up to
+  // (at most every 2.5 s; a `busy` frame, common.capnp, naming that period).
+  // With `busy_limit` above `timeout`, each such word gives the call another
+  // `timeout` (at least four periods) from when it came, up to
   // `busy_limit` after the call began: a queue longer than the timeout (an
   // overloaded server) delays the call instead of failing it. A paused,
   // hung or cut-off peer says nothing, so the call still fails `timeout`
@@ -136,8 +137,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<Status> write_frame(OutMessage& msg, std::span<const std::byte> data,
                                       Clock::time_point deadline);
   void wake_next_writer();
-  // The peer said it is busy: moves on the deadlines of calls that wait while busy.
-  void peer_busy();
+  // The peer said it is busy, and will again within `period`: moves on the
+  // deadlines of calls that wait while busy.
+  void peer_busy(milliseconds period);
   // Notes a request's timeout; starts send_busy() if it is not running.
   void serving(milliseconds caller_timeout);
   // Sends a busy frame every busy_every_ while requests are in service.
