@@ -120,6 +120,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
     }
     const auto sent = rpc::Clock::now();
     auto reply = co_await (*conn)->call(out, data, left, busy);
+    if (reply.code() != Errc::timeout && rpc::Clock::now() - sent > left) ++mount_stats.busy_waits;
     if (reply.code() == Errc::unavailable) {
       deadline = std::min(latest, deadline + (rpc::Clock::now() - sent));
       left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());

@@ -28,6 +28,9 @@ class MountStats {
   uint64_t mds_retries = 0;    // metadata calls sent again (no answer, or after a redirect)
   uint64_t mds_redirects = 0;  // staleMap: the member said another owns the file set
   uint64_t cache_hits = 0;     // xattr answers from the mount's caches, no request sent
+  // Calls answered after their timeout had passed: a server that said it
+  // was busy kept them waiting (rpc::Connection::call, busy_limit).
+  uint64_t busy_waits = 0;
 
   // The text of the xattr: "key value" lines, then one line per operation
   // kind, "op NAME COUNT ERRORS SUM_US P50_US P99_US". `extra` lines

@@ -10,6 +10,7 @@
 // still fails them a timeout after its last word, losing nothing that was
 // acknowledged.
 #include <fcntl.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <csignal>
 #include <filesystem>
 #include <future>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +53,21 @@ pvfs::ClusterOptions slow_mds(uint32_t busy_limit_ms) {
   o.mds_slowdown = {1.0};
   o.mds_service_us = 50000;
   return o;
+}
+
+// The mount's count of calls answered after their timeout had passed
+// (busy_waits in user.pvfs.client_stats, pvfsmount(8)); -1 if unreadable.
+long busy_waits(const fs::path& mnt) {
+  std::string text(1 << 16, '\0');
+  const ssize_t n = ::getxattr(mnt.c_str(), "user.pvfs.client_stats", text.data(), text.size());
+  if (n < 0) return -1;
+  text.resize(static_cast<size_t>(n));
+  std::istringstream lines(text);
+  std::string key;
+  long value = 0;
+  while (lines >> key >> value)
+    if (key == "busy_waits") return value;
+  return -1;
 }
 
 struct Burst {
@@ -100,6 +117,9 @@ TEST_CASE("creates queued at a metadata server for longer than the timeout all s
                    << " ms timeout");
   CHECK(b.failed == 0);
   CHECK(b.ok == kCreates);
+  const long waited = busy_waits(t.mnt());
+  MESSAGE("calls kept waiting past the timeout: " << waited);
+  CHECK(waited > 0);
   const auto tally = log.verify(30s);
   CHECK(tally.lost == 0);
   CAPTURE(tally.first_lost);
@@ -113,6 +133,7 @@ TEST_CASE("with busy_limit_ms = 0 the same creates fail with EIO past the timeou
   const Burst b = create_burst(t.mnt(), log, 120s);
   MESSAGE("without waiting while busy: " << b.ok << " created, " << b.failed << " failed");
   CHECK(b.failed > 0);
+  CHECK(busy_waits(t.mnt()) == 0);
   const auto tally = log.verify(30s);
   CHECK(tally.lost == 0);
 }
@@ -174,6 +195,7 @@ TEST_CASE("writes queued at a slowed storage server for longer than the timeout 
   // The premise: the queue outlasted the timeout, so some write waited past it.
   CHECK(took.count() > 2 * kTimeoutMs);
   CHECK(ok == kWriters);
+  CHECK(busy_waits(t.mnt()) > 0);
   (void)pvfs::test::run_tool("PVFS_CTL", t.dir(),
                              {"inject", std::to_string(t.config().servers[0].id), "-f", "1", "-c",
                               t.cluster().config_path().string()});

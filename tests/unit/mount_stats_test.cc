@@ -19,6 +19,7 @@ TEST_CASE("operations, bytes and counters survive render and parse") {
   s.mds_retries = 2;
   s.mds_redirects = 1;
   s.cache_hits = 5;
+  s.busy_waits = 4;
   auto view = pvfs::parse_mount_stats(s.render("pieces_home 3\n"));
   REQUIRE(view.ok());
   CHECK(view->counters.at("bytes_written") == 4096);
@@ -26,6 +27,7 @@ TEST_CASE("operations, bytes and counters survive render and parse") {
   CHECK(view->counters.at("mds_retries") == 2);
   CHECK(view->counters.at("mds_redirects") == 1);
   CHECK(view->counters.at("cache_hits") == 5);
+  CHECK(view->counters.at("busy_waits") == 4);
   CHECK(view->counters.at("pieces_home") == 3);
   REQUIRE(view->ops.count("write") == 1);
   CHECK(view->ops.at("write").count == 2);

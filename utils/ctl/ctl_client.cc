@@ -102,9 +102,10 @@ std::string render_text(const MountStatsView& now, const MountStatsView* before,
   } else {
     out += fmt::format("read {}, written {}", human_bytes(delta("bytes_read")), human_bytes(delta("bytes_written")));
   }
-  out += fmt::format("; metadata retries {}, redirects {}; cache hits {}; write pieces redirected {} of {}\n",
+  out += fmt::format("; metadata retries {}, redirects {}; cache hits {}; write pieces redirected {} of {}; "
+                     "calls kept waiting by a busy server {}\n",
                      delta("mds_retries"), delta("mds_redirects"), delta("cache_hits"), delta("pieces_redirected"),
-                     delta("pieces_redirected") + delta("pieces_home"));
+                     delta("pieces_redirected") + delta("pieces_home"), delta("busy_waits"));
   return out;
 }
 
