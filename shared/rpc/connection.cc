@@ -383,7 +383,7 @@ asio::awaitable<Result<std::unique_ptr<InMessage>>> Connection::call(OutMessage&
   pending->deadline = deadline;
   pending->limit = began + std::max(timeout, busy_limit);
   pending_[id] = pending;
-  Status sent = co_await write_frame(request, data, deadline);
+  Status sent = co_await write_frame(request, data, deadline, &pending->deadline);
   if (!sent.ok() && !pending->done) {
     pending_.erase(id);
     co_return sent;
@@ -437,20 +437,29 @@ asio::awaitable<void> Connection::reply_error(uint64_t id, const Status& status)
 }
 
 asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const std::byte> data,
-                                                Clock::time_point deadline) {
+                                                Clock::time_point deadline, const Clock::time_point* moving) {
   auto self = shared_from_this();
   auto ex = stream_.get_executor();
+  auto until = [&] { return moving ? std::max(deadline, *moving) : deadline; };
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg.builder());
   std::span<std::byte> bytes = bytes_of(words);
   HeaderBytes header = encode_header({static_cast<uint32_t>(bytes.size()), data.size()});
   asio::error_code ec;
   while (writing_) {
     if (!open_) co_return Status(Errc::unavailable, fmt::format("connection to {} lost", peer_));
-    auto waiter = std::make_shared<asio::steady_timer>(ex, deadline);
+    auto waiter = std::make_shared<asio::steady_timer>(ex, until());
     write_waiters_.push_back(waiter);
-    co_await waiter->async_wait(redirect_error(use_awaitable, ec));
-    if (!ec) {  // deadline passed while queued: nothing was written
-      std::erase(write_waiters_, waiter);
+    for (;;) {
+      co_await waiter->async_wait(redirect_error(use_awaitable, ec));
+      if (ec) break;  // woken: our turn (or the connection closed)
+      auto queued = std::find(write_waiters_.begin(), write_waiters_.end(), waiter);
+      if (queued == write_waiters_.end()) break;  // taken off the queue as it expired: our turn
+      if (until() > Clock::now()) {
+        waiter->expires_at(until());  // moved on meanwhile
+        continue;
+      }
+      // The deadline passed while queued: nothing was written.
+      write_waiters_.erase(queued);
       wake_next_writer();
       co_return Status(Errc::timeout, fmt::format("sending to {} timed out", peer_));
     }
@@ -488,18 +497,38 @@ asio::awaitable<Status> Connection::write_frame(OutMessage& msg, std::span<const
     b += skip;
     taken -= skip;
   }
-  asio::steady_timer timer(ex, deadline);
-  asio::error_code timer_ec;
-  auto first = co_await (asio::async_write(stream_, buffers, redirect_error(use_awaitable, ec)) ||
-                         timer.async_wait(redirect_error(use_awaitable, timer_ec)));
+  // The rest, against the deadline, which may move on while it waits. The
+  // write runs on its own and wakes the wait when it ends; the buffers
+  // (this frame's locals) outlive it, since this waits for its end even
+  // after closing the stream under it.
+  struct Rest {
+    explicit Rest(const asio::any_io_executor& ex) : wake(ex) {}
+    asio::steady_timer wake;
+    bool done = false;
+    asio::error_code ec;
+  };
+  auto rest = std::make_shared<Rest>(ex);
+  asio::async_write(stream_, buffers, [rest](const asio::error_code& write_ec, size_t) {
+    rest->done = true;
+    rest->ec = write_ec;
+    rest->wake.cancel();
+  });
+  bool timed_out = false;
+  while (!rest->done) {
+    if (!timed_out && Clock::now() >= until()) {
+      // A half-written frame cannot be taken back: the stream is unusable.
+      timed_out = true;
+      spdlog::warn("closing connection to {}: a send did not finish in time", peer_);
+      close();  // ends the write, which then wakes this
+    }
+    rest->wake.expires_at(timed_out ? Clock::time_point::max() : until());
+    asio::error_code wait_ec;
+    co_await rest->wake.async_wait(redirect_error(use_awaitable, wait_ec));
+  }
+  ec = rest->ec;
   writing_ = false;
   wake_next_writer();
-  if (first.index() == 1) {
-    // A half-written frame cannot be taken back: the stream is unusable.
-    spdlog::warn("closing connection to {}: a send did not finish in time", peer_);
-    close();
-    co_return Status(Errc::timeout, fmt::format("sending to {} timed out", peer_));
-  }
+  if (timed_out) co_return Status(Errc::timeout, fmt::format("sending to {} timed out", peer_));
   if (ec) {
     close();
     co_return Status(Errc::unavailable, fmt::format("connection to {} lost: {}", peer_, ec.message()));

@@ -134,8 +134,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> serve_one(Handler handler, std::unique_ptr<InMessage> msg);
   // Writes one frame; serialised with other writers. Fails when the write
   // failed or was cut off by `deadline` (the connection is closed then).
+  // With `moving`, the deadline is what it points to when it is reached (a
+  // call's, which busy frames move on while the peer, at its limit of
+  // requests in service, reads nothing more).
   asio::awaitable<Status> write_frame(OutMessage& msg, std::span<const std::byte> data,
-                                      Clock::time_point deadline);
+                                      Clock::time_point deadline, const Clock::time_point* moving = nullptr);
   void wake_next_writer();
   // The peer said it is busy, and will again within `period`: moves on the
   // deadlines of calls that wait while busy.

@@ -38,9 +38,12 @@ void MemoryLink::release(Direction d) {
 
 void MemoryLink::drop(Direction d, unsigned writes) { state_->pipes[static_cast<int>(d)].drop_writes += writes; }
 
-size_t MemoryLink::pending(Direction d) const {
-  const detail::MemoryPipe& p = state_->pipes[static_cast<int>(d)];
-  return p.bytes.size() - p.read_at + p.held_bytes.size();
+size_t MemoryLink::pending(Direction d) const { return state_->pipes[static_cast<int>(d)].unread(); }
+
+void MemoryLink::set_capacity(Direction d, size_t bytes) {
+  detail::MemoryPipe& p = state_->pipes[static_cast<int>(d)];
+  p.capacity = bytes;
+  p.room.cancel();
 }
 
 }  // namespace pvfs::rpc

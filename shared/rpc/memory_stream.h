@@ -4,9 +4,11 @@
 // framing, runs over it unchanged. A MemoryLink, shared by both ends, lets a
 // test hold, drop or cut what travels each way. Both ends and the link
 // belong to one single-threaded io_context; nothing is locked.
-// Buffers are unbounded: a write never waits for the reader.
+// Buffers are unbounded (a write never waits for the reader) unless the
+// link is given a capacity, as a socket's buffer has.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -21,7 +23,8 @@ namespace detail {
 
 // One direction of a pair: bytes written by one end, not yet read by the other.
 struct MemoryPipe {
-  explicit MemoryPipe(const asio::any_io_executor& ex) : signal(ex, asio::steady_timer::time_point::max()) {}
+  explicit MemoryPipe(const asio::any_io_executor& ex)
+      : signal(ex, asio::steady_timer::time_point::max()), room(ex, asio::steady_timer::time_point::max()) {}
   std::vector<std::byte> bytes;
   size_t read_at = 0;
   bool closed = false;  // the writer closed: the reader gets eof once drained
@@ -29,9 +32,15 @@ struct MemoryPipe {
   bool held = false;    // written bytes wait in `held_bytes` until released
   std::vector<std::byte> held_bytes;
   unsigned drop_writes = 0;  // the next writes vanish
+  size_t capacity = 0;        // bytes unread (held ones included) a write may fill up to; 0: no limit
   asio::steady_timer signal;  // the reader waits on it; writers cancel it
+  asio::steady_timer room;    // writers of a full pipe wait on it; the reader cancels it
 
-  void wake() { signal.cancel(); }
+  void wake() {
+    signal.cancel();
+    room.cancel();
+  }
+  size_t unread() const { return bytes.size() - read_at + held_bytes.size(); }
 };
 
 struct MemoryLinkState {
@@ -63,6 +72,9 @@ class MemoryLink {
   void drop(Direction d, unsigned writes);
   // Bytes written in `d` and not yet read (held ones included).
   size_t pending(Direction d) const;
+  // At most `bytes` unread in `d` (0: no limit, the default): a write then
+  // takes what fits, and one that fits nothing waits for the reader.
+  void set_capacity(Direction d, size_t bytes);
   bool is_cut() const { return state_->pipes[0].reset; }
 
  private:
@@ -90,7 +102,9 @@ class MemoryStream {
   const std::string& peer_name() const { return peer_name_; }
   const std::string& peer_address() const { return peer_address_; }
 
-  // Takes all of `buffers` without waiting. Errors: broken_pipe once closed or cut.
+  // Takes all of `buffers` without waiting, or what fits under the link's
+  // capacity. Errors: broken_pipe once closed or cut; would_block when
+  // nothing fits.
   template <typename ConstBufferSequence>
   size_t write_some(const ConstBufferSequence& buffers, asio::error_code& ec) {
     ec = {};
@@ -98,16 +112,23 @@ class MemoryStream {
       ec = asio::error::broken_pipe;
       return 0;
     }
-    const size_t n = asio::buffer_size(buffers);
+    size_t n = asio::buffer_size(buffers);
     detail::MemoryPipe& p = out();
     if (p.drop_writes > 0) {
       --p.drop_writes;
       return n;
     }
+    if (p.capacity > 0 && n > 0) {
+      n = std::min(n, p.capacity > p.unread() ? p.capacity - p.unread() : 0);
+      if (n == 0) {
+        ec = asio::error::would_block;
+        return 0;
+      }
+    }
     auto& into = p.held ? p.held_bytes : p.bytes;
     const size_t at = into.size();
     into.resize(at + n);
-    asio::buffer_copy(asio::buffer(into.data() + at, n), buffers);
+    asio::buffer_copy(asio::buffer(into.data() + at, n), buffers, n);
     if (!p.held) p.wake();
     return n;
   }
@@ -122,6 +143,7 @@ class MemoryStream {
           }
           asio::error_code ec;
           const size_t n = write_some(buffers, ec);
+          if (ec == asio::error::would_block) return out().room.async_wait(std::move(self));  // then again
           self.complete(ec, n);
         },
         token, state_->ex);
@@ -150,6 +172,7 @@ class MemoryStream {
               p.bytes.clear();
               p.read_at = 0;
             }
+            if (p.capacity > 0) p.room.cancel();
             return self.complete({}, n);
           }
           if (p.closed) return self.complete(asio::error::eof, 0);

@@ -3,6 +3,8 @@
 // timeout, and a link held to stand for a paused or cut-off peer.
 // Connection's deadlines run on the steady clock, so these cases wait a
 // few hundred milliseconds of real time; they assert outcomes, not times.
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "shared/proto/storage.capnp.h"
@@ -38,10 +40,11 @@ struct SlowServer {
     return *conn;
   }
   static asio::awaitable<Reply> ask(std::shared_ptr<rpc::Connection> conn, milliseconds timeout,
-                                    milliseconds busy_limit) {
+                                    milliseconds busy_limit, size_t data_bytes = 0) {
     rpc::OutMessage m;
     m.init_body<proto::storage::Request>().setStatus();
-    co_return co_await conn->call(m, {}, timeout, busy_limit);
+    std::vector<std::byte> data(data_bytes);
+    co_return co_await conn->call(m, data, timeout, busy_limit);
   }
   Reply call(milliseconds timeout, milliseconds busy_limit) {
     return loop.run(ask(connect(), timeout, busy_limit));
@@ -95,6 +98,30 @@ TEST_CASE("a server that falls silent (paused, cut off) fails the call one timeo
   CHECK((*reply)->status().code() == Errc::timeout);
   CHECK((*reply)->status().detail().find("of its last word that it was busy") != std::string::npos);
   CHECK(s.served == 0);
+}
+
+TEST_CASE("calls whose sends wait on a busy server that reads no more wait with it") {
+  SlowServer s(milliseconds(600));
+  auto conn = s.connect();
+  // A socket's buffer: once the server stops reading (128 requests in
+  // service), the 160 calls' further frames fill it and their sends wait.
+  s.net.links(s.at).back().set_capacity(rpc::Direction::to_responder, 4096);
+  std::vector<std::shared_ptr<std::optional<Reply>>> replies;
+  for (int i = 0; i < 160; ++i)
+    replies.push_back(s.loop.spawn(SlowServer::ask(conn, milliseconds(200), milliseconds(10000), 1024)));
+  s.loop.run_until([&] {
+    return std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r->has_value(); });
+  });
+  int ok = 0;
+  std::string first_failure;
+  for (const auto& r : replies) {
+    if ((*r)->ok()) ++ok;
+    else if (first_failure.empty()) first_failure = (*r)->status().to_string();
+  }
+  CAPTURE(first_failure);
+  CHECK(ok == 160);
+  CHECK(s.served == 160);
+  CHECK(conn->is_open());
 }
 
 TEST_CASE("a server that answers within the timeout sends no busy frame") {
