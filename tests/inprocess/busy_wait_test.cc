@@ -10,6 +10,7 @@
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/memory_network.h"
 #include "tests/inprocess/loop.h"
+#include "tests/inprocess/memory_client.h"
 
 namespace pvfs::test::busy_wait_test {
 namespace {
@@ -34,10 +35,7 @@ struct SlowServer {
                });
   }
   std::shared_ptr<rpc::Connection> connect() {
-    auto conn = loop.run(net.connect(at, rpc::Auth(key, {rpc::Kind::client, 0}), std::chrono::seconds(30)));
-    REQUIRE_MESSAGE(conn.ok(), conn.status().to_string());
-    (*conn)->start({});
-    return *conn;
+    return connect_client(loop, net, at, key);
   }
   static asio::awaitable<Reply> ask(std::shared_ptr<rpc::Connection> conn, milliseconds timeout,
                                     milliseconds busy_limit, size_t data_bytes = 0) {

@@ -9,6 +9,7 @@
 #include "shared/rpc/memory_network.h"
 #include "shared/rpc/peer.h"
 #include "tests/inprocess/loop.h"
+#include "tests/inprocess/memory_client.h"
 
 namespace pvfs::test::memory_network_test {
 namespace {
@@ -29,10 +30,7 @@ struct Net {
                });
   }
   std::shared_ptr<rpc::Connection> connect() {
-    auto conn = loop.run(net.connect(at, rpc::Auth(key, {rpc::Kind::client, 0}), std::chrono::seconds(30)));
-    REQUIRE_MESSAGE(conn.ok(), conn.status().to_string());
-    (*conn)->start({});
-    return *conn;
+    return connect_client(loop, net, at, key);
   }
   using Reply = Result<std::unique_ptr<rpc::InMessage>>;
   static asio::awaitable<Reply> ask(std::shared_ptr<rpc::Connection> conn, std::vector<std::byte> data) {

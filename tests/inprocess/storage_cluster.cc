@@ -4,6 +4,7 @@
 
 #include "server/calibration.h"
 #include "shared/rpc/convert.h"
+#include "tests/inprocess/memory_client.h"
 
 namespace pvfs::test {
 
@@ -82,10 +83,7 @@ void StorageCluster::restart(uint32_t id) {
 }
 
 std::shared_ptr<rpc::Connection> StorageCluster::connect(uint32_t id) {
-  auto conn = loop.run(net.connect(address(id), rpc::Auth(key, {rpc::Kind::client, 0}), std::chrono::seconds(30)));
-  REQUIRE_MESSAGE(conn.ok(), conn.status().to_string());
-  (*conn)->start({});
-  return *conn;
+  return connect_client(loop, net, address(id), key);
 }
 
 namespace {
