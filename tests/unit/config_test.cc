@@ -66,6 +66,7 @@ TEST_CASE("a full config round-trips through render and load") {
   c.stripe_count = 2;
   c.full_percent = 80;
   c.rpc_timeout_ms = 1234;
+  c.rpc_busy_limit_ms = 45678;
   c.connect_timeout_ms = 567;
   c.heartbeat_interval_ms = 89;
   c.heartbeat_timeout_ms = 4321;
@@ -95,6 +96,7 @@ TEST_CASE("a full config round-trips through render and load") {
   CHECK(back->stripe_count == c.stripe_count);
   CHECK(back->full_percent == 80);
   CHECK(back->rpc_timeout_ms == c.rpc_timeout_ms);
+  CHECK(back->rpc_busy_limit_ms == c.rpc_busy_limit_ms);
   CHECK(back->connect_timeout_ms == c.connect_timeout_ms);
   CHECK(back->heartbeat_interval_ms == c.heartbeat_interval_ms);
   CHECK(back->heartbeat_timeout_ms == c.heartbeat_timeout_ms);
@@ -128,6 +130,7 @@ TEST_CASE("a minimal config gets the documented defaults") {
   CHECK(c->stripe_count == 0);
   CHECK(c->full_percent == 95);
   CHECK(c->rpc_timeout_ms == 10000);
+  CHECK(c->rpc_busy_limit_ms == 300000);
   CHECK(c->connect_timeout_ms == 3000);
   CHECK(c->heartbeat_interval_ms == 1000);
   CHECK(c->heartbeat_timeout_ms == 5000);
@@ -358,6 +361,7 @@ TEST_CASE("a duplicate id is an error naming the id key") {
 
 TEST_CASE("negative or non-integer numbers are errors naming the key") {
   expect_error_naming(std::string(kMinimal) + "[timeouts]\nrpc_ms = -5\n", "timeouts.rpc_ms");
+  expect_error_naming(std::string(kMinimal) + "[timeouts]\nbusy_limit_ms = -1\n", "timeouts.busy_limit_ms");
   expect_error_naming(std::string(kMinimal) + "[timeouts]\nconnect_ms = 2.5\n",
                       "timeouts.connect_ms");
   expect_error_naming(std::string(kMinimal) + "[layout]\nstripe_count = true\n",
