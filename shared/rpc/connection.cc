@@ -333,13 +333,14 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     }
     ++inflight_requests_;
     inflight_bytes_ += header->data_bytes;
-    serving(milliseconds(msg->envelope().getTimeoutMs()));
-    asio::co_spawn(ex, serve_one(on_request, std::move(msg)), asio::detached);
+    const uint64_t period = serving(milliseconds(msg->envelope().getTimeoutMs()));
+    asio::co_spawn(ex, serve_one(on_request, std::move(msg), period), asio::detached);
   }
   close();
 }
 
-asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InMessage> msg) {
+asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InMessage> msg,
+                                            uint64_t busy_period) {
   auto self = shared_from_this();
   const uint64_t id = msg->id();
   const uint64_t bytes = msg->data().size();
@@ -360,6 +361,7 @@ asio::awaitable<void> Connection::serve_one(Handler handler, std::unique_ptr<InM
     }
   }
   if (!failure.ok()) co_await reply_error(id, failure);
+  served(busy_period);
   --inflight_requests_;
   inflight_bytes_ -= bytes;
   if (inflight_wait_) inflight_wait_->cancel();
@@ -577,25 +579,38 @@ void Connection::peer_busy(milliseconds period) {
   }
 }
 
-void Connection::serving(milliseconds caller_timeout) {
+uint64_t Connection::serving(milliseconds caller_timeout) {
+  ++began_this_period_;
   if (caller_timeout.count() > 0)
     busy_every_ = std::min(busy_every_, std::clamp(caller_timeout / 4, milliseconds(20), milliseconds(2500)));
-  if (busy_timer_ || busy_every_ == milliseconds::max() || !open_) return;
-  busy_timer_ = std::make_shared<asio::steady_timer>(stream_.get_executor());
-  asio::co_spawn(stream_.get_executor(), send_busy(), asio::detached);
+  if (!busy_timer_ && busy_every_ != milliseconds::max() && open_) {
+    busy_timer_ = std::make_shared<asio::steady_timer>(stream_.get_executor());
+    asio::co_spawn(stream_.get_executor(), send_busy(), asio::detached);
+  }
+  return busy_period_;
+}
+
+void Connection::served(uint64_t period) {
+  if (period == busy_period_) --began_this_period_;
+  else if (period + 1 == busy_period_) --began_last_period_;
+  else --began_earlier_;
 }
 
 asio::awaitable<void> Connection::send_busy() {
   auto self = shared_from_this();
   auto timer = busy_timer_;
   // Runs while requests are in service (the next one to come starts it
-  // again): a connection whose requests are all answered between two ticks
-  // sends nothing.
+  // again). A frame goes out only for a request in service a whole period,
+  // so it reaches the caller between one and two periods after the request
+  // came, half its timeout at most, and a server that keeps up sends none.
   while (open_ && inflight_requests_ > 0) {
     timer->expires_after(busy_every_);
     asio::error_code ec;
     co_await timer->async_wait(redirect_error(use_awaitable, ec));
-    if (!open_ || inflight_requests_ == 0) break;
+    if (!open_) break;
+    began_earlier_ += std::exchange(began_last_period_, std::exchange(began_this_period_, 0));
+    ++busy_period_;
+    if (began_earlier_ == 0) continue;
     OutMessage msg;
     auto env = msg.envelope();
     env.setId(0);

@@ -70,8 +70,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // was half-written), unavailable (connection lost).
   //
   // Waiting while busy: a peer with requests of this connection in service
-  // says so every quarter of the shortest timeout its callers asked for
-  // (at most every 2.5 s; a `busy` frame, common.capnp, naming that period).
+  // for a whole period, a quarter of the shortest timeout its callers asked
+  // for (at most 2.5 s), says so at the end of each period (a `busy` frame,
+  // common.capnp, naming that period). A peer that answers within a period
+  // sends nothing.
   // With `busy_limit` above `timeout`, each such word gives the call another
   // `timeout` (at least four periods) from when it came, up to
   // `busy_limit` after the call began: a queue longer than the timeout (an
@@ -131,7 +133,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
 
   asio::awaitable<void> read_loop(Handler on_request);
-  asio::awaitable<void> serve_one(Handler handler, std::unique_ptr<InMessage> msg);
+  asio::awaitable<void> serve_one(Handler handler, std::unique_ptr<InMessage> msg, uint64_t busy_period);
   // Writes one frame; serialised with other writers. Fails when the write
   // failed or was cut off by `deadline` (the connection is closed then).
   // With `moving`, the deadline is what it points to when it is reached (a
@@ -143,9 +145,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The peer said it is busy, and will again within `period`: moves on the
   // deadlines of calls that wait while busy.
   void peer_busy(milliseconds period);
-  // Notes a request's timeout; starts send_busy() if it is not running.
-  void serving(milliseconds caller_timeout);
-  // Sends a busy frame every busy_every_ while requests are in service.
+  // Notes a request's timeout and the period it began in (returned);
+  // starts send_busy() if it is not running.
+  uint64_t serving(milliseconds caller_timeout);
+  // A request that began in `period` was answered.
+  void served(uint64_t period);
+  // Ends a period every busy_every_ while requests are in service, and sends
+  // a busy frame when one of them has been in service a whole period.
   asio::awaitable<void> send_busy();
   void fail_pending(const Status& status);
   // Closes, failing the calls in flight with `why` instead of unavailable.
@@ -170,9 +176,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<asio::steady_timer> inflight_wait_;
   // Busy frames: how often (a quarter of the shortest timeout a request
   // here asked for; max while none asked for one) and the wait of
-  // send_busy() while it runs.
+  // send_busy() while it runs. Requests in service are counted by the
+  // period they began in: this one, the one before, or earlier ("aged",
+  // in service at least one whole period, the ones a frame is sent for).
   milliseconds busy_every_ = milliseconds::max();
   std::shared_ptr<asio::steady_timer> busy_timer_;
+  uint64_t busy_period_ = 0;
+  size_t began_this_period_ = 0;
+  size_t began_last_period_ = 0;
+  size_t began_earlier_ = 0;
   // Reply bytes handlers hold (reserve_reply_bytes), and handlers waiting for room.
   uint64_t reply_bytes_ = 0;
   std::vector<std::shared_ptr<asio::steady_timer>> reply_waiters_;

@@ -40,6 +40,8 @@ void MemoryLink::drop(Direction d, unsigned writes) { state_->pipes[static_cast<
 
 size_t MemoryLink::pending(Direction d) const { return state_->pipes[static_cast<int>(d)].unread(); }
 
+uint64_t MemoryLink::written(Direction d) const { return state_->pipes[static_cast<int>(d)].written; }
+
 void MemoryLink::set_capacity(Direction d, size_t bytes) {
   detail::MemoryPipe& p = state_->pipes[static_cast<int>(d)];
   p.capacity = bytes;

@@ -33,6 +33,7 @@ struct MemoryPipe {
   std::vector<std::byte> held_bytes;
   unsigned drop_writes = 0;  // the next writes vanish
   size_t capacity = 0;        // bytes unread (held ones included) a write may fill up to; 0: no limit
+  uint64_t written = 0;       // bytes taken by writes since the pair was made
   asio::steady_timer signal;  // the reader waits on it; writers cancel it
   asio::steady_timer room;    // writers of a full pipe wait on it; the reader cancels it
 
@@ -72,6 +73,8 @@ class MemoryLink {
   void drop(Direction d, unsigned writes);
   // Bytes written in `d` and not yet read (held ones included).
   size_t pending(Direction d) const;
+  // Bytes written in `d` since the pair was made (dropped writes excluded).
+  uint64_t written(Direction d) const;
   // At most `bytes` unread in `d` (0: no limit, the default): a write then
   // takes what fits, and one that fits nothing waits for the reader.
   void set_capacity(Direction d, size_t bytes);
@@ -129,6 +132,7 @@ class MemoryStream {
     const size_t at = into.size();
     into.resize(at + n);
     asio::buffer_copy(asio::buffer(into.data() + at, n), buffers, n);
+    p.written += n;
     if (!p.held) p.wake();
     return n;
   }

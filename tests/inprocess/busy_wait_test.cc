@@ -137,4 +137,29 @@ TEST_CASE("a server that answers within the timeout sends no busy frame") {
   CHECK(link.pending(rpc::Direction::to_initiator) == 0);
 }
 
+TEST_CASE("a server kept busy by requests it answers within a busy period sends no busy frame") {
+  // 400 ms timeouts: a period of 100 ms. Two callers keep a 30 ms request in
+  // service at every tick for 600 ms, but none is in service a whole period.
+  SlowServer s(milliseconds(30));
+  auto conn = s.connect();
+  auto link = s.net.links(s.at).back();
+  // The first call's bytes include the handshake's; the second's are one reply.
+  REQUIRE(s.loop.run(SlowServer::ask(conn, milliseconds(400), milliseconds(10000))).ok());
+  const uint64_t before = link.written(rpc::Direction::to_initiator);
+  REQUIRE(s.loop.run(SlowServer::ask(conn, milliseconds(400), milliseconds(10000))).ok());
+  const uint64_t one_reply = link.written(rpc::Direction::to_initiator) - before;
+  auto caller = [&]() -> asio::awaitable<int> {
+    int ok = 0;
+    for (int i = 0; i < 20; ++i)
+      if ((co_await SlowServer::ask(conn, milliseconds(400), milliseconds(10000))).ok()) ++ok;
+    co_return ok;
+  };
+  auto first = s.loop.spawn(caller());
+  auto second = s.loop.spawn(caller());
+  s.loop.run_until([&] { return first->has_value() && second->has_value(); });
+  CHECK(**first + **second == 40);
+  // Every byte back is a reply, all alike: no busy frame among them.
+  CHECK(link.written(rpc::Direction::to_initiator) == before + 41 * one_reply);
+}
+
 }  // namespace pvfs::test::busy_wait_test
