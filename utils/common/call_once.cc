@@ -8,12 +8,12 @@
 namespace pvfs {
 
 Result<std::unique_ptr<rpc::InMessage>> call_once(const Endpoint& at, const Secret& key,
-                                                  std::chrono::milliseconds timeout, rpc::OutMessage& request) {
+                                                  Wait wait, rpc::OutMessage& request) {
   return rpc::run_sync([&]() -> asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> {
-    auto conn = co_await rpc::Connection::connect(at, key, timeout);
+    auto conn = co_await rpc::Connection::connect(at, key, wait.timeout);
     if (!conn) co_return conn.status();
     (*conn)->start({});
-    auto reply = co_await (*conn)->call(request, {}, timeout);
+    auto reply = co_await (*conn)->call(request, {}, wait.timeout, wait.busy_limit);
     (*conn)->close();
     co_return reply;
   }());

@@ -21,20 +21,33 @@
 
 namespace pvfs {
 
+// How long a tool's call waits: `timeout` for a word from the daemon (and
+// for the connect), and up to `busy_limit` in all while the daemon says it
+// is still serving the request (shared/rpc/connection.h; 0: not at all).
+// A plain timeout converts to one that does not wait while busy: probes
+// and readiness checks want a quick answer; scans and repairs
+// (pvfs-ctl fsck) should finish on a loaded cluster.
+struct Wait {
+  Wait(std::chrono::milliseconds timeout) : timeout(timeout) {}  // NOLINT: implicit on purpose
+  Wait(std::chrono::milliseconds timeout, std::chrono::milliseconds busy_limit)
+      : timeout(timeout), busy_limit(busy_limit) {}
+  std::chrono::milliseconds timeout;
+  std::chrono::milliseconds busy_limit{0};
+};
+
 // The daemon's reply to `request`. Errors: those of the connection
 // (unavailable, timeout, access_denied) or the daemon's own.
 Result<std::unique_ptr<rpc::InMessage>> call_once(const Endpoint& at, const Secret& key,
-                                                  std::chrono::milliseconds timeout, rpc::OutMessage& request);
+                                                  Wait wait, rpc::OutMessage& request);
 
 // `fill(rpc::OutMessage&)` builds the request; `read(rpc::InMessage&)`
 // turns the reply into the answer, a Result<T>. A reply that Cap'n Proto
 // cannot read (a broken or hostile daemon) is Errc::io "malformed reply: ...".
 template <typename T, typename Fill, typename Read>
-Result<T> call_once(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout, Fill fill,
-                    Read read) {
+Result<T> call_once(const Endpoint& at, const Secret& key, Wait wait, Fill fill, Read read) {
   rpc::OutMessage request;
   fill(request);
-  auto reply = call_once(at, key, timeout, request);
+  auto reply = call_once(at, key, wait, request);
   if (!reply) return reply.status();
   try {
     return read(**reply);
@@ -45,10 +58,10 @@ Result<T> call_once(const Endpoint& at, const Secret& key, std::chrono::millisec
 
 // For a request whose reply says only whether the daemon did it.
 template <typename Fill>
-Status call_once(const Endpoint& at, const Secret& key, std::chrono::milliseconds timeout, Fill fill) {
+Status call_once(const Endpoint& at, const Secret& key, Wait wait, Fill fill) {
   rpc::OutMessage request;
   fill(request);
-  return call_once(at, key, timeout, request).status();
+  return call_once(at, key, wait, request).status();
 }
 
 // For a request that one metadata server answers for the cluster (the QoS
@@ -57,13 +70,12 @@ Status call_once(const Endpoint& at, const Secret& key, std::chrono::millisecond
 // (Errc::unavailable), and returns the first other answer; when every
 // member was passed, the last one's error as "mds N: ...".
 template <typename T, typename Fill, typename Read>
-Result<T> call_mds_in_order(const Config& config, const Secret& key, std::chrono::milliseconds timeout, Fill fill,
-                            Read read) {
+Result<T> call_mds_in_order(const Config& config, const Secret& key, Wait wait, Fill fill, Read read) {
   std::vector<DaemonEntry> members = config.mds;
   std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   Status last(Errc::unavailable, "the config names no metadata server");
   for (const auto& m : members) {
-    auto answer = call_once<T>(m.address, key, timeout, fill, read);
+    auto answer = call_once<T>(m.address, key, wait, fill, read);
     if (answer || (answer.code() != Errc::unavailable && answer.code() != Errc::timeout)) return answer;
     last = Status(answer.code(), fmt::format("mds {}: {}", m.id, answer.status().detail()));
   }

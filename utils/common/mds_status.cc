@@ -40,10 +40,9 @@ MdsClusterView cluster_view_from_wire(proto::mds::Reply::ClusterState::Reader st
   return v;
 }
 
-Result<MdsClusterView> mds_cluster_status(const Endpoint& at, const Secret& key,
-                                          std::chrono::milliseconds timeout) {
+Result<MdsClusterView> mds_cluster_status(const Endpoint& at, const Secret& key, Wait wait) {
   return call_once<MdsClusterView>(
-      at, key, timeout, [](rpc::OutMessage& out) { out.init_body<proto::mds::Request>().setClusterStatus(); },
+      at, key, wait, [](rpc::OutMessage& out) { out.init_body<proto::mds::Request>().setClusterStatus(); },
       [](rpc::InMessage& reply) -> Result<MdsClusterView> {
         auto body = reply.body<proto::mds::Reply>();
         if (!body.isCluster()) return Status(Errc::io, "unexpected reply to clusterStatus");

@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
+#include "utils/common/call_once.h"
 
 namespace pvfs {
 
@@ -83,7 +84,6 @@ struct MdsClusterView {
 // Asks the metadata server at `at` for its view of the cluster. Errors:
 // those of the connection (unavailable, timeout, access_denied), of the
 // server, or io for a malformed reply.
-Result<MdsClusterView> mds_cluster_status(const Endpoint& at, const Secret& key,
-                                          std::chrono::milliseconds timeout);
+Result<MdsClusterView> mds_cluster_status(const Endpoint& at, const Secret& key, Wait wait);
 
 }  // namespace pvfs

@@ -54,14 +54,14 @@ ProgressOptions progress_options(const char* label) {
 // lists the file sets it holds; a set being moved may be listed by both
 // ends, once). nullopt after naming each that did not answer: without a
 // member's files, the objects of its files would look orphaned.
-std::optional<std::vector<fsck::File>> scan_files(const Config& config, const Secret& key, milliseconds timeout) {
+std::optional<std::vector<fsck::File>> scan_files(const Config& config, const Secret& key, Wait wait) {
   std::map<InodeId, fsck::File> merged;
   bool all = true;
   for (const auto& mds : config.mds) {
     Progress progress(progress_options("fsck: files"), true);
-    auto count = fsck::inode_count(mds.address, key, timeout);
+    auto count = fsck::inode_count(mds.address, key, wait);
     progress.start(count ? std::optional<uint64_t>(*count) : std::nullopt);
-    auto files = fsck::scan_files(mds.address, key, timeout, [&](size_t n) { progress.update(n); });
+    auto files = fsck::scan_files(mds.address, key, wait, [&](size_t n) { progress.update(n); });
     progress.finish(files ? files->size() : 0);
     if (!files) {
       fsck_error("mds{} ({}): {}", mds.id, mds.address.to_string(), files.status().to_string());
@@ -82,11 +82,11 @@ std::optional<std::vector<fsck::File>> scan_files(const Config& config, const Se
 // owns by it. nullopt while file sets are moving (or a member does not
 // answer). Equal before and after a scan means no file set moved during it,
 // so no file was missed between two members' listings.
-std::optional<std::string> settled_holdings(const Config& config, const Secret& key, milliseconds timeout) {
+std::optional<std::string> settled_holdings(const Config& config, const Secret& key, Wait wait) {
   if (config.mds.size() == 1) return std::string();
   std::string out, map_text;
   for (const auto& mds : config.mds) {
-    auto view = mds_cluster_status(mds.address, key, timeout);
+    auto view = mds_cluster_status(mds.address, key, wait);
     if (!view) return std::nullopt;
     if (map_text.empty()) map_text = view->map;
     if (view->map != map_text) return std::nullopt;
@@ -109,29 +109,29 @@ std::optional<std::string> settled_holdings(const Config& config, const Secret& 
 
 // scan_files() while no file set moves between members (tries for about 20 s).
 std::optional<std::vector<fsck::File>> scan_files_settled(const Config& config, const Secret& key,
-                                                          milliseconds timeout) {
+                                                          Wait wait) {
   for (int attempt = 0; attempt < 20; ++attempt) {
-    auto before = settled_holdings(config, key, timeout);
+    auto before = settled_holdings(config, key, wait);
     if (!before) {
       std::this_thread::sleep_for(milliseconds(1000));
       continue;
     }
-    auto files = scan_files(config, key, timeout);
+    auto files = scan_files(config, key, wait);
     if (!files) return std::nullopt;
-    if (settled_holdings(config, key, timeout) == before) return files;
+    if (settled_holdings(config, key, wait) == before) return files;
   }
   fsck_error("file sets kept moving between the metadata servers; nothing checked (run fsck again)");
   return std::nullopt;
 }
 
 // Every storage server's listing, parallel to config.servers.
-std::vector<Result<fsck::ServerScan>> scan_servers(const Config& config, const Secret& key, milliseconds timeout) {
+std::vector<Result<fsck::ServerScan>> scan_servers(const Config& config, const Secret& key, Wait wait) {
   const auto& servers = config.servers;
   std::vector<Result<fsck::ServerScan>> scans(servers.size());
   std::atomic<size_t> next{0}, finished{0};
   auto worker = [&] {
     for (size_t i = next++; i < servers.size(); i = next++) {
-      scans[i] = fsck::scan_server(ServerId(servers[i].id), servers[i].address, key, timeout);
+      scans[i] = fsck::scan_server(ServerId(servers[i].id), servers[i].address, key, wait);
       ++finished;
     }
   };
@@ -166,14 +166,15 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
     return 1;
   }
   // A page of a large listing takes longer than a connect: by default the
-  // longer of the two timeouts of the config.
-  const milliseconds timeout =
-      options.timeout.count() > 0
-          ? options.timeout
-          : milliseconds(std::max<uint32_t>({config->connect_timeout_ms, config->rpc_timeout_ms, 1}));
+  // longer of the two timeouts of the config. A daemon that says it is busy
+  // (a loaded cluster) is waited for, as pvfsmount waits for it.
+  const Wait wait(options.timeout.count() > 0
+                      ? options.timeout
+                      : milliseconds(std::max<uint32_t>({config->connect_timeout_ms, config->rpc_timeout_ms, 1})),
+                  milliseconds(config->rpc_busy_limit_ms));
 
   int status = 0;
-  auto files = scan_files_settled(*config, *key, timeout);
+  auto files = scan_files_settled(*config, *key, wait);
   if (!files) {
     fsck_error("not every metadata server answered: nothing was checked");
     return 1;
@@ -182,7 +183,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
   input.files = std::move(*files);
   input.grace = fsck_options.grace;
   size_t objects = 0, answered = 0;
-  auto scans = scan_servers(*config, *key, timeout);
+  auto scans = scan_servers(*config, *key, wait);
   for (size_t i = 0; i < scans.size(); ++i) {
     const DaemonEntry& server = config->servers[i];
     if (scans[i]) {
@@ -208,7 +209,7 @@ int fsck(const DaemonOptions& options, const FsckOptions& fsck_options) {
       say("  not repaired: no safe repair; see pvfs-ctl(1)");
       continue;
     }
-    Status st = fsck::repair(f, *config, *key, timeout);
+    Status st = fsck::repair(f, *config, *key, wait);
     if (st.ok()) {
       say("  repaired: " + f.repaired);
       ++repaired;

@@ -45,14 +45,14 @@ struct Closer {
 // Pages through one storage listing: `ask(request, after)` fills a page
 // request, `take(reply)` consumes the page and returns (eof, last object).
 template <typename Ask, typename Take>
-asio::awaitable<Status> pages(rpc::Connection& conn, std::chrono::milliseconds timeout, Ask ask, Take take) {
+asio::awaitable<Status> pages(rpc::Connection& conn, Wait wait, Ask ask, Take take) {
   ObjectId after{InodeId(0), 0};
   for (;;) {
     rpc::OutMessage out;
     auto scan = ask(out.init_body<sp::Request>());
     rpc::to_wire(after, scan.initAfter());
     scan.setMax(kPage);
-    auto reply = co_await conn.call(out, {}, timeout);
+    auto reply = co_await conn.call(out, {}, wait.timeout, wait.busy_limit);
     if (!reply) co_return reply.status();
     std::optional<std::pair<bool, ObjectId>> page;
     try {
@@ -71,10 +71,10 @@ const DaemonEntry* storage_entry(const Config& config, ServerId id) { return con
 
 }  // namespace
 
-Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std::chrono::milliseconds timeout,
+Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, Wait wait,
                                      const std::function<void(size_t)>& on_page) {
   return rpc::run_sync([&]() -> asio::awaitable<Result<std::vector<File>>> {
-    auto conn = co_await open(mds, key, timeout);
+    auto conn = co_await open(mds, key, wait.timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
     std::vector<File> files;
@@ -84,7 +84,7 @@ Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std
       auto scan = out.init_body<mp::Request>().initScanFiles();
       scan.setAfter(after);
       scan.setMax(kPage);
-      auto reply = co_await (*conn)->call(out, {}, timeout);
+      auto reply = co_await (*conn)->call(out, {}, wait.timeout, wait.busy_limit);
       if (!reply) co_return reply.status();
       auto body = (*reply)->body<mp::Reply>();
       if (!body.isFiles()) co_return Status(Errc::io, "unexpected reply to scanFiles");
@@ -100,14 +100,14 @@ Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std
   }());
 }
 
-Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, std::chrono::milliseconds timeout) {
+Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, Wait wait) {
   return rpc::run_sync([&]() -> asio::awaitable<Result<uint64_t>> {
-    auto conn = co_await open(mds, key, timeout);
+    auto conn = co_await open(mds, key, wait.timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
     rpc::OutMessage out;
     out.init_body<mp::Request>().setStatfs();
-    auto reply = co_await (*conn)->call(out, {}, timeout);
+    auto reply = co_await (*conn)->call(out, {}, wait.timeout, wait.busy_limit);
     if (!reply) co_return reply.status();
     auto body = (*reply)->body<mp::Reply>();
     if (!body.isStatfs()) co_return Status(Errc::io, "unexpected reply to statfs");
@@ -117,16 +117,16 @@ Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, std::chrono
 }
 
 Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& key,
-                               std::chrono::milliseconds timeout) {
+                               Wait wait) {
   return rpc::run_sync([&]() -> asio::awaitable<Result<ServerScan>> {
-    auto conn = co_await open(at, key, timeout);
+    auto conn = co_await open(at, key, wait.timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
     ServerScan scan;
     scan.id = id;
     using Page = std::optional<std::pair<bool, ObjectId>>;
     Status st = co_await pages(
-        **conn, timeout, [](sp::Request::Builder r) { return r.initScanObjects(); },
+        **conn, wait, [](sp::Request::Builder r) { return r.initScanObjects(); },
         [&](sp::Reply::Reader reply) -> Page {
           if (!reply.isObjects()) return std::nullopt;
           ObjectId last{};
@@ -138,7 +138,7 @@ Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& ke
         });
     if (!st.ok()) co_return st;
     st = co_await pages(
-        **conn, timeout, [](sp::Request::Builder r) { return r.initScanFragments(); },
+        **conn, wait, [](sp::Request::Builder r) { return r.initScanFragments(); },
         [&](sp::Reply::Reader reply) -> Page {
           if (!reply.isFragments()) return std::nullopt;
           ObjectId last{};
@@ -151,7 +151,7 @@ Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& ke
         });
     if (!st.ok()) co_return st;
     st = co_await pages(
-        **conn, timeout, [](sp::Request::Builder r) { return r.initScanRedirects(); },
+        **conn, wait, [](sp::Request::Builder r) { return r.initScanRedirects(); },
         [&](sp::Reply::Reader reply) -> Page {
           if (!reply.isRedirects()) return std::nullopt;
           ObjectId last{};
@@ -174,14 +174,14 @@ namespace {
 // first: it also drops a descriptor the server cached for a file deleted
 // behind its back, so the truncate creates a new file.
 Status create_object(const Finding& finding, const Endpoint& at, const Secret& key,
-                     std::chrono::milliseconds timeout) {
+                     Wait wait) {
   return rpc::run_sync([&]() -> asio::awaitable<Status> {
-    auto conn = co_await open(at, key, timeout);
+    auto conn = co_await open(at, key, wait.timeout);
     if (!conn) co_return conn.status();
     Closer closer{*conn};
     rpc::OutMessage stat;
     rpc::to_wire(finding.object, stat.init_body<sp::Request>().initStat());
-    auto reply = co_await (*conn)->call(stat, {}, timeout);
+    auto reply = co_await (*conn)->call(stat, {}, wait.timeout, wait.busy_limit);
     if (!reply) co_return reply.status();
     auto body = (*reply)->body<sp::Reply>();
     if (!body.isStat()) co_return Status(Errc::io, "unexpected reply to stat");
@@ -190,21 +190,21 @@ Status create_object(const Finding& finding, const Endpoint& at, const Secret& k
     auto t = out.init_body<sp::Request>().initTruncate();
     rpc::to_wire(finding.object, t.initObject());
     t.setSize(finding.size);
-    auto done = co_await (*conn)->call(out, {}, timeout);
+    auto done = co_await (*conn)->call(out, {}, wait.timeout, wait.busy_limit);
     co_return done.status();
   }());
 }
 
 }  // namespace
 
-Status repair(const Finding& finding, const Config& config, const Secret& key, std::chrono::milliseconds timeout) {
+Status repair(const Finding& finding, const Config& config, const Secret& key, Wait wait) {
   if (finding.repair == Repair::none) return Status(Errc::invalid_argument, "nothing to repair");
   if (finding.repair == Repair::update_size) {
     // Offered to each member in turn: the owner of the file's set applies
     // it, the others answer staleMap (or again, while the set moves to them).
     Status last(Errc::unavailable, "no metadata server in the config");
     for (const auto& mds : config.mds) {
-      last = call_once(mds.address, key, timeout, [&](rpc::OutMessage& out) {
+      last = call_once(mds.address, key, wait, [&](rpc::OutMessage& out) {
         auto u = out.init_body<mp::Request>().initUpdateSize();
         u.setIno(finding.object.ino.value);
         u.setSize(finding.size);
@@ -218,8 +218,8 @@ Status repair(const Finding& finding, const Config& config, const Secret& key, s
   }
   const DaemonEntry* server = storage_entry(config, finding.server);
   if (!server) return Status(Errc::not_found, fmt::format("server {} is not in the config", finding.server.value));
-  if (finding.repair == Repair::create_object) return create_object(finding, server->address, key, timeout);
-  return call_once(server->address, key, timeout, [&](rpc::OutMessage& out) {
+  if (finding.repair == Repair::create_object) return create_object(finding, server->address, key, wait);
+  return call_once(server->address, key, wait, [&](rpc::OutMessage& out) {
     auto req = out.init_body<sp::Request>();
     switch (finding.repair) {
       case Repair::remove_object: rpc::to_wire(finding.object, req.initRemove().initObjects(1)[0]); break;

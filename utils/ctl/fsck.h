@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "shared/secret.h"
 #include "shared/status.h"
+#include "utils/common/call_once.h"
 #include "utils/ctl/fsck_check.h"
 
 namespace pvfs::fsck {
@@ -22,18 +23,18 @@ namespace pvfs::fsck {
 // asked a page at a time; `on_page(files so far)` runs after each page.
 // Errors: those of the connection (unavailable, timeout, access_denied) or
 // of the server (not_supported from a server without fsck).
-Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, std::chrono::milliseconds timeout,
+Result<std::vector<File>> scan_files(const Endpoint& mds, const Secret& key, Wait wait,
                                      const std::function<void(size_t)>& on_page = {});
 
 // The number of inodes of every kind the metadata server has (its statfs),
 // an upper bound of the files scan_files() will list.
-Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, std::chrono::milliseconds timeout);
+Result<uint64_t> inode_count(const Endpoint& mds, const Secret& key, Wait wait);
 
 // What storage server `id` at `at` lists: its objects, the fragments it
 // holds and the redirect entries of the objects it is home to; answered is
 // set. Errors: as scan_files().
 Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& key,
-                               std::chrono::milliseconds timeout);
+                               Wait wait);
 
 // Carries out `finding.repair` (not Repair::none) against the daemons of
 // `config`: the storage server finding.server, or for update_size the
@@ -42,6 +43,6 @@ Result<ServerScan> scan_server(ServerId id, const Endpoint& at, const Secret& ke
 // file); it fails with exists rather than truncate an object that appeared.
 // Errors: not_found when the server is not in the config; those of the
 // connection or the daemon.
-Status repair(const Finding& finding, const Config& config, const Secret& key, std::chrono::milliseconds timeout);
+Status repair(const Finding& finding, const Config& config, const Secret& key, Wait wait);
 
 }  // namespace pvfs::fsck
