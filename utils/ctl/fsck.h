@@ -3,7 +3,9 @@
 // each storage server, turned into the plain listings utils/ctl/fsck_check.h
 // judges; and the repairs it proposes. Synchronous (each call runs its own
 // io_context, one connection per call); not for use inside another
-// io_context's thread. Thread-safe: calls share nothing.
+// io_context's thread. Thread-safe: calls share nothing. Every request
+// waits as `wait` says (utils/common/call_once.h): pvfs-ctl fsck waits for
+// a daemon that says it is busy, up to the config's busy limit.
 #pragma once
 
 #include <chrono>
