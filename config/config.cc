@@ -455,7 +455,7 @@ std::string Config::render() const {
       << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"
       << "inline_max_latency_us = " << inline_latency_us(storage_inline)
-      << "    # smaller ones run on the network thread while they average below this\n\n"
+      << "    # smaller ones run on the network thread while they average below this per 64 KiB\n\n"
       << "[emulated_disk]\n"
       << "seek_ms = " << toml_float(emulated_seek_ms) << "\n"
       << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"

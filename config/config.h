@@ -100,8 +100,8 @@ struct Config {
 
   // [storage]: where each storage server runs its disk operations.
   // inline_max_bytes (larger ones always go to the disk pool; 0: all do)
-  // and inline_max_latency_us (small ones run inline while they average
-  // below it; whole microseconds).
+  // and inline_max_latency_us (the others run inline while they average
+  // below it per 64 KiB; whole microseconds).
   elevator::InlineOptions storage_inline;
 
   // [emulated_disk]: a modelled spinning disk for experiments (bandwidth 0: off).

@@ -85,10 +85,10 @@ metrics::Families StorageService::metrics() {
   where.samples.push_back({{{"thread", "disk"}}, static_cast<double>(io_.handed_off()), {}});
   out.push_back(std::move(where));
   metrics::add_single(out, "pvfs_server_small_write_seconds",
-                      "Average time of recent small non-sync disk writes (what decides inlining).",
+                      "Average time per 64 KiB of recent non-sync disk writes (what decides inlining).",
                       Type::gauge, seconds(io_.inline_gate().average(true)));
   metrics::add_single(out, "pvfs_server_small_read_seconds",
-                      "Average time of recent small disk reads (what decides inlining).", Type::gauge,
+                      "Average time per 64 KiB of recent disk reads (what decides inlining).", Type::gauge,
                       seconds(io_.inline_gate().average(false)));
   if (io_.emulated())
     metrics::add_single(out, "pvfs_server_emulated_disk_seeks_total", "Seeks the emulated disk charged.",

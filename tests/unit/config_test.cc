@@ -243,7 +243,7 @@ TEST_CASE("[storage] inline limits are read, rendered back, and a bad value name
   ConfigDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
   REQUIRE(defaults.ok());
-  CHECK(defaults->storage_inline.max_bytes == 65536);
+  CHECK(defaults->storage_inline.max_bytes == 1048576);
   CHECK(defaults->storage_inline.max_latency == std::chrono::microseconds(200));
   auto c = Config::load(dir.write("b.toml", std::string(kMinimal) +
                                                 "[storage]\ninline_max_bytes = 0\ninline_max_latency_us = 50\n"));

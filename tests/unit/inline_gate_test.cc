@@ -28,13 +28,34 @@ TEST_CASE("small non-sync operations run inline only once the store has proven f
   CHECK_FALSE(g.should_inline(false, false, 4096));
 }
 
-TEST_CASE("sync writes, large operations and a zero bound never run inline") {
+TEST_CASE("sync writes, operations above the limit and a zero limit never run inline") {
   InlineGate g = warmed(InlineOptions{}, 5us);
   CHECK_FALSE(g.should_inline(true, true, 4096));
-  CHECK_FALSE(g.should_inline(true, false, (64 << 10) + 1));
-  CHECK(g.should_inline(true, false, 64 << 10));
+  CHECK_FALSE(g.should_inline(true, false, (1 << 20) + 1));
+  CHECK(g.should_inline(true, false, 1 << 20));
+  InlineGate small = warmed(InlineOptions{64 << 10, 200us}, 5us);
+  CHECK_FALSE(small.should_inline(true, false, (64 << 10) + 1));
+  CHECK(small.should_inline(true, false, 64 << 10));
   InlineGate off = warmed(InlineOptions{0, 200us}, 5us);
   CHECK_FALSE(off.should_inline(true, false, 4096));
+}
+
+TEST_CASE("a large operation's time counts per 64 KiB, a small one's whole") {
+  // 1 MiB in 1.6 ms is 100 µs per 64 KiB: fast under a 200 µs bound.
+  InlineGate large(InlineOptions{});
+  for (uint32_t i = 0; i < InlineGate::kWarmup; ++i) large.observe(true, false, 1 << 20, 1600us);
+  CHECK(large.average(true) == 100us);
+  CHECK(large.should_inline(true, false, 1 << 20));
+  // The same 1.6 ms for 4 KiB (or 64 KiB) is a slow store.
+  InlineGate small(InlineOptions{});
+  for (uint32_t i = 0; i < InlineGate::kWarmup; ++i) small.observe(true, false, 4096, 1600us);
+  CHECK(small.average(true) == 1600us);
+  CHECK_FALSE(small.should_inline(true, false, 1 << 20));
+  CHECK_FALSE(small.should_inline(true, false, 4096));
+  // 1 MiB in 4 ms (250 µs per 64 KiB) is slow too.
+  InlineGate slow(InlineOptions{});
+  for (uint32_t i = 0; i < InlineGate::kWarmup; ++i) slow.observe(false, false, 1 << 20, 4ms);
+  CHECK_FALSE(slow.should_inline(false, false, 1 << 20));
 }
 
 TEST_CASE("a slow store sends operations back to the pool, and a recovered one brings them inline") {
@@ -52,10 +73,10 @@ TEST_CASE("a slow store sends operations back to the pool, and a recovered one b
   CHECK(fast < 100);  // but not forever
 }
 
-TEST_CASE("sync and large operations do not move the average") {
+TEST_CASE("sync operations and those above the limit do not move the average") {
   InlineGate g = warmed(InlineOptions{}, 10us);
-  g.observe(true, true, 4096, 50ms);       // fdatasync time says nothing about inline writes
-  g.observe(true, false, 1 << 20, 50ms);  // nor does a 1 MiB write
+  g.observe(true, true, 4096, 50ms);             // fdatasync time says nothing about inline writes
+  g.observe(true, false, (1 << 20) + 4096, 50ms);  // nor does a write too large to run inline
   CHECK(g.should_inline(true, false, 4096));
   CHECK(g.average(true) == 10us);
 }
