@@ -38,15 +38,23 @@ std::vector<ServerLoad> LoadMemory::fresh_loads(std::span<const ServerId> server
 void LoadMemory::wrote(ServerId server, uint64_t bytes, std::chrono::nanoseconds took, TimePoint now) {
   if (bytes == 0) return;
   const double sample = static_cast<double>(std::max<int64_t>(took.count(), 0)) / static_cast<double>(bytes);
-  auto [it, added] = timings_.try_emplace(server, Timing{sample, now});
-  if (!added) it->second = Timing{it->second.ns_per_byte + (sample - it->second.ns_per_byte) / 4, now};
+  Timing& t = timings_[server];
+  t.recent[t.writes % kTimingSamples] = sample;
+  ++t.writes;
+  t.at = now;
+}
+
+double LoadMemory::Timing::ns_per_byte() const {
+  if (writes < kMinTimings) return 0;
+  const auto kept = recent.begin() + std::min<size_t>(writes, kTimingSamples);
+  return *std::min_element(recent.begin(), kept);
 }
 
 std::vector<ServerLoad> LoadMemory::in_time(std::span<const ServerLoad> loads, uint64_t piece_bytes,
                                             TimePoint now, std::chrono::nanoseconds fresh_for) const {
   auto timing = [&](ServerId server) -> double {
     auto it = timings_.find(server);
-    return it == timings_.end() || now - it->second.at >= kTimingLife * fresh_for ? 0 : it->second.ns_per_byte;
+    return it == timings_.end() || now - it->second.at >= kTimingLife * fresh_for ? 0 : it->second.ns_per_byte();
   };
   // The lower median, not the fastest: one healthy server that happened to
   // be quick must not make the others look slow.

@@ -6,6 +6,7 @@
 // thread (fs/client_dispatch.cc) and the unit tests. Not thread-safe.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -38,9 +39,16 @@ class LoadMemory {
                                       std::chrono::nanoseconds fresh_for) const;
 
   // A write of `bytes` (> 0) to `server` took `took` from request to reply.
-  // Kept as a moving average of time per byte: in a closed loop (each
-  // process waits for its write) a straggler's queue is no longer than a
-  // healthy server's, only slower to drain, so bytes alone hide it.
+  // In a closed loop (each process waits for its write) a straggler's
+  // queue is no longer than a healthy server's, only slower to drain, so
+  // bytes alone hide it. A server's speed is the least time per byte of
+  // its last kTimingSamples writes, as TCP takes its minimum RTT: waiting
+  // in a queue only ever adds time, a straggler is slow on every write and
+  // a healthy server only on some. A server needs kMinTimings writes to be
+  // timed at all: one write may have paid the connection's setup or a
+  // burst's queue (an average with one such write in it kept healthy
+  // servers looking 3-20x slower on a loaded machine, and nothing timed
+  // them again while pieces avoided them).
   // A server written to less recently than kTimingLife x `fresh_for`
   // (in_time) is presumed healthy again, so a straggler that recovered gets
   // pieces (and is timed) again: one write per 1.2 s at the default TTL
@@ -67,6 +75,8 @@ class LoadMemory {
   // quarter of a symmetric cluster's pieces; at 3x it stays below the bar.
   static constexpr double kStragglerFactor = 3.0;
   static constexpr int kTimingLife = 4;
+  static constexpr size_t kTimingSamples = 3;
+  static constexpr uint32_t kMinTimings = 2;
 
  private:
   struct Figure {
@@ -75,8 +85,11 @@ class LoadMemory {
   };
   std::map<ServerId, Figure> figures_;
   struct Timing {
-    double ns_per_byte = 0;  // moving average, weight 1/4 to the newest
-    TimePoint at;            // of the newest
+    std::array<double, kTimingSamples> recent{};  // ns per byte, a ring
+    uint32_t writes = 0;
+    TimePoint at;  // of the newest
+    // The least of the recent writes; 0 (not timed) below kMinTimings.
+    double ns_per_byte() const;
   };
   std::map<ServerId, Timing> timings_;
 };
