@@ -128,8 +128,8 @@ asio::awaitable<void> IoschedHost::tick_loop() {
 
 Status IoschedHost::not_delegate() const {
   if (cluster_.delegate() == cluster_.self())
-    return Status(Errc::unavailable, fmt::format("mds {} is the delegate but has no cluster lease now (too few members "
-                                                 "answer its heartbeats): retry",
+    return Status(Errc::unavailable, fmt::format("mds {} is the delegate but holds no cluster lease (it is still "
+                                                 "joining, or too few members answer its heartbeats): retry",
                                                  cluster_.self().value));
   return Status(Errc::unavailable, fmt::format("mds {} is not the delegate: mds {} hosts the I/O scheduler",
                                                cluster_.self().value, cluster_.delegate().value));

@@ -78,6 +78,10 @@ bool QosHost::hosting() {
 }
 
 Status QosHost::not_delegate() const {
+  if (cluster_.delegate() == cluster_.self())
+    return Status(Errc::unavailable, fmt::format("mds {} is the delegate but holds no cluster lease (it is still "
+                                                 "joining, or too few members answer its heartbeats): retry",
+                                                 cluster_.self().value));
   return Status(Errc::unavailable, fmt::format("mds {} is not the delegate: mds {} hosts the QoS coordinator",
                                                cluster_.self().value, cluster_.delegate().value));
 }

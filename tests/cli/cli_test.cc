@@ -321,6 +321,41 @@ TEST_CASE("pvfs-cluster up restarts only the daemon that died, and pvfs-ctl take
   CHECK(lines(busy.err) == 1);
 }
 
+TEST_CASE("the delegate's commands work as soon as pvfs-cluster up returns, while the members settle") {
+  // Three metadata servers started again take about a second after they
+  // answer to agree on a delegate; a script's next line must not fail
+  // meanwhile.
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  Down down(scratch.path(), dir);
+  auto first = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--mds", "3", "--servers", "1"});
+  CAPTURE(first);
+  REQUIRE(first.status == 0);
+  REQUIRE(run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()}).status == 0);
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string()});
+  CAPTURE(up);
+  REQUIRE(up.status == 0);
+  const std::string config = (dir / "pvfs.toml").string();
+  auto policy = run_tool("PVFS_CTL", scratch.path(), {"-c", config, "qos", "policy", "average"});
+  CAPTURE(policy);
+  CHECK(policy.status == 0);
+  CHECK(contains(policy.out, "policy average"));
+  auto iosched = run_tool("PVFS_CTL", scratch.path(), {"-c", config, "iosched", "policy", "fcfs"});
+  CAPTURE(iosched);
+  CHECK(iosched.status == 0);
+  CHECK(contains(iosched.out, "policy fcfs"));
+  // With every member gone the command still fails at once, one line.
+  auto down_now = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
+  REQUIRE(down_now.status == 0);
+  const auto asked = std::chrono::steady_clock::now();
+  auto none = run_tool("PVFS_CTL", scratch.path(), {"-c", config, "-t", "5000", "qos", "status"});
+  CAPTURE(none);
+  CHECK(none.status == 1);
+  CHECK(contains(none.err, "mds 2: "));
+  CHECK(lines(none.err) == 1);
+  CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(4));
+}
+
 TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs mount behind") {
   if (pvfs::test::skip_without_fuse()) return;
   TempDir scratch;

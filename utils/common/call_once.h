@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -40,6 +41,17 @@ struct Wait {
 Result<std::unique_ptr<rpc::InMessage>> call_once(const Endpoint& at, const Secret& key,
                                                   Wait wait, rpc::OutMessage& request);
 
+// `read(reply)`, a reply that Cap'n Proto cannot read (a broken or hostile
+// daemon) as Errc::io "malformed reply: ...".
+template <typename T, typename Read>
+Result<T> read_reply(Read& read, rpc::InMessage& reply) {
+  try {
+    return read(reply);
+  } catch (const kj::Exception& e) {
+    return Status(Errc::io, std::string("malformed reply: ") + e.getDescription().cStr());
+  }
+}
+
 // `fill(rpc::OutMessage&)` builds the request; `read(rpc::InMessage&)`
 // turns the reply into the answer, a Result<T>. A reply that Cap'n Proto
 // cannot read (a broken or hostile daemon) is Errc::io "malformed reply: ...".
@@ -49,11 +61,7 @@ Result<T> call_once(const Endpoint& at, const Secret& key, Wait wait, Fill fill,
   fill(request);
   auto reply = call_once(at, key, wait, request);
   if (!reply) return reply.status();
-  try {
-    return read(**reply);
-  } catch (const kj::Exception& e) {
-    return Status(Errc::io, std::string("malformed reply: ") + e.getDescription().cStr());
-  }
+  return read_reply<T>(read, **reply);
 }
 
 // For a request whose reply says only whether the daemon did it.
@@ -64,22 +72,48 @@ Status call_once(const Endpoint& at, const Secret& key, Wait wait, Fill fill) {
   return call_once(at, key, wait, request).status();
 }
 
+// As the first call_once, and whether the daemon was reached (connected
+// and authenticated): its own error, or a timeout waiting for its answer,
+// then says the daemon is up.
+Result<std::unique_ptr<rpc::InMessage>> call_once(const Endpoint& at, const Secret& key, Wait wait,
+                                                  rpc::OutMessage& request, bool& reached);
+
+// How long call_mds_in_order pauses before it asks the members again.
+inline constexpr std::chrono::milliseconds kDelegateRetryPause{100};
+
 // For a request that one metadata server answers for the cluster (the QoS
 // and I/O scheduler delegate): asks the [[mds]] members in id order, past
 // those that are unreachable, time out or say they are not the one
-// (Errc::unavailable), and returns the first other answer; when every
-// member was passed, the last one's error as "mds N: ...".
+// (Errc::unavailable), and returns the first other answer. When every
+// member was passed but one of them was up, the members are still
+// settling who the delegate is (for a second or so after they start, and
+// after a delegate failed): asks them all again every kDelegateRetryPause
+// until `wait.timeout` has passed since the first ask, unless one that was
+// up timed out (it may yet do the request). Then, or when none was up,
+// the last one's error as "mds N: ...".
 template <typename T, typename Fill, typename Read>
 Result<T> call_mds_in_order(const Config& config, const Secret& key, Wait wait, Fill fill, Read read) {
   std::vector<DaemonEntry> members = config.mds;
   std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   Status last(Errc::unavailable, "the config names no metadata server");
-  for (const auto& m : members) {
-    auto answer = call_once<T>(m.address, key, wait, fill, read);
-    if (answer || (answer.code() != Errc::unavailable && answer.code() != Errc::timeout)) return answer;
-    last = Status(answer.code(), fmt::format("mds {}: {}", m.id, answer.status().detail()));
+  const auto give_up = std::chrono::steady_clock::now() + wait.timeout;
+  for (;;) {
+    bool some_up = false, timed_out = false;
+    for (const auto& m : members) {
+      rpc::OutMessage request;
+      fill(request);
+      bool reached = false;
+      auto reply = call_once(m.address, key, wait, request, reached);
+      Result<T> answer = reply ? read_reply<T>(read, **reply) : Result<T>(reply.status());
+      if (answer || (answer.code() != Errc::unavailable && answer.code() != Errc::timeout)) return answer;
+      // A member that timed out may still do the request: not asked twice.
+      if (answer.code() == Errc::timeout && reached) timed_out = true;
+      some_up = some_up || (reached && answer.code() == Errc::unavailable);
+      last = Status(answer.code(), fmt::format("mds {}: {}", m.id, answer.status().detail()));
+    }
+    if (!some_up || timed_out || std::chrono::steady_clock::now() + kDelegateRetryPause >= give_up) return last;
+    std::this_thread::sleep_for(kDelegateRetryPause);
   }
-  return last;
 }
 
 }  // namespace pvfs
