@@ -61,7 +61,11 @@ iosched::Nanos IoschedHost::now() const {
   return std::chrono::duration_cast<iosched::Nanos>(cluster_.clock().now().time_since_epoch());
 }
 
-bool IoschedHost::in_grace() const { return cluster_.clock().now() < grace_until_; }
+// Under none every step runs at once, so a token the old delegate gave
+// excludes nobody: nothing to wait for.
+bool IoschedHost::in_grace() const {
+  return policy_ != iosched::Policy::none && cluster_.clock().now() < grace_until_;
+}
 
 bool IoschedHost::hosting() {
   const auto t = cluster_.clock().now();
@@ -223,7 +227,8 @@ void IoschedHost::fill(mp::Reply::IoschedState::Builder out) const {
   // Rounded up: 0 only once tokens are given, so a client that waits for 0
   // is never answered by a grace that has half a millisecond left.
   const auto grace = grace_until_ - cluster_.clock().now();
-  out.setGraceMs(grace.count() > 0 ? static_cast<uint32_t>(std::chrono::ceil<milliseconds>(grace).count()) : 0);
+  out.setGraceMs(in_grace() && grace.count() > 0 ? static_cast<uint32_t>(std::chrono::ceil<milliseconds>(grace).count())
+                                                 : 0);
   const auto put = [&](const std::vector<iosched::StepView>& steps, auto list) {
     for (size_t i = 0; i < steps.size(); ++i) {
       const auto& s = steps[i];

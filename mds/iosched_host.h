@@ -58,6 +58,8 @@ class IoschedHost {
   // Whether this member hosts the scheduler now; takes over (fresh, in
   // grace) or drops it as the delegate changes.
   bool hosting();
+  // Whether new tokens wait for clients to re-register what a former
+  // delegate gave them: a lease after taking over, but never under none.
   bool in_grace() const;
   iosched::Nanos now() const;
   Status step(proto::mds::Request::IoStep::Reader req, proto::mds::Reply::IoStepReply::Builder out);

@@ -182,6 +182,29 @@ TEST_CASE("under fcfs a second job waits for the first's token, and gets it when
   CHECK(status_of(config).policy == "sa-sjf");
 }
 
+TEST_CASE("under none a new delegate gives tokens at once; switched to fcfs it waits out its grace") {
+  // A lease of 20 s: the grace would outlast the test.
+  TestCluster tc(scheduled("none", 20000));
+  const Config& config = tc.config();
+  const Secret key = key_of(config);
+  auto a = io_step(config, key, 11, {{"job-a", 1 << 20}});
+  REQUIRE_MESSAGE(a.ok(), a.status().to_string());
+  CHECK(a->has("job-a"));
+  CHECK(status_of(config).grace_ms == 0);
+  auto end = io_step(config, key, 11, {}, {"job-a"});
+  REQUIRE(end.ok());
+  CHECK(end->ended == Jobs{"job-a"});
+  // Tokens of a former delegate may be out there: under fcfs a new step
+  // waits for them to be re-registered or run out, with nothing queued.
+  const auto switched =
+      run_tool("PVFS_CTL", tc.dir(), {"iosched", "-c", tc.cluster().config_path().string(), "policy", "fcfs"});
+  REQUIRE(switched.status == 0);
+  CHECK(status_of(config).grace_ms > 10000);
+  auto b = io_step(config, key, 22, {{"job-b", 1 << 10}});
+  REQUIRE(b.ok());
+  CHECK_FALSE(b->has("job-b"));
+}
+
 // The row of `job` in pvfs-ctl jobs' table, split into its cells.
 std::vector<std::string> jobs_row(const std::string& table, const std::string& job) {
   std::istringstream lines(table);
