@@ -4,12 +4,17 @@
 // one line it prints and its exit status (issue 20). The cluster cases
 // start real daemons with `pvfs-cluster up` and, where they mount, need
 // /dev/fuse; `pvfs-cluster down` runs at the end of each even when it fails.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -319,6 +324,52 @@ TEST_CASE("pvfs-cluster up restarts only the daemon that died, and pvfs-ctl take
   CHECK(busy.status == 1);
   CHECK(contains(busy.err, "pvfs-cluster: the cluster in " + dir.string() + " is already up"));
   CHECK(lines(busy.err) == 1);
+}
+
+// Binds the port of the last daemon address in `config` once the file
+// names `daemons` of them, as another program starting at the same moment
+// might; returns the listening socket (-1 if the file never did).
+int take_last_port(const fs::path& config, size_t daemons, uint16_t& port) {
+  const std::regex address(R"(address = '127\.0\.0\.1:(\d+)')");
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const std::string text = pvfs::test::slurp(config);
+    std::vector<uint16_t> ports;
+    for (std::sregex_iterator it(text.begin(), text.end(), address), end; it != end; ++it)
+      ports.push_back(static_cast<uint16_t>(std::stoi((*it)[1])));
+    if (ports.size() >= daemons) {
+      port = ports.back();
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in at{};
+      at.sin_family = AF_INET;
+      at.sin_port = htons(port);
+      at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0 && ::listen(fd, 1) == 0) return fd;
+      ::close(fd);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return -1;
+}
+
+TEST_CASE("pvfs-cluster up starts a new cluster again with new ports when another program takes one") {
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  Down down(scratch.path(), dir);
+  uint16_t taken = 0;
+  int fd = -1;
+  std::thread thief([&] { fd = take_last_port(dir / "pvfs.toml", 2, taken); });
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "1"});
+  thief.join();
+  CAPTURE(up);
+  REQUIRE(fd >= 0);  // the storage server starts after the MDS answers: time enough
+  CHECK(up.status == 0);
+  CHECK_FALSE(contains(pvfs::test::slurp(dir / "pvfs.toml"), "127.0.0.1:" + std::to_string(taken) + "'"));
+  auto ping = run_tool("PVFS_CTL", scratch.path(), {"-c", (dir / "pvfs.toml").string(), "ping"});
+  CAPTURE(ping);
+  CHECK(ping.status == 0);
+  ::close(fd);
 }
 
 TEST_CASE("the delegate's commands work as soon as pvfs-cluster up returns, while the members settle") {

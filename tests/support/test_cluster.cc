@@ -73,28 +73,12 @@ void undo_test_folder(const fs::path& dir) {
   if (!keep_test_dirs()) fs::remove_all(dir, ec);
 }
 
-namespace {
-
-// A new cluster's ports are picked free when its config is written and
-// bound when each daemon starts; a cluster of another test running beside
-// this one (tests/meson.build runs two system tests at once) may take one
-// in between. Such a start is made again from scratch, with new ports.
-constexpr int kStartAttempts = 3;
-
-bool lost_a_port(const Status& st) { return st.detail().find("Address already in use") != std::string::npos; }
-
-}  // namespace
-
 TestCluster::TestCluster(ClusterOptions options, bool mount, const std::string& mount_options)
     : dir_("pvfs-cluster"), on_signal_([dir = dir_.path()] { undo_test_folder(dir); }) {
   options.dir = dir_.path() / "cluster";
+  // up() starts a new cluster again with new ports when another test's
+  // took one of those it picked.
   auto up = LocalCluster::up(options);
-  for (int attempt = 2; !up && lost_a_port(up.status()) && attempt <= kStartAttempts; ++attempt) {
-    MESSAGE("starting the cluster again with new ports: " << up.status().to_string());
-    std::error_code ec;
-    fs::remove_all(options.dir, ec);  // up() stopped what it had started
-    up = LocalCluster::up(options);
-  }
   if (!up) FAIL("cannot start cluster: " << up.status().to_string());
   cluster_ = std::make_unique<LocalCluster>(std::move(*up));
   if (mount || !mount_options.empty()) {

@@ -227,6 +227,14 @@ void forget_new_cluster(const fs::path& dir, bool made_key) {
     if (entry.path().extension() == ".args") fs::remove(entry.path(), ec);
 }
 
+// A new cluster's ports are picked free when its config is written and
+// bound as each daemon starts; another program (a cluster set up beside it
+// at the same moment, as by two tests running side by side) may take one
+// in between. Such a start is made again from scratch, with new ports.
+constexpr int kFreshStartAttempts = 3;
+
+bool lost_a_port(const Status& st) { return st.detail().find("Address already in use") != std::string::npos; }
+
 }  // namespace
 
 Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
@@ -240,6 +248,12 @@ Result<LocalCluster> LocalCluster::up(const ClusterOptions& options) {
   const bool fresh = !fs::exists(config_file);
   bool made_key = false;
   auto cluster = start(options, dir, fresh, made_key);
+  for (int attempt = 2; !cluster && fresh && lost_a_port(cluster.status()) && attempt <= kFreshStartAttempts;
+       ++attempt) {
+    forget_new_cluster(dir, made_key);
+    made_key = false;
+    cluster = start(options, dir, fresh, made_key);
+  }
   if (!cluster && fresh) forget_new_cluster(dir, made_key);
   return cluster;
 }

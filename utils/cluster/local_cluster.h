@@ -81,9 +81,11 @@ class LocalCluster {
   // When some daemons run and others do not (one was killed), starts only
   // the others, with the arguments they had. Errors: busy when every
   // daemon is already up; a one-line reason (with the last lines this start
-  // of the daemon wrote to its log) when a daemon fails to start. A first `up` that fails removes the
-  // config, key and data folders it made (the logs stay), so the next
-  // `up` there starts afresh.
+  // of the daemon wrote to its log) when a daemon fails to start. A first
+  // `up` whose daemon found its port taken (another program bound it after
+  // it was picked) starts again with new ports, up to three times. A first
+  // `up` that fails removes the config, key and data folders it made (the
+  // logs stay), so the next `up` there starts afresh.
   static Result<LocalCluster> up(const ClusterOptions& options);
   // Attaches to a cluster started earlier (by another process).
   static Result<LocalCluster> attach(const std::filesystem::path& dir,
