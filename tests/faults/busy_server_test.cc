@@ -168,11 +168,13 @@ TEST_CASE("writes queued at a slowed storage server for longer than the timeout 
   o.servers = 1;
   o.rpc_timeout_ms = kTimeoutMs;
   TestCluster t(o, true);
-  // Each 1 MiB write holds the server for 60 times what it took to serve:
-  // a few hundred milliseconds each, one at a time.
+  // Each 1 MiB write holds the server for 120 times what it took to serve:
+  // a hundred milliseconds or more each, one at a time. (At 60 times, 8
+  // writes took 727 ms on a fast machine, short of the premise below; at
+  // 120 times 1502-1640 ms there.)
   const auto inject = pvfs::test::run_tool(
       "PVFS_CTL", t.dir(),
-      {"inject", std::to_string(t.config().servers[0].id), "-f", "60", "-c", t.cluster().config_path().string()});
+      {"inject", std::to_string(t.config().servers[0].id), "-f", "120", "-c", t.cluster().config_path().string()});
   REQUIRE_MESSAGE(inject.status == 0, inject);
   constexpr int kWriters = 8;
   std::vector<std::string> contents(kWriters);
