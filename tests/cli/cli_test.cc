@@ -359,11 +359,13 @@ TEST_CASE("pvfs-cluster up starts a new cluster again with new ports when anothe
   Down down(scratch.path(), dir);
   uint16_t taken = 0;
   int fd = -1;
-  std::thread thief([&] { fd = take_last_port(dir / "pvfs.toml", 2, taken); });
-  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "1"});
+  // The last of four storage servers starts after the MDS and three
+  // servers answer: hundreds of milliseconds for the thread to take its port.
+  std::thread thief([&] { fd = take_last_port(dir / "pvfs.toml", 5, taken); });
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--servers", "4"});
   thief.join();
   CAPTURE(up);
-  REQUIRE(fd >= 0);  // the storage server starts after the MDS answers: time enough
+  REQUIRE(fd >= 0);
   CHECK(up.status == 0);
   CHECK_FALSE(contains(pvfs::test::slurp(dir / "pvfs.toml"), "127.0.0.1:" + std::to_string(taken) + "'"));
   auto ping = run_tool("PVFS_CTL", scratch.path(), {"-c", (dir / "pvfs.toml").string(), "ping"});
