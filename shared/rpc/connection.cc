@@ -11,6 +11,7 @@
 #include "shared/rpc/handshake.h"
 #include "shared/rpc/local_socket.h"
 #include "shared/rpc/origin.h"
+#include "shared/rpc/read_ahead.h"
 #include "shared/rpc/wire_status.h"
 
 namespace pvfs::rpc {
@@ -155,6 +156,30 @@ asio::awaitable<Result<Stream>> connect_tcp(asio::any_io_executor ex, const tcp:
   co_return Stream(std::move(socket));
 }
 
+// Fills `parts` in order, first from what `ahead` holds, then from the
+// stream; each read also takes into `ahead` whatever the socket holds past
+// them (the next frame's start). False with `ec` set when the stream failed.
+asio::awaitable<bool> receive(Stream& stream, ReadAhead& ahead, std::span<const asio::mutable_buffer> parts,
+                              asio::error_code& ec) {
+  std::array<asio::mutable_buffer, 4> rest{};
+  PVFS_CHECK(parts.size() < rest.size());
+  size_t count = 0;
+  size_t need = 0;
+  for (const asio::mutable_buffer& part : parts) {
+    const size_t took = ahead.take({static_cast<std::byte*>(part.data()), part.size()});
+    if (took == part.size()) continue;
+    rest[count++] = part + took;
+    need += part.size() - took;
+  }
+  if (need == 0) co_return true;
+  const std::span<std::byte> room = ahead.room();  // all of it: `ahead` ran out above
+  rest[count] = asio::buffer(room.data(), room.size());
+  const size_t got = co_await asio::async_read(stream, rest, at_least(need), redirect_error(use_awaitable, ec));
+  if (ec) co_return false;
+  ahead.filled(got - need);
+  co_return true;
+}
+
 std::span<std::byte> bytes_of(kj::Array<capnp::word>& words) {
   auto b = words.asBytes();
   return {reinterpret_cast<std::byte*>(b.begin()), b.size()};
@@ -237,20 +262,12 @@ void Connection::start(Handler on_request, std::function<void()> on_close) {
 asio::awaitable<void> Connection::read_loop(Handler on_request) {
   auto self = shared_from_this();
   auto ex = stream_.get_executor();
-  // The last read of each frame also takes whatever has come of the next
-  // frame's header (without waiting for it), so a stream of pipelined
-  // frames costs one read per frame, not two.
-  HeaderBytes next_header{};
-  size_t next_have = 0;
+  ReadAhead ahead;
   while (open_) {
-    HeaderBytes header_bytes = next_header;
+    HeaderBytes header_bytes{};
     asio::error_code ec;
-    if (next_have < header_bytes.size())
-      co_await asio::async_read(stream_,
-                                asio::buffer(header_bytes.data() + next_have, header_bytes.size() - next_have),
-                                redirect_error(use_awaitable, ec));
-    next_have = 0;
-    if (ec) break;
+    const std::array<asio::mutable_buffer, 1> header_part{asio::buffer(header_bytes)};
+    if (!co_await receive(stream_, ahead, header_part, ec)) break;
     auto header = decode_header(header_bytes);
     if (!header) {
       spdlog::warn("dropping connection from {}: {}", peer_, header.status().detail());
@@ -269,34 +286,24 @@ asio::awaitable<void> Connection::read_loop(Handler on_request) {
     auto words = kj::heapArray<capnp::word>(header->message_bytes / sizeof(capnp::word));
     // The data is received straight into the pooled buffer the handler
     // keeps (a storage server writes it to disk from there). Small data
-    // comes in the same read as the message, one system call and one
-    // completion fewer per frame. Large data waits until the message has
-    // come: a peer that announces the largest frame and sends nothing more
-    // must not make the daemon hold (or, with a debugging allocator, touch)
-    // its size.
+    // comes in the same read as the message. Large data waits until the
+    // message has come: a peer that announces the largest frame and sends
+    // nothing more must not make the daemon hold (or, with a debugging
+    // allocator, touch) its size.
     Buffer data;
     FrameTag tag{};
-    size_t got = 0;
+    const std::array<asio::mutable_buffer, 1> message{asio::buffer(words.begin(), header->message_bytes)};
     if (header->data_bytes <= kEagerDataBytes) {
       data = Buffer(header->data_bytes);
-      const size_t need = header->message_bytes + data.size() + tag.size();
-      std::array<asio::mutable_buffer, 4> parts{asio::buffer(words.begin(), header->message_bytes),
-                                                asio::buffer(data.data(), data.size()), asio::buffer(tag),
-                                                asio::buffer(next_header)};
-      got = co_await asio::async_read(stream_, parts, at_least(need), redirect_error(use_awaitable, ec));
-      if (ec) break;
-      next_have = got - need;
+      const std::array<asio::mutable_buffer, 3> frame_rest{message[0], asio::buffer(data.data(), data.size()),
+                                                           asio::buffer(tag)};
+      if (!co_await receive(stream_, ahead, frame_rest, ec)) break;
     } else {
-      co_await asio::async_read(stream_, asio::buffer(words.begin(), header->message_bytes),
-                                redirect_error(use_awaitable, ec));
-      if (ec) break;
+      if (!co_await receive(stream_, ahead, message, ec)) break;
       data = Buffer(header->data_bytes);
-      const size_t need = data.size() + tag.size();
-      std::array<asio::mutable_buffer, 3> parts{asio::buffer(data.data(), data.size()), asio::buffer(tag),
-                                                asio::buffer(next_header)};
-      got = co_await asio::async_read(stream_, parts, at_least(need), redirect_error(use_awaitable, ec));
-      if (ec) break;
-      next_have = got - need;
+      const std::array<asio::mutable_buffer, 2> data_and_tag{asio::buffer(data.data(), data.size()),
+                                                             asio::buffer(tag)};
+      if (!co_await receive(stream_, ahead, data_and_tag, ec)) break;
     }
     if (!receive_seal_.open(header_bytes, bytes_of(words), data.span(), tag)) {
       const uint64_t frame = receive_seal_.frames();
@@ -385,14 +392,16 @@ asio::awaitable<Result<std::unique_ptr<InMessage>>> Connection::call(OutMessage&
   pending->deadline = deadline;
   pending->limit = began + std::max(timeout, busy_limit);
   pending_[id] = pending;
+  watch_deadline(deadline);
   Status sent = co_await write_frame(request, data, deadline, &pending->deadline);
   if (!sent.ok() && !pending->done) {
     pending_.erase(id);
     co_return sent;
   }
-  // Busy frames move the deadline on while the timer waits for the old one.
+  // Woken by the reply, a closed connection or watch_deadlines(); busy
+  // frames may have moved the deadline on meanwhile.
   while (!pending->done && Clock::now() < pending->deadline) {
-    pending->timer.expires_at(pending->deadline);
+    pending->timer.expires_at(Clock::time_point::max());
     asio::error_code ec;
     co_await pending->timer.async_wait(redirect_error(use_awaitable, ec));
   }
@@ -622,6 +631,42 @@ asio::awaitable<void> Connection::send_busy() {
   if (busy_timer_ == timer) busy_timer_.reset();
 }
 
+void Connection::watch_deadline(Clock::time_point deadline) {
+  if (deadline_timer_) {
+    if (deadline < deadline_at_) {
+      deadline_at_ = deadline;
+      deadline_timer_->expires_at(deadline);  // the watcher waits again, for this one
+    }
+    return;
+  }
+  if (!open_) return;
+  deadline_timer_ = std::make_shared<asio::steady_timer>(stream_.get_executor(), deadline);
+  deadline_at_ = deadline;
+  asio::co_spawn(stream_.get_executor(), watch_deadlines(), asio::detached);
+}
+
+asio::awaitable<void> Connection::watch_deadlines() {
+  auto self = shared_from_this();
+  auto timer = deadline_timer_;
+  while (open_) {
+    asio::error_code ec;
+    co_await timer->async_wait(redirect_error(use_awaitable, ec));
+    if (!open_) break;
+    if (ec == asio::error::operation_aborted && timer->expiry() > Clock::now()) continue;  // moved earlier
+    const auto now = Clock::now();
+    auto next = Clock::time_point::max();
+    for (auto& [id, call] : pending_) {
+      if (call->done) continue;
+      if (call->deadline <= now) call->timer.cancel();
+      else next = std::min(next, call->deadline);
+    }
+    if (next == Clock::time_point::max()) break;
+    deadline_at_ = next;
+    timer->expires_at(next);
+  }
+  if (deadline_timer_ == timer) deadline_timer_.reset();
+}
+
 void Connection::fail_pending(const Status& status) {
   for (auto& [id, call] : pending_) {
     if (call->done) continue;
@@ -644,6 +689,7 @@ void Connection::close_with(const Status& why) {
   write_waiters_.clear();
   if (inflight_wait_) inflight_wait_->cancel();
   if (busy_timer_) busy_timer_->cancel();
+  if (deadline_timer_) deadline_timer_->cancel();
   for (auto& w : std::exchange(reply_waiters_, {})) w->cancel();
   if (on_close_) {
     auto cb = std::move(on_close_);

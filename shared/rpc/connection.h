@@ -153,6 +153,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Ends a period every busy_every_ while requests are in service, and sends
   // a busy frame when one of them has been in service a whole period.
   asio::awaitable<void> send_busy();
+  // Calls wait for their reply on a timer that never expires; one timer per
+  // connection, set to the earliest deadline of the calls in flight, wakes
+  // those whose deadline has passed. A timer per call re-armed the
+  // kernel's timer (a system call) on every call; this one is re-armed
+  // only when a call's deadline comes before the one it is set to.
+  void watch_deadline(Clock::time_point deadline);
+  asio::awaitable<void> watch_deadlines();
   void fail_pending(const Status& status);
   // Closes, failing the calls in flight with `why` instead of unavailable.
   void close_with(const Status& why);
@@ -181,6 +188,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // in service at least one whole period, the ones a frame is sent for).
   milliseconds busy_every_ = milliseconds::max();
   std::shared_ptr<asio::steady_timer> busy_timer_;
+  // watch_deadlines() runs while this is set; it is set to `deadline_at_`.
+  std::shared_ptr<asio::steady_timer> deadline_timer_;
+  Clock::time_point deadline_at_;
   uint64_t busy_period_ = 0;
   size_t began_this_period_ = 0;
   size_t began_last_period_ = 0;

@@ -42,6 +42,8 @@ size_t MemoryLink::pending(Direction d) const { return state_->pipes[static_cast
 
 uint64_t MemoryLink::written(Direction d) const { return state_->pipes[static_cast<int>(d)].written; }
 
+uint64_t MemoryLink::reads(Direction d) const { return state_->pipes[static_cast<int>(d)].reads; }
+
 void MemoryLink::set_capacity(Direction d, size_t bytes) {
   detail::MemoryPipe& p = state_->pipes[static_cast<int>(d)];
   p.capacity = bytes;

@@ -34,6 +34,7 @@ struct MemoryPipe {
   unsigned drop_writes = 0;  // the next writes vanish
   size_t capacity = 0;        // bytes unread (held ones included) a write may fill up to; 0: no limit
   uint64_t written = 0;       // bytes taken by writes since the pair was made
+  uint64_t reads = 0;         // reads that took bytes
   asio::steady_timer signal;  // the reader waits on it; writers cancel it
   asio::steady_timer room;    // writers of a full pipe wait on it; the reader cancels it
 
@@ -75,6 +76,9 @@ class MemoryLink {
   size_t pending(Direction d) const;
   // Bytes written in `d` since the pair was made (dropped writes excluded).
   uint64_t written(Direction d) const;
+  // Reads in `d` that took bytes, since the pair was made (a socket's
+  // system calls that return data).
+  uint64_t reads(Direction d) const;
   // At most `bytes` unread in `d` (0: no limit, the default): a write then
   // takes what fits, and one that fits nothing waits for the reader.
   void set_capacity(Direction d, size_t bytes);
@@ -172,6 +176,7 @@ class MemoryStream {
             const size_t n =
                 asio::buffer_copy(buffers, asio::buffer(p.bytes.data() + p.read_at, p.bytes.size() - p.read_at));
             p.read_at += n;
+            ++p.reads;
             if (p.read_at == p.bytes.size()) {
               p.bytes.clear();
               p.read_at = 0;

@@ -122,6 +122,29 @@ TEST_CASE("calls whose sends wait on a busy server that reads no more wait with 
   CHECK(conn->is_open());
 }
 
+TEST_CASE("calls in flight together each time out at their own deadline, the shortest first") {
+  SlowServer s(milliseconds(0));
+  auto conn = s.connect();
+  REQUIRE(s.loop.run(SlowServer::ask(conn, milliseconds(10000), milliseconds(0))).ok());
+  // Nothing comes back any more: every call waits for its deadline.
+  s.net.links(s.at).back().hold(rpc::Direction::to_initiator);
+  auto slow = s.loop.spawn(SlowServer::ask(conn, milliseconds(1500), milliseconds(0)));
+  auto quick = s.loop.spawn(SlowServer::ask(conn, milliseconds(200), milliseconds(0)));
+  auto middle = s.loop.spawn(SlowServer::ask(conn, milliseconds(700), milliseconds(0)));
+  s.loop.run_until([&] { return quick->has_value(); });
+  CHECK_FALSE(slow->has_value());
+  CHECK_FALSE(middle->has_value());
+  s.loop.run_until([&] { return middle->has_value(); });
+  CHECK_FALSE(slow->has_value());
+  s.loop.run_until([&] { return slow->has_value(); });
+  for (auto [reply, within] : {std::pair{quick, "within 200 ms"}, std::pair{middle, "within 700 ms"},
+                               std::pair{slow, "within 1500 ms"}}) {
+    REQUIRE_FALSE((*reply)->ok());
+    CHECK((*reply)->status().code() == Errc::timeout);
+    CHECK((*reply)->status().detail().find(within) != std::string::npos);
+  }
+}
+
 TEST_CASE("a server that answers within the timeout sends no busy frame") {
   SlowServer s(milliseconds(0));
   auto conn = s.connect();

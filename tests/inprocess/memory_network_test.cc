@@ -63,6 +63,55 @@ TEST_CASE("a call through the memory network reaches the handler and its reply c
   CHECK(n.seen_from == "127.0.0.9");
 }
 
+TEST_CASE("a small frame that has arrived whole is taken in one read, and frames sent together in one") {
+  Net n;
+  auto conn = n.connect();
+  auto link = n.net.links(n.at).back();
+  auto first = n.send(conn, 4096);  // a 4 KiB write: header, message, data and tag
+  n.loop.run_until([&] { return first->has_value(); });
+  REQUIRE((*first)->ok());
+  const uint64_t before = link.reads(Direction::to_responder);
+  auto one = n.send(conn, 4096);
+  n.loop.run_until([&] { return one->has_value(); });
+  REQUIRE((*one)->ok());
+  CHECK(link.reads(Direction::to_responder) - before == 1);
+
+  link.hold(Direction::to_responder);
+  std::vector<std::shared_ptr<std::optional<Net::Reply>>> replies;
+  for (int i = 0; i < 20; ++i) replies.push_back(n.send(conn, 100));
+  n.loop.settle();
+  const uint64_t held_from = link.reads(Direction::to_responder);
+  link.release(Direction::to_responder);
+  n.loop.run_until([&] { return std::ranges::all_of(replies, [](auto& r) { return r->has_value(); }); });
+  for (auto& r : replies) CHECK((*r)->ok());
+  CHECK(link.reads(Direction::to_responder) - held_from == 1);
+}
+
+TEST_CASE("frames arrive whole however the stream cuts them") {
+  // Sizes around the read-ahead (16 KiB) and the largest data read with
+  // its message (64 KiB); every frame's tag covers its bytes, so one put
+  // in the wrong place fails the seal and closes the connection.
+  const std::vector<size_t> sizes{0, 1, 7, 4096, 16 * 1024 - 200, 16 * 1024, 16 * 1024 + 9, 65536, 65537, 200000};
+  for (size_t cut : {size_t{0}, size_t{3}, size_t{5000}}) {
+    CAPTURE(cut);
+    Net n;
+    auto conn = n.connect();
+    auto link = n.net.links(n.at).back();
+    link.set_capacity(Direction::to_responder, cut);
+    link.set_capacity(Direction::to_initiator, cut);
+    std::vector<std::shared_ptr<std::optional<Net::Reply>>> replies;
+    for (int round = 0; round < (cut == 0 ? 3 : 1); ++round)
+      for (size_t bytes : sizes) replies.push_back(n.send(conn, bytes));
+    n.loop.run_until([&] { return std::ranges::all_of(replies, [](auto& r) { return r->has_value(); }); });
+    for (size_t i = 0; i < replies.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE((*replies[i])->ok());
+      CHECK((***replies[i])->body<proto::storage::Reply>().getWritten() == sizes[i % sizes.size()]);
+    }
+    CHECK(conn->is_open());
+  }
+}
+
 TEST_CASE("a held reply arrives only when released") {
   Net n;
   auto conn = n.connect();
