@@ -143,6 +143,13 @@ void QosHost::plan_next(int64_t start_unix_ns) {
     for (const auto& [server, bytes] : run.served) served += bytes;
     run.bytes_done = std::max(run.bytes_done + m.bytes, served);
     run.throughput = static_cast<double>(m.bytes) / period_s;
+    if (run.done_ms > 0 && run.done_goal != g) run.done_ms = 0;
+    if (run.done_ms == 0 && g.bytes > 0 && run.bytes_done >= g.bytes && g.start_unix_ms > 0) {
+      run.done_ms = static_cast<uint64_t>(std::max<int64_t>(now_ns / 1'000'000 - g.start_unix_ms, 1));
+      run.done_goal = g;
+      spdlog::info("QoS: job {} has served its {} bytes, {} ms after its start (goal {} ms)", job, g.bytes,
+                   run.done_ms, g.runtime_ms);
+    }
     if (p == qos::QosPolicy::ushape && model_bound(job, g, m, run)) {
       // run.bound and run.source are the model's.
     } else if (g.bytes > 0) {
@@ -368,6 +375,21 @@ Status QosHost::status(mp::Reply::Builder reply) {
   return {};
 }
 
+QosHost::Progress QosHost::progress(const std::string& job, const QosGoal& g, int64_t now_ms) const {
+  Progress p;
+  p.elapsed_ms = g.start_unix_ms > 0 && now_ms > g.start_unix_ms ? static_cast<uint64_t>(now_ms - g.start_unix_ms) : 0;
+  const auto run = runs_.find(job);
+  if (run != runs_.end() && run->second.done_ms > 0) {
+    p.done_ms = p.elapsed_ms = p.projected_ms = run->second.done_ms;
+    return p;
+  }
+  if (run != runs_.end() && g.bytes > 0 && run->second.bytes_done > 0 && p.elapsed_ms > 0)
+    p.projected_ms = static_cast<uint64_t>(static_cast<double>(p.elapsed_ms) * static_cast<double>(g.bytes) /
+                                           static_cast<double>(std::min(run->second.bytes_done, g.bytes)));
+  p.behind = p.elapsed_ms > g.runtime_ms || p.projected_ms > g.runtime_ms;
+  return p;
+}
+
 void QosHost::fill(mp::Reply::QosState::Builder out) const {
   const QosGoals& goals = cluster_.qos();
   out.setDelegate(cluster_.self().value);
@@ -388,22 +410,19 @@ void QosHost::fill(mp::Reply::QosState::Builder out) const {
     j.setRuntimeMs(g.runtime_ms);
     j.setStartUnixMs(g.start_unix_ms);
     j.setBytes(g.bytes);
-    const uint64_t elapsed = g.start_unix_ms > 0 && now_ms > g.start_unix_ms ? static_cast<uint64_t>(now_ms - g.start_unix_ms) : 0;
-    j.setElapsedMs(elapsed);
+    const Progress p = progress(job, g, now_ms);
+    j.setElapsedMs(p.elapsed_ms);
+    j.setProjectedMs(p.projected_ms);
+    j.setDoneMs(p.done_ms);
     const auto run = runs_.find(job);
-    uint64_t projected = 0;
     if (run != runs_.end()) {
       j.setBoundBps(run->second.bound);
       j.setBoundSource(run->second.source);
       j.setThroughputBps(run->second.throughput);
       j.setBytesDone(run->second.bytes_done);
-      if (g.bytes > 0 && run->second.bytes_done > 0 && elapsed > 0)
-        projected = static_cast<uint64_t>(static_cast<double>(elapsed) * static_cast<double>(g.bytes) /
-                                          static_cast<double>(std::min(run->second.bytes_done, g.bytes)));
     } else {
       j.setBoundSource(g.bytes > 0 ? "average" : "none (no model and no --bytes)");
     }
-    j.setProjectedMs(projected);
     if (planner_)
       if (const qos::JobPlan* jp = planner_->job(job)) {
         j.setDedicated(jp->dedicated);
@@ -411,7 +430,7 @@ void QosHost::fill(mp::Reply::QosState::Builder out) const {
         j.setLossMs(seconds(jp->loss) * 1000);
         j.setCutMs(seconds(jp->cut) * 1000);
       }
-    j.setBehind(elapsed > g.runtime_ms || projected > g.runtime_ms);
+    j.setBehind(p.behind);
   }
   auto windows = out.initWindows(static_cast<unsigned>(plan_.windows.size()));
   for (size_t w = 0; w < plan_.windows.size(); ++w) {
@@ -436,28 +455,28 @@ void QosHost::add_metrics(metrics::Families& out) const {
   auto window = family("pvfs_mds_qos_window_seconds", "Each goal's dedicated window per period (0: shared)");
   auto loss = family("pvfs_mds_qos_loss_seconds", "T_loss recorded for each goal and not yet made up");
   auto behind = family("pvfs_mds_qos_behind", "1 when a goal's job is projected past its goal or its time is up");
+  auto done = family("pvfs_mds_qos_done_seconds",
+                     "When each goal's job served its declared bytes, since its start (absent: not done)");
   for (const auto& [job, g] : goals.goals) {
     const std::vector<metrics::Label> l{{"job", job}};
     required.samples.push_back({l, static_cast<double>(g.runtime_ms) / 1000.0, {}});
-    const double el = g.start_unix_ms > 0 && now_ms > g.start_unix_ms ? (now_ms - g.start_unix_ms) / 1000.0 : 0.0;
-    elapsed.samples.push_back({l, el, {}});
-    double proj = 0;
+    const Progress p = progress(job, g, now_ms);
+    elapsed.samples.push_back({l, static_cast<double>(p.elapsed_ms) / 1000.0, {}});
+    if (p.projected_ms > 0) projected.samples.push_back({l, static_cast<double>(p.projected_ms) / 1000.0, {}});
+    if (p.done_ms > 0) done.samples.push_back({l, static_cast<double>(p.done_ms) / 1000.0, {}});
     if (auto run = runs_.find(job); run != runs_.end()) {
       bound.samples.push_back({l, run->second.bound, {}});
       achieved.samples.push_back({l, run->second.throughput, {}});
-      if (g.bytes > 0 && run->second.bytes_done > 0 && el > 0) {
-        proj = el * static_cast<double>(g.bytes) / static_cast<double>(std::min(run->second.bytes_done, g.bytes));
-        projected.samples.push_back({l, proj, {}});
-      }
     }
     if (planner_)
       if (const qos::JobPlan* jp = planner_->job(job)) {
         window.samples.push_back({l, seconds(jp->window), {}});
         loss.samples.push_back({l, seconds(jp->loss), {}});
       }
-    behind.samples.push_back({l, (el * 1000 > static_cast<double>(g.runtime_ms) || proj * 1000 > static_cast<double>(g.runtime_ms)) ? 1.0 : 0.0, {}});
+    behind.samples.push_back({l, p.behind ? 1.0 : 0.0, {}});
   }
-  for (auto* f : {&required, &elapsed, &projected, &bound, &achieved, &window, &loss, &behind}) out.push_back(std::move(*f));
+  for (auto* f : {&required, &elapsed, &projected, &done, &bound, &achieved, &window, &loss, &behind})
+    out.push_back(std::move(*f));
 }
 
 }  // namespace pvfs::mds

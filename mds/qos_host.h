@@ -102,7 +102,21 @@ class QosHost {
     std::string source;
     double throughput = 0;       // last period
     bool model_bound = false;    // `bound` came from the job's model
+    // Since its start, when this delegate first counted all its declared
+    // bytes (the end of that period); 0: not yet. Its time stops there.
+    uint64_t done_ms = 0;
+    QosGoal done_goal;  // the goal done_ms was counted for (a new goal is not done)
   };
+  // Elapsed and projected execution time of a goal's job at `now_ms`, and
+  // whether it is behind: once done, its finish; before, time since its
+  // start and that time scaled by the bytes left.
+  struct Progress {
+    uint64_t elapsed_ms = 0;
+    uint64_t projected_ms = 0;  // 0: unknown
+    uint64_t done_ms = 0;
+    bool behind = false;
+  };
+  Progress progress(const std::string& job, const QosGoal& goal, int64_t now_ms) const;
 
   bool hosting();
   qos::QosPolicy policy() const;

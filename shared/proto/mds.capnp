@@ -427,7 +427,9 @@ struct Reply {
     dedicated @11 :Bool;
     lossMs @12 :Float64;          # T_loss recorded and not yet made up
     cutMs @13 :Float64;           # T_cut taken from it in the last plan
-    behind @14 :Bool;             # projected past the goal, or the goal's time is up
+    behind @14 :Bool;             # projected past the goal, or the goal's time is up (not done)
+    doneMs @15 :UInt64;           # the job served its declared bytes this long after its start,
+                                  # to within a period; 0: not done (or no declared bytes)
   }
   # A job's profiling run and model as the metadata cluster keeps them.
   struct QosModelState {

@@ -290,6 +290,47 @@ TEST_CASE("with a goal set, the storage servers report the job's I/O, its clock 
                    milliseconds(5000)));
 }
 
+TEST_CASE("a job that has served its declared bytes is done: its time stops, and a goal it met stays met") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  set_policy(tc, "average");
+  REQUIRE(ctl({"qos", "set", "qd", "--runtime", "5s", "--bytes", "8M"}).status == 0);
+  REQUIRE(eventually([&] { return all_servers_report(tc); }, milliseconds(5000)));
+  const Status written = write_as(tc.config(), "qd", "qd-file", 8 << 20);
+  REQUIRE_MESSAGE(written.ok(), written.to_string());
+  QosJobRow done;
+  REQUIRE_MESSAGE(eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "qd") : nullptr;
+    if (j && j->done_ms > 0) done = *j;
+    return done.done_ms > 0;
+  }, milliseconds(5000)), "the coordinator never counted the job done");
+  CHECK(done.done_ms < 5000);
+  CHECK(done.elapsed_ms == done.done_ms);
+  CHECK(done.projected_ms == done.done_ms);
+  CHECK_FALSE(done.behind);
+  // Past the goal's time the job is still done, in time: not behind.
+  REQUIRE(done.start_unix_ms > 0);
+  const auto past_goal = std::chrono::system_clock::time_point(milliseconds(done.start_unix_ms + 5500));
+  std::this_thread::sleep_until(past_goal);
+  auto v = status_of(tc.config());
+  REQUIRE(v.ok());
+  const QosJobRow* later = job_in(*v, "qd");
+  REQUIRE(later);
+  CHECK(later->done_ms == done.done_ms);
+  CHECK(later->elapsed_ms == done.done_ms);
+  CHECK_FALSE(later->behind);
+  const auto status = ctl({"qos", "status"});
+  CAPTURE(status.out);
+  CHECK(status.out.find(" met") != std::string::npos);
+  CHECK(status.out.find("BEHIND") == std::string::npos);
+  auto families = fetch_metrics(DaemonKind::mds, tc.config().mds.at(0).address, key_of(tc.config()), milliseconds(3000));
+  REQUIRE_MESSAGE(families.ok(), families.status().to_string());
+  CHECK(metrics::sum(*families, "pvfs_mds_qos_behind", {{"job", "qd"}}) == 0);
+  CHECK(metrics::sum(*families, "pvfs_mds_qos_done_seconds", {{"job", "qd"}}) ==
+        doctest::Approx(static_cast<double>(done.done_ms) / 1000.0));
+}
+
 TEST_CASE("a metadata server paused past the servers' report timeout loses none of a job's bytes, and counts none twice") {
   TestCluster tc(qos_cluster(2, 1));
   Ctl ctl{tc};

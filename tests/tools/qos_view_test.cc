@@ -58,6 +58,35 @@ TEST_CASE("qos status marks a job behind its goal and says where its bound comes
   CHECK(render_qos_list(QosView{}) == "no QoS goals\n");
 }
 
+TEST_CASE("qos status says whether a finished job met its goal, not that it is behind") {
+  QosView v;
+  v.policy = "average";
+  QosJobRow met;
+  met.job = "met-job";
+  met.runtime_ms = 60000;
+  met.start_unix_ms = 1;
+  met.elapsed_ms = met.projected_ms = met.done_ms = 42000;
+  QosJobRow missed = met;
+  missed.job = "missed-job";
+  missed.elapsed_ms = missed.projected_ms = missed.done_ms = 75000;
+  v.jobs = {met, missed};
+  const std::string out = render_qos_status(v);
+  CAPTURE(out);
+  CHECK(out.find("BEHIND") == std::string::npos);
+  CHECK(qos_verdict(met) == "met");
+  CHECK(qos_verdict(missed) == "MISSED");
+  auto line_of = [&](std::string_view job) {
+    const size_t at = out.find(job);
+    REQUIRE(at != std::string::npos);
+    std::string line = out.substr(at, out.find('\n', at) - at);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+  };
+  CHECK(line_of("met-job").ends_with(" met"));
+  CHECK(line_of("missed-job").ends_with(" MISSED"));
+  CHECK(render_qos_json(v).find("\"done_ms\":42000") != std::string::npos);
+}
+
 TEST_CASE("qos show prints a job's profile and model: revision, depth, leaves, CV error, training set") {
   QosModelView v;
   v.job = "J";

@@ -145,7 +145,8 @@ void add_qos(Commands& commands) {
   auto* command = commands.add(
       "qos",
       "per-job QoS goals in execution time (U-Shape): 'set JOB --runtime 10m [--start TIME] [--bytes N]', "
-      "'list', 'clear JOB', 'status' (goal, elapsed, projected finish, bound, throughput, window, loss per job), "
+      "'list', 'clear JOB', 'status' (goal, elapsed, projected finish, bound, throughput, window, loss per job; "
+      "BEHIND, or met/MISSED once its bytes are served), "
       "'policy off|average|ushape'; models: 'profile JOB [--share P]' ... 'profile JOB --end [--io-time D]', "
       "'train JOB [--runtime D]', 'show JOB'",
       [o](const DaemonOptions& d) { return run_qos(d, *o); });

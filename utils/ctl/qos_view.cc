@@ -57,6 +57,7 @@ Result<QosView> qos_view_of(mp::Reply::Reader body) {
     r.loss_ms = j.getLossMs();
     r.cut_ms = j.getCutMs();
     r.behind = j.getBehind();
+    r.done_ms = j.getDoneMs();
     v.jobs.push_back(std::move(r));
   }
   for (auto w : s.getWindows()) v.windows.push_back({w.getKind(), w.getJob(), w.getLengthNs()});
@@ -232,6 +233,11 @@ std::string render_qos_list(const QosView& v) {
   return ctl::table(rows, {1, 3});
 }
 
+std::string qos_verdict(const QosJobRow& j) {
+  if (j.done_ms > 0) return j.done_ms <= j.runtime_ms ? "met" : "MISSED";
+  return j.behind ? "BEHIND" : "";
+}
+
 std::string render_qos_status(const QosView& v) {
   std::string out = fmt::format("QoS coordinator on mds {}: policy {}, period {} ms, epoch {} ms; goals version {}, "
                                 "held by {} member(s); {} storage server(s) reporting{}\n",
@@ -246,7 +252,7 @@ std::string render_qos_status(const QosView& v) {
                     j.projected_ms > 0 ? duration_cell(j.projected_ms) : "?", rate_cell(j.bound_bps), j.bound_source,
                     rate_cell(j.throughput_bps),
                     j.dedicated ? fmt::format("{:.0f} ms", j.window_ms) : std::string("shared"),
-                    fmt::format("{:.0f} ms", j.loss_ms), j.behind ? "BEHIND" : ""});
+                    fmt::format("{:.0f} ms", j.loss_ms), qos_verdict(j)});
   out += ctl::table(rows, {1, 2, 3, 4, 6, 7, 8});
   if (!v.windows.empty()) {
     std::vector<std::string> cells;
@@ -265,10 +271,10 @@ std::string render_qos_json(const QosView& v) {
     jobs += fmt::format(
         "{}{{\"job\":{},\"runtime_ms\":{},\"start_unix_ms\":{},\"bytes\":{},\"elapsed_ms\":{},\"projected_ms\":{},"
         "\"bound_bytes_per_s\":{},\"bound_source\":{},\"throughput_bytes_per_s\":{},\"bytes_done\":{},"
-        "\"window_ms\":{},\"dedicated\":{},\"loss_ms\":{},\"cut_ms\":{},\"behind\":{}}}",
+        "\"window_ms\":{},\"dedicated\":{},\"loss_ms\":{},\"cut_ms\":{},\"behind\":{},\"done_ms\":{}}}",
         i ? "," : "", json_string(j.job), j.runtime_ms, j.start_unix_ms, j.bytes, j.elapsed_ms, j.projected_ms,
         j.bound_bps, json_string(j.bound_source), j.throughput_bps, j.bytes_done, j.window_ms,
-        j.dedicated ? "true" : "false", j.loss_ms, j.cut_ms, j.behind ? "true" : "false");
+        j.dedicated ? "true" : "false", j.loss_ms, j.cut_ms, j.behind ? "true" : "false", j.done_ms);
   }
   std::string windows;
   for (size_t i = 0; i < v.windows.size(); ++i)

@@ -34,7 +34,12 @@ struct QosJobRow {
   double loss_ms = 0;
   double cut_ms = 0;
   bool behind = false;
+  uint64_t done_ms = 0;       // served its declared bytes this long after its start; 0: not done
 };
+
+// The status table's last column for a job: "BEHIND" while it runs behind
+// its goal; once done, "met" or "MISSED"; else empty.
+std::string qos_verdict(const QosJobRow& j);
 
 struct QosWindowRow {
   std::string kind;
