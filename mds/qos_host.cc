@@ -143,12 +143,17 @@ void QosHost::plan_next(int64_t start_unix_ns) {
     for (const auto& [server, bytes] : run.served) served += bytes;
     run.bytes_done = std::max(run.bytes_done + m.bytes, served);
     run.throughput = static_cast<double>(m.bytes) / period_s;
-    if (run.done_ms > 0 && run.done_goal != g) run.done_ms = 0;
-    if (run.done_ms == 0 && g.bytes > 0 && run.bytes_done >= g.bytes && g.start_unix_ms > 0) {
-      run.done_ms = static_cast<uint64_t>(std::max<int64_t>(now_ns / 1'000'000 - g.start_unix_ms, 1));
-      run.done_goal = g;
-      spdlog::info("QoS: job {} has served its {} bytes, {} ms after its start (goal {} ms)", job, g.bytes,
-                   run.done_ms, g.runtime_ms);
+    if (run.finish_goal != g) {
+      run.finish = {};
+      run.finish_goal = g;
+    }
+    if (g.start_unix_ms > 0) {
+      const bool was_done = run.finish.done_ms() > 0;
+      run.finish.period(g.bytes, run.bytes_done, m.bytes > 0,
+                        static_cast<uint64_t>(std::max<int64_t>(now_ns / 1'000'000 - g.start_unix_ms, 0)));
+      if (!was_done && run.finish.done_ms() > 0)
+        spdlog::info("QoS: job {} is done: {} of its {} bytes counted, {} ms after its start (goal {} ms)", job,
+                     run.bytes_done, g.bytes, run.finish.done_ms(), g.runtime_ms);
     }
     if (p == qos::QosPolicy::ushape && model_bound(job, g, m, run)) {
       // run.bound and run.source are the model's.
@@ -270,6 +275,7 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
       }
     }
   }
+  told_[req.getServer()] = {unix_ns(), cluster_.qos().version};
   auto out = reply.initQosPlan();
   out.setPolicy(std::string(qos::qos_policy_name(policy())));
   out.setPeriodMs(config_.qos_period_ms);
@@ -296,6 +302,29 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
   auto pl = out.initProfiling(static_cast<unsigned>(profiling.size()));
   for (size_t k = 0; k < profiling.size(); ++k) pl.set(static_cast<unsigned>(k), profiling[k]);
   return {};
+}
+
+asio::awaitable<void> QosHost::told_or_warn(uint64_t version) {
+  if (const size_t untold = co_await servers_told(version); untold > 0)
+    spdlog::warn("QoS: {} storage server(s) did not ask for the plan within a period and a half of goals "
+                 "version {}; they measure by the old goals until they do",
+                 untold, version);
+}
+
+asio::awaitable<size_t> QosHost::servers_told(uint64_t version) {
+  const int64_t period_ns = int64_t{config_.qos_period_ms} * 1'000'000;
+  const int64_t give_up = unix_ns() + period_ns * 3 / 2;
+  asio::steady_timer wait(io_);
+  for (;;) {
+    const int64_t now = unix_ns();
+    size_t untold = 0;
+    for (const auto& [server, t] : told_)
+      if (now - t.at_ns < 2 * period_ns && t.version < version) ++untold;
+    if (untold == 0 || now >= give_up || !hosting_) co_return untold;
+    wait.expires_after(milliseconds(20));
+    asio::error_code ec;
+    co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
 }
 
 asio::awaitable<Status> QosHost::share(QosGoals next) {
@@ -335,6 +364,9 @@ asio::awaitable<Status> QosHost::set_goal(mp::Request::QosGoal::Reader req, mp::
   runs_.erase(job);
   spdlog::info("QoS: job {} has a goal of {} ms{}", job, g.runtime_ms, req.getFromEnv() ? " (from its environment)" : "");
   if (Status st = co_await share(std::move(next)); !st.ok()) co_return st;
+  // A goal from the job's environment comes with its first I/O, already
+  // under way: waiting would only delay it.
+  if (!req.getFromEnv()) co_await told_or_warn(cluster_.qos().version);
   if (!hosting()) co_return not_delegate();
   fill(reply.initQos());
   co_return Status{};
@@ -363,6 +395,7 @@ asio::awaitable<Status> QosHost::set_policy(std::string_view name, mp::Reply::Bu
     QosGoals next = cluster_.qos();
     next.policy = std::string(qos::qos_policy_name(*p));
     if (Status st = co_await share(std::move(next)); !st.ok()) co_return st;
+    co_await told_or_warn(cluster_.qos().version);
     if (!hosting()) co_return not_delegate();
   }
   fill(reply.initQos());
@@ -379,8 +412,8 @@ QosHost::Progress QosHost::progress(const std::string& job, const QosGoal& g, in
   Progress p;
   p.elapsed_ms = g.start_unix_ms > 0 && now_ms > g.start_unix_ms ? static_cast<uint64_t>(now_ms - g.start_unix_ms) : 0;
   const auto run = runs_.find(job);
-  if (run != runs_.end() && run->second.done_ms > 0) {
-    p.done_ms = p.elapsed_ms = p.projected_ms = run->second.done_ms;
+  if (run != runs_.end() && run->second.finish.done_ms() > 0) {
+    p.done_ms = p.elapsed_ms = p.projected_ms = run->second.finish.done_ms();
     return p;
   }
   if (run != runs_.end() && g.bytes > 0 && run->second.bytes_done > 0 && p.elapsed_ms > 0)

@@ -27,6 +27,7 @@
 
 #include "config/config.h"
 #include "mds/cluster/mds_cluster.h"
+#include "policy/qos/finish.h"
 #include "policy/qos/gate.h"
 #include "policy/qos/planner.h"
 #include "policy/qos/training.h"
@@ -102,10 +103,9 @@ class QosHost {
     std::string source;
     double throughput = 0;       // last period
     bool model_bound = false;    // `bound` came from the job's model
-    // Since its start, when this delegate first counted all its declared
-    // bytes (the end of that period); 0: not yet. Its time stops there.
-    uint64_t done_ms = 0;
-    QosGoal done_goal;  // the goal done_ms was counted for (a new goal is not done)
+    // Whether and when it served its declared bytes; its time stops there.
+    qos::JobFinish finish;
+    QosGoal finish_goal;  // the goal `finish` is for (a new goal starts afresh)
   };
   // Elapsed and projected execution time of a goal's job at `now_ms`, and
   // whether it is behind: once done, its finish; before, time since its
@@ -127,6 +127,13 @@ class QosHost {
   void plan_next(int64_t start_unix_ns);
   void fill(proto::mds::Reply::QosState::Builder out) const;
   asio::awaitable<void> tick_loop();
+  // Waits until every storage server that asked for the plan in the last
+  // two periods has been told goals of `version` or later (they ask every
+  // half period), at most a period and a half; so a job started after
+  // `pvfs-ctl qos set` or `qos policy` returns has all its bytes measured.
+  // Returns how many servers were not told in that time.
+  asio::awaitable<size_t> servers_told(uint64_t version);
+  asio::awaitable<void> told_or_warn(uint64_t version);
   // Saves and hands `next` to every live member; notes how many hold it.
   asio::awaitable<Status> share(QosGoals next);
   // Saves and hands on `next` profiles and models; notes how many hold them.
@@ -154,6 +161,13 @@ class QosHost {
   std::map<std::string, Run, std::less<>> runs_;         // jobs with a goal
   std::map<uint32_t, int64_t> servers_;                   // storage server -> last report (unix ns)
   std::map<uint32_t, uint64_t> counted_;                  // storage server -> its last counted report's seq
+  // Storage server -> when it last asked for the plan (unix ns) and the
+  // version of the goals and policy its answer carried.
+  struct Told {
+    int64_t at_ns = 0;
+    uint64_t version = 0;
+  };
+  std::map<uint32_t, Told> told_;
   qos::Plan plan_;
   int64_t plan_start_ = 0;                               // unix ns; 0: no plan
   uint32_t replicas_ = 0;
