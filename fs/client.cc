@@ -29,7 +29,8 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
       key(key_),
       timeout(config_.rpc_timeout_ms),
       busy_limit(config_.rpc_busy_limit_ms),
-      router(mds_ids(config_), config_.mds_placement) {
+      router(mds_ids(config_), config_.mds_placement),
+      behind_wake(io_, asio::steady_timer::time_point::max()) {
   for (const auto& m : config_.mds)
     mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address,
                                                   rpc::Auth(key_, {}, config_.encrypt),
@@ -47,6 +48,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
 Client::Impl::~Impl() {
   *alive = false;
   writer_timer->cancel();
+  behind_wake.cancel();
 }
 
 mp::Request::Builder Client::Impl::begin_mds(rpc::OutMessage& out, const Credentials& who) {
@@ -165,6 +167,9 @@ std::shared_ptr<InodeState> Client::Impl::open_state(InodeId ino) const {
 
 Attr Client::Impl::merge_local(Attr attr) {
   if (auto state = open_state(attr.ino)) {
+    // Writes behind, still on their way to the servers, count: the caller
+    // was told they were done.
+    attr.size = std::max(attr.size, state->behind.end());
     if (state->size_dirty)
       attr.size = std::max(attr.size, state->size);
     else
@@ -314,6 +319,7 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
 }
 
 asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId ino) {
+  co_await impl_->drain_behind(ino);  // the size must count them
   if (auto fresh = impl_->take_post_op_attr(ino)) co_return *fresh;
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
@@ -326,6 +332,7 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
+  co_await impl_->drain_behind(ino);  // a truncate must land after them, mtime be set after them
   LocalChange local_change(*impl_);
   local_change.inode(ino);
   impl_->post_op_dirs.erase(ino);

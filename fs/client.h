@@ -21,6 +21,7 @@
 #include <asio.hpp>
 
 #include "fs/mount_stats.h"
+#include "fs/write_window.h"
 #include "policy/dispatch/dispatcher.h"
 #include "shared/attr.h"
 #include "shared/buffer.h"
@@ -97,6 +98,9 @@ struct InodeState {
   // No write is acknowledged before the MDS has answered it.
   std::shared_ptr<WriterAnnouncement> writer;
   int writes_in_flight = 0;  // started, not finished: a close keeps `writer` meanwhile
+  // Writes acknowledged to the caller before the servers had them
+  // (Client::write_behind), and the first of them that failed.
+  WriteWindow behind;
 };
 
 // What the write dispatcher did since the client started.
@@ -215,6 +219,20 @@ class Client {
   // the file was opened O_SYNC/O_DSYNC.
   asio::awaitable<Result<size_t>> write(const Credentials& who, OpenFile& file, uint64_t offset,
                                         std::span<const std::byte> data);
+  // As write(), but returns as soon as the write has started, while the
+  // servers still have it: write-behind (pvfsmount(8), write_behind=). The
+  // bytes `data` points into must live as long as `keep`, which is held
+  // until the servers have answered. Waits first while the file has its
+  // limit of bytes in flight (set_write_behind) or an earlier write of the
+  // same bytes is in flight. A failure of such a write is returned by the
+  // file's next write (and every one after it) until fsync or close
+  // reports it; reads, getattr, setattr, fsync, close, fallocate, lseek
+  // and lock calls on the file first wait for its writes in flight, so
+  // this node never sees them missing. Where write-behind is off, or the
+  // file was opened O_SYNC or O_DSYNC, the same as write().
+  asio::awaitable<Result<size_t>> write_behind(const Credentials& who, std::shared_ptr<OpenFile> file,
+                                               uint64_t offset, std::span<const std::byte> data,
+                                               std::shared_ptr<const void> keep);
   // Reads up to out.size() bytes; short only at end of file; holes read as zeros.
   asio::awaitable<Result<size_t>> read(const Credentials& who, OpenFile& file, uint64_t offset,
                                        std::span<std::byte> out);
@@ -300,6 +318,15 @@ class Client {
   // How writes are placed (pvfsmount -o dispatch=...); the config's
   // [scheduling] values are the defaults. Call before the first write.
   void set_dispatch_policy(sched::Policy policy);
+  // Bytes each file may have in flight behind the caller's back
+  // (write_behind); 0 turns write-behind off (the default). The mount as a
+  // whole holds at most 16 times that.
+  void set_write_behind(uint64_t bytes_per_file);
+  // Waits until no write behind is in flight on any file (pvfsmount
+  // stopping while files are still open), and says how many bytes there
+  // were.
+  asio::awaitable<uint64_t> finish_writes_behind();
+  bool has_writes_behind() const;
   const sched::Options& dispatch_options() const;
   const DispatchStats& dispatch_stats() const;
   // This mount's counters (kClientStatsXattr); the FUSE bridge counts its
@@ -328,8 +355,15 @@ class Client {
   // client stops writing the file (unless writes are still in flight).
   // `count_blocks`: also count and publish the blocks the servers hold (one
   // stat per object that can hold bytes; a count that fails is left out).
+  // First waits for the file's writes behind, and returns the first of
+  // them that failed (after publishing what the others wrote).
   asio::awaitable<Status> publish(const Credentials& who, OpenFile& file, bool closing,
                                   bool count_blocks = true);
+  asio::awaitable<Status> publish_size(const Credentials& who, OpenFile& file, bool closing,
+                                       bool count_blocks);
+  // write() once no write behind overlaps it.
+  asio::awaitable<Result<size_t>> write_now(const Credentials& who, OpenFile& file, uint64_t offset,
+                                            std::span<const std::byte> data);
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<Impl> impl_;

@@ -199,8 +199,83 @@ asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> Client::crea
   co_return std::make_pair(*attr, *file);
 }
 
+void Client::set_write_behind(uint64_t bytes_per_file) {
+  impl_->behind_per_file = bytes_per_file;
+  impl_->behind_per_mount = 16 * bytes_per_file;
+}
+
+bool Client::has_writes_behind() const { return impl_->behind_bytes > 0; }
+
+asio::awaitable<uint64_t> Client::finish_writes_behind() {
+  const uint64_t waiting = impl_->behind_bytes;
+  while (impl_->behind_bytes > 0) co_await impl_->wait_for_behind();
+  co_return waiting;
+}
+
 asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& file, uint64_t offset,
                                               std::span<const std::byte> data) {
+  co_await impl_->wait_overlapping_behind(*file.inode, offset, data.size());
+  co_return co_await write_now(who, file, offset, data);
+}
+
+asio::awaitable<Result<size_t>> Client::write_behind(const Credentials& who, std::shared_ptr<OpenFile> file,
+                                                     uint64_t offset, std::span<const std::byte> data,
+                                                     std::shared_ptr<const void> keep) {
+  auto& state = *file->inode;
+  const uint64_t per_file = impl_->behind_per_file;
+  if (per_file == 0 || (file->flags & (O_SYNC | O_DSYNC)) || data.empty())
+    co_return co_await write(who, *file, offset, data);
+  if (!state.behind.error().ok()) co_return state.behind.error();
+  // Waits for room in the file's window and the mount's, and for no
+  // earlier write of these bytes in flight.
+  while (!state.behind.may_start(offset, data.size(), per_file) ||
+         (impl_->behind_bytes > 0 && impl_->behind_bytes + data.size() > impl_->behind_per_mount)) {
+    co_await impl_->wait_for_behind();
+    if (!state.behind.error().ok()) co_return state.behind.error();
+  }
+  state.behind.start(offset, data.size());
+  impl_->behind_bytes += data.size();
+  asio::co_spawn(
+      impl_->io,
+      [](Client& client, Credentials who, std::shared_ptr<OpenFile> file, uint64_t offset,
+         std::span<const std::byte> data, std::shared_ptr<const void> keep,
+         std::shared_ptr<bool> alive) -> asio::awaitable<void> {
+        auto wrote = co_await client.write_now(who, *file, offset, data);
+        if (!*alive) co_return;  // the client is gone: touch nothing of it
+        Status st = wrote ? Status{} : wrote.status();
+        if (!st.ok())
+          spdlog::warn("a write behind of {} bytes at {} of inode {:#x} failed (reported at the next write, "
+                       "fsync or close): {}",
+                       data.size(), offset, file->inode->ino.value, st.to_string());
+        file->inode->behind.finish(offset, data.size(), st);
+        client.impl_->behind_bytes -= data.size();
+        client.impl_->behind_wake.cancel();
+        keep.reset();
+      }(*this, who, file, offset, data, std::move(keep), impl_->alive),
+      asio::detached);
+  co_return data.size();
+}
+
+asio::awaitable<void> Client::Impl::wait_for_behind() {
+  asio::error_code ec;
+  co_await behind_wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<void> Client::Impl::drain_behind(InodeState& state) {
+  while (!state.behind.idle()) co_await wait_for_behind();
+}
+
+asio::awaitable<void> Client::Impl::drain_behind(InodeId ino) {
+  if (auto state = open_state(ino)) co_await drain_behind(*state);
+}
+
+asio::awaitable<void> Client::Impl::wait_overlapping_behind(InodeState& state, uint64_t offset,
+                                                            uint64_t length) {
+  while (!state.behind.may_start(offset, length, UINT64_MAX)) co_await wait_for_behind();
+}
+
+asio::awaitable<Result<size_t>> Client::write_now(const Credentials& who, OpenFile& file, uint64_t offset,
+                                                  std::span<const std::byte> data) {
   LocalChange local_change(*impl_);
   local_change.inode(file.inode->ino);
   auto& state = *file.inode;
@@ -249,6 +324,7 @@ asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& 
 asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, OpenFile& file,
                                                        uint64_t offset, size_t length) {
   auto& state = *file.inode;
+  co_await impl_->drain_behind(state);
   ReadData got;
   if (offset >= state.size || length == 0) co_return got;
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
@@ -358,6 +434,14 @@ asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {
 
 asio::awaitable<Status> Client::publish(const Credentials& who, OpenFile& file, bool closing,
                                         bool count_blocks) {
+  co_await impl_->drain_behind(*file.inode);
+  Status lost = file.inode->behind.take_error();
+  Status st = co_await publish_size(who, file, closing, count_blocks);
+  co_return lost.ok() ? st : lost;
+}
+
+asio::awaitable<Status> Client::publish_size(const Credentials& who, OpenFile& file, bool closing,
+                                             bool count_blocks) {
   LocalChange local_change(*impl_);
   local_change.inode(file.inode->ino);
   auto state = file.inode;

@@ -132,6 +132,23 @@ struct Client::Impl {
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
   MdsRouter router;
+
+  // Write-behind (Client::write_behind): the limits, the bytes in flight
+  // on the whole mount, and a timer that never expires, cancelled whenever
+  // a write behind ends, which wakes everything waiting on one.
+  uint64_t behind_per_file = 0;  // 0: off
+  uint64_t behind_per_mount = 0;
+  uint64_t behind_bytes = 0;
+  asio::steady_timer behind_wake;
+  // Waits until `state` has no write behind in flight.
+  asio::awaitable<void> drain_behind(InodeState& state);
+  // The same for `ino`, if this client has it open.
+  asio::awaitable<void> drain_behind(InodeId ino);
+  // Waits until no write behind of `state` overlaps [offset, offset + length).
+  asio::awaitable<void> wait_overlapping_behind(InodeState& state, uint64_t offset, uint64_t length);
+  // Waits until some write behind ends.
+  asio::awaitable<void> wait_for_behind();
+
   // getMap requests in flight, by member: cancelled when the reply is in.
   std::map<uint32_t, std::shared_ptr<asio::steady_timer>> map_fetches;
   // The version of the map each member last sent, and whether the client

@@ -286,8 +286,19 @@ Result<std::unique_ptr<FuseMount>> FuseMount::mount(Client& client, JobIdCache& 
 Status FuseMount::serve() {
   // The loop runs on the client's io thread (fs/fuse_loop.h); this thread
   // only waits for it to end.
-  auto done = asio::co_spawn(state_->bridge->client().io(), fuse::serve_requests(state_->session),
-                             asio::use_future);
+  // Writes behind (pvfsmount(8) write_behind) were acknowledged: a mount
+  // stopped by a signal while files are open still sends them.
+  auto serve_then_finish = [](Client& client, fuse_session* session) -> asio::awaitable<Status> {
+    Status served = co_await fuse::serve_requests(session);
+    if (client.has_writes_behind()) {
+      spdlog::info("sending the writes still behind before stopping");
+      const uint64_t bytes = co_await client.finish_writes_behind();
+      spdlog::info("sent {} bytes of writes behind", bytes);
+    }
+    co_return served;
+  };
+  auto done = asio::co_spawn(state_->bridge->client().io(),
+                             serve_then_finish(state_->bridge->client(), state_->session), asio::use_future);
   try {
     return done.get();
   } catch (const std::exception& e) {

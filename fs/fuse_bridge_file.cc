@@ -136,6 +136,19 @@ void on_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   PrivilegeDrop drop;
   drop.kill_setid = current_write_kills_setid();
   drop.needed = privileges_to_drop(b, who, ino, drop.kill_setid);
+  // Write-behind (pvfsmount(8) write_behind=): answered once the write has
+  // started. Not for O_DIRECT, whose callers expect the servers to have
+  // the data, nor while privileges must go first.
+  if (!drop.needed && !(fi->flags & O_DIRECT)) {
+    b.spawn(req, "write",
+            call(b.client(), &Client::write_behind, std::move(who), h.file, static_cast<uint64_t>(offset),
+                 data, std::shared_ptr<const void>(std::move(request))),
+            [&b](fuse_req_t r, size_t written) {
+              b.client().mount_stats().bytes_written += written;
+              fuse_reply_write(r, written);
+            });
+    return;
+  }
   b.spawn(req, "write",
           write_from_request(b, std::move(who), ino, h.file, static_cast<uint64_t>(offset), std::move(request),
                              data, drop),

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "shared/text_format.h"
+
 namespace pvfs {
 namespace {
 
@@ -147,6 +149,14 @@ Status apply(MountOptions& o, std::string_view item) {
   if (key == "fsname") {
     if (Status s = need_value("NAME"); !s.ok()) return s;
     o.fsname = std::string(value);
+    return {};
+  }
+  if (key == "write_behind") {
+    if (Status s = need_value("SIZE"); !s.ok()) return s;
+    auto bytes = parse_size(value);
+    if (!bytes || *bytes > MountOptions::kMaxWriteBehind)
+      return bad_value(key, value, "a size up to 1G, such as 0, 512K or 8M");
+    o.write_behind = *bytes;
     return {};
   }
   if (key == "timeout")

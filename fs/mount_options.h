@@ -52,6 +52,12 @@ struct MountOptions {
   unsigned max_background = kDefaultMaxBackground;
   std::string fsname;                // fsname=NAME; empty = "pvfs:" + MDS address
   std::optional<uint32_t> rpc_timeout_ms;     // timeout=MS: overrides [timeouts] rpc_timeout_ms
+  // write_behind=SIZE: bytes of each file's writes acknowledged before the
+  // storage servers have them (Client::write_behind); 0 = none, the
+  // default: a pvfsmount killed then would lose them.
+  static constexpr uint64_t kDefaultWriteBehind = 0;
+  static constexpr uint64_t kMaxWriteBehind = uint64_t{1} << 30;
+  uint64_t write_behind = kDefaultWriteBehind;
   // Generic flags for the kernel mount, in the order given (nosuid, nodev,
   // noexec, sync, noatime, ...). ro/rw are in read_only instead.
   std::vector<std::string> kernel_flags;
@@ -68,7 +74,8 @@ struct MountOptions {
 // items are skipped. Errors (invalid_argument, a one-line detail naming the
 // option): an unknown option, a missing or malformed value, a value on a
 // flag, a negative timeout, max_threads outside 1..kMaxMaxThreads,
-// max_background outside 1..kMaxMaxBackground.
+// max_background outside 1..kMaxMaxBackground, write_behind over
+// kMaxWriteBehind.
 Result<MountOptions> parse_mount_options(std::string_view list);
 
 }  // namespace pvfs

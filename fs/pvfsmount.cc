@@ -284,6 +284,7 @@ int run(const CommandLine& cl) {
   if (!client.ok()) return fail(message_of(client.status()));
   rt.client = std::move(*client);
   rt.client->set_dispatch_policy(options->dispatch);
+  rt.client->set_write_behind(options->write_behind);
   rt.start_thread();
   if (Status s = start_client(rt); !s.ok()) return fail(start_error(*config, s));
 
@@ -344,6 +345,9 @@ int main(int argc, char** argv) {
       "  entry_timeout=SECONDS   name cache lifetime [config [client] entry_timeout_s, 1]\n"
       "  writeback_cache         cache writes in the kernel [no_writeback_cache]\n"
       "  direct_io               bypass the page cache for all files [off]\n"
+      "  write_behind=SIZE       bytes of each file's writes a write() may return\n"
+      "                          before the storage servers have them; errors come at\n"
+      "                          the next write, fsync or close; 0 = none [0]\n"
       "  allow_other             let other users use the mount [off]\n"
       "  no_default_permissions  let the kernel skip permission checks [default_permissions]\n"
       "  ro, rw                  read-only or read-write [rw]\n"

@@ -48,6 +48,18 @@ TEST_CASE("locks= chooses cluster-wide or node-local file locks, cluster by defa
   CHECK_FALSE(pvfs::parse_mount_options("locks").ok());
 }
 
+TEST_CASE("write_behind= takes a size up to 1G, 0 (none) by default") {
+  CHECK(parse_ok("").write_behind == 0);
+  CHECK(parse_ok("write_behind=4M").write_behind == 4 * 1024 * 1024);
+  CHECK(parse_ok("write_behind=0").write_behind == 0);
+  CHECK(parse_ok("write_behind=512K").write_behind == 512 * 1024);
+  CHECK(parse_ok("write_behind=16m").write_behind == 16 * 1024 * 1024);
+  CHECK(parse_ok("write_behind=1G").write_behind == 1024 * 1024 * 1024);
+  CHECK(parse_error("write_behind=2G").find("write_behind") != std::string::npos);
+  CHECK(parse_error("write_behind=lots").find("write_behind") != std::string::npos);
+  CHECK(parse_error("write_behind").find("write_behind") != std::string::npos);
+}
+
 TEST_CASE("dispatch= selects each write placement policy and rejects others") {
   CHECK(parse_ok("dispatch=fixed").dispatch == pvfs::sched::Policy::fixed);
   CHECK(parse_ok("dispatch=random").dispatch == pvfs::sched::Policy::random);
