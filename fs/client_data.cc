@@ -228,11 +228,16 @@ asio::awaitable<Result<size_t>> Client::write_behind(const Credentials& who, std
   if (!state.behind.error().ok()) co_return state.behind.error();
   // Waits for room in the file's window and the mount's, and for no
   // earlier write of these bytes in flight.
-  while (!state.behind.may_start(offset, data.size(), per_file) ||
-         (impl_->behind_bytes > 0 && impl_->behind_bytes + data.size() > impl_->behind_per_mount)) {
+  auto must_wait = [&] {
+    return !state.behind.may_start(offset, data.size(), per_file) ||
+           (impl_->behind_bytes > 0 && impl_->behind_bytes + data.size() > impl_->behind_per_mount);
+  };
+  if (must_wait()) ++impl_->mount_stats.behind_waits;
+  while (must_wait()) {
     co_await impl_->wait_for_behind();
     if (!state.behind.error().ok()) co_return state.behind.error();
   }
+  ++impl_->mount_stats.writes_behind;
   state.behind.start(offset, data.size());
   impl_->behind_bytes += data.size();
   asio::co_spawn(
@@ -243,10 +248,12 @@ asio::awaitable<Result<size_t>> Client::write_behind(const Credentials& who, std
         auto wrote = co_await client.write_now(who, *file, offset, data);
         if (!*alive) co_return;  // the client is gone: touch nothing of it
         Status st = wrote ? Status{} : wrote.status();
-        if (!st.ok())
+        if (!st.ok()) {
+          ++client.impl_->mount_stats.behind_failures;
           spdlog::warn("a write behind of {} bytes at {} of inode {:#x} failed (reported at the next write, "
                        "fsync or close): {}",
                        data.size(), offset, file->inode->ino.value, st.to_string());
+        }
         file->inode->behind.finish(offset, data.size(), st);
         client.impl_->behind_bytes -= data.size();
         client.impl_->behind_wake.cancel();

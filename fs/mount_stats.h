@@ -31,6 +31,10 @@ class MountStats {
   // Calls answered after their timeout had passed: a server that said it
   // was busy kept them waiting (rpc::Connection::call, busy_limit).
   uint64_t busy_waits = 0;
+  // Write-behind (pvfsmount(8) write_behind): writes answered before the
+  // servers had them, those of them that first waited for room in their
+  // file's window (or the mount's), and those that failed afterwards.
+  uint64_t writes_behind = 0, behind_waits = 0, behind_failures = 0;
 
   // The text of the xattr: "key value" lines, then one line per operation
   // kind, "op NAME COUNT ERRORS SUM_US P50_US P99_US". `extra` lines

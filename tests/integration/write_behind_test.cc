@@ -8,6 +8,7 @@
 // hold writes in flight.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "fs/client.h"
+#include "fs/mount_stats.h"
 #include "tests/integration/session.h"
 
 namespace pvfs::test::write_behind_test {
@@ -40,6 +43,17 @@ bool write_mibs(int fd, int count, std::atomic<int>& done) {
     done.fetch_add(1);
   }
   return true;
+}
+
+// Counter `key` of the mount's user.pvfs.client_stats (pvfsmount(8)).
+uint64_t mount_counter(const std::filesystem::path& mnt, const std::string& key) {
+  std::string value(64 * 1024, '\0');
+  const ssize_t n = ::getxattr(mnt.c_str(), kClientStatsXattr, value.data(), value.size());
+  REQUIRE_MESSAGE(n > 0, std::strerror(errno));
+  value.resize(static_cast<size_t>(n));
+  auto view = parse_mount_stats(value);
+  REQUIRE(view.ok());
+  return view->counters.at(key);
 }
 
 // Whether `fd` holds `bytes` of the pattern, read from the start.
@@ -118,6 +132,11 @@ TEST_CASE("with the storage servers paused, write() returns for 4 MiB of a file,
   // The writer sees its size and bytes at once, before any close.
   CHECK(pattern_check(fd, 6 * kMiB) == "");
   CHECK(::close(fd) == 0);
+  // What pvfs-ctl client shows: six answered early, the fifth (at least)
+  // after waiting for room, none failed.
+  CHECK(mount_counter(c.mnt(), "writes_behind") == 6);
+  CHECK(mount_counter(c.mnt(), "behind_waits") >= 1);
+  CHECK(mount_counter(c.mnt(), "behind_failures") == 0);
   const int again = ::open(path.c_str(), O_RDONLY);
   REQUIRE(again >= 0);
   CHECK(pattern_check(again, 6 * kMiB) == "");
@@ -166,6 +185,7 @@ TEST_CASE("a write behind that fails is reported by close, and what was fsynced 
   const int close_errno = errno;
   CHECK(closed == -1);
   CHECK_MESSAGE(close_errno != 0, std::strerror(close_errno));
+  CHECK(mount_counter(c.mnt(), "behind_failures") == 1);
 
   REQUIRE(c.cluster().restart_daemon("server0").ok());
   int again = -1;

@@ -20,6 +20,9 @@ TEST_CASE("operations, bytes and counters survive render and parse") {
   s.mds_redirects = 1;
   s.cache_hits = 5;
   s.busy_waits = 4;
+  s.writes_behind = 9;
+  s.behind_waits = 6;
+  s.behind_failures = 1;
   auto view = pvfs::parse_mount_stats(s.render("pieces_home 3\n"));
   REQUIRE(view.ok());
   CHECK(view->counters.at("bytes_written") == 4096);
@@ -28,6 +31,9 @@ TEST_CASE("operations, bytes and counters survive render and parse") {
   CHECK(view->counters.at("mds_redirects") == 1);
   CHECK(view->counters.at("cache_hits") == 5);
   CHECK(view->counters.at("busy_waits") == 4);
+  CHECK(view->counters.at("writes_behind") == 9);
+  CHECK(view->counters.at("behind_waits") == 6);
+  CHECK(view->counters.at("behind_failures") == 1);
   CHECK(view->counters.at("pieces_home") == 3);
   REQUIRE(view->ops.count("write") == 1);
   CHECK(view->ops.at("write").count == 2);

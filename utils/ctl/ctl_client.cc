@@ -106,6 +106,9 @@ std::string render_text(const MountStatsView& now, const MountStatsView* before,
                      "calls kept waiting by a busy server {}\n",
                      delta("mds_retries"), delta("mds_redirects"), delta("cache_hits"), delta("pieces_redirected"),
                      delta("pieces_redirected") + delta("pieces_home"), delta("busy_waits"));
+  if (counter(now, "writes_behind") > 0)
+    out += fmt::format("writes behind {} (waited for room {}, failed afterwards {})\n", delta("writes_behind"),
+                       delta("behind_waits"), delta("behind_failures"));
   return out;
 }
 
