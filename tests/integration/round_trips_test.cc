@@ -26,7 +26,6 @@
 #include <thread>
 
 #include "fs/client.h"
-#include "fs/mount_stats.h"
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
 
@@ -49,17 +48,6 @@ double mds_xattr_requests(TestCluster& c) {
     n += daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total",
                        std::string("type=\"") + type + "\"");
   return n;
-}
-
-// xattr questions pvfsmount answered itself (its client stats on the root).
-uint64_t answered_by_mount(const fs::path& mnt) {
-  std::string value(64 * 1024, '\0');
-  const ssize_t n = ::getxattr(mnt.c_str(), kClientStatsXattr, value.data(), value.size());
-  REQUIRE_MESSAGE(n > 0, std::strerror(errno));
-  value.resize(static_cast<size_t>(n));
-  auto view = parse_mount_stats(value);
-  REQUIRE(view.ok());
-  return view->counters.at("cache_hits");
 }
 
 double mds_readdirs(TestCluster& c) {
@@ -146,7 +134,7 @@ TEST_CASE("writes ask nobody about file capabilities: 300 small writes, next to 
   create_empty(file);
   const int fd = ::open(file.c_str(), O_WRONLY);
   REQUIRE(fd >= 0);
-  const uint64_t answered_at_start = answered_by_mount(c.mnt());
+  const uint64_t answered_at_start = mount_counter(c.mnt(), "cache_hits");
   const double asked_at_start = mds_xattr_requests(c);
   constexpr int kWrites = 300;
   const std::string block(4096, 'w');
@@ -158,7 +146,7 @@ TEST_CASE("writes ask nobody about file capabilities: 300 small writes, next to 
   // questions, answered by pvfsmount or the MDS. Now the first write of the
   // inode may ask, and pvfsmount removes capabilities at most once per
   // attribute timeout (1 s) of writing.
-  const uint64_t answered = answered_by_mount(c.mnt()) - answered_at_start;
+  const uint64_t answered = mount_counter(c.mnt(), "cache_hits") - answered_at_start;
   const double asked = mds_xattr_requests(c) - asked_at_start;
   MESSAGE(answered, " answered by the mount, ", asked, " asked of the MDS, for ", kWrites, " writes");
   CHECK(answered + asked < 20);

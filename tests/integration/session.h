@@ -6,6 +6,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/xattr.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "fs/client.h"
+#include "fs/mount_stats.h"
 #include "shared/proto/storage.capnp.h"
 #include "shared/rpc/connection.h"
 #include "shared/rpc/io_context.h"
@@ -186,6 +188,20 @@ bool eventually(Pred done, std::chrono::milliseconds limit = std::chrono::second
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// Counter `key` of a mount's user.pvfs.client_stats (pvfsmount(8), what
+// pvfs-ctl client shows), read from its root `mnt`.
+inline uint64_t mount_counter(const std::filesystem::path& mnt, const std::string& key) {
+  std::string value(64 * 1024, '\0');
+  const ssize_t n = ::getxattr(mnt.c_str(), kClientStatsXattr, value.data(), value.size());
+  REQUIRE_MESSAGE(n > 0, std::strerror(errno));
+  value.resize(static_cast<size_t>(n));
+  auto view = parse_mount_stats(value);
+  REQUIRE_MESSAGE(view.ok(), view.status().to_string());
+  auto it = view->counters.find(key);
+  REQUIRE_MESSAGE(it != view->counters.end(), "no counter ", key);
+  return it->second;
 }
 
 inline int daemon_pid(LocalCluster& cluster, const std::string& name) {

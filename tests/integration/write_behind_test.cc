@@ -45,16 +45,33 @@ bool write_mibs(int fd, int count, std::atomic<int>& done) {
   return true;
 }
 
-// Counter `key` of the mount's user.pvfs.client_stats (pvfsmount(8)).
-uint64_t mount_counter(const std::filesystem::path& mnt, const std::string& key) {
-  std::string value(64 * 1024, '\0');
-  const ssize_t n = ::getxattr(mnt.c_str(), kClientStatsXattr, value.data(), value.size());
-  REQUIRE_MESSAGE(n > 0, std::strerror(errno));
-  value.resize(static_cast<size_t>(n));
-  auto view = parse_mount_stats(value);
-  REQUIRE(view.ok());
-  return view->counters.at(key);
-}
+// A file "f" on `c`'s mount written `count` MiB, one write() each, by a
+// thread of its own, while every storage server is paused (SIGSTOP).
+// resume() (or the destructor) lets the servers go and waits for it.
+struct PausedWrites {
+  PausedWrites(TestCluster& cluster, int count) : c(cluster) {
+    fd = ::open((c.mnt() / "f").c_str(), O_CREAT | O_RDWR, 0644);
+    REQUIRE(fd >= 0);
+    signal_servers(c, SIGSTOP);
+    writer = std::thread([this, count] { wrote = write_mibs(fd, count, done); });
+  }
+  ~PausedWrites() {
+    if (!writer.joinable()) return;
+    for (uint32_t i = 0; i < c.config().servers.size(); ++i)
+      (void)c.cluster().kill_daemon(fmt::format("server{}", i), SIGCONT);
+    writer.join();
+  }
+  void resume() {
+    signal_servers(c, SIGCONT);
+    writer.join();
+  }
+
+  TestCluster& c;
+  int fd = -1;
+  std::atomic<int> done{0};
+  bool wrote = false;
+  std::thread writer;
+};
 
 // Whether `fd` holds `bytes` of the pattern, read from the start.
 std::string pattern_check(int fd, size_t bytes) {
@@ -73,20 +90,16 @@ std::string pattern_check(int fd, size_t bytes) {
 TEST_CASE("a pvfsmount stopped with SIGTERM while writes are behind sends them before it exits") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(2), true, "write_behind=4M");
-  const auto path = c.mnt() / "f";
-  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
-  REQUIRE(fd >= 0);
-  signal_servers(c, SIGSTOP);
-  std::atomic<int> done{0};
-  const bool wrote = write_mibs(fd, 3, done);  // all three behind: the servers are paused
+  PausedWrites w(c, 3);
+  REQUIRE(eventually([&] { return w.done.load() == 3; }));  // all three behind
   const int mounter = pvfsmount_pid(std::filesystem::absolute(c.mnt()));
   REQUIRE(mounter > 0);
   REQUIRE(::kill(mounter, SIGTERM) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  signal_servers(c, SIGCONT);
-  CHECK(wrote);
+  w.resume();
+  CHECK(w.wrote);
   CHECK(eventually([&] { return ::kill(mounter, 0) != 0; }));
-  ::close(fd);  // the mount is gone: only frees the descriptor
+  ::close(w.fd);  // the mount is gone: only frees the descriptor
 
   // The file was never closed: the MDS takes its size from the servers
   // once the writer's connection is gone (pvfs-mds(8)).
@@ -113,22 +126,16 @@ TEST_CASE("a pvfsmount stopped with SIGTERM while writes are behind sends them b
 TEST_CASE("with the storage servers paused, write() returns for 4 MiB of a file, the next waits, and all is there after") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(2), true, "write_behind=4M");
-  const auto path = c.mnt() / "f";
-  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
-  REQUIRE(fd >= 0);
-  signal_servers(c, SIGSTOP);
-  std::atomic<int> done{0};
-  bool wrote = false;
-  std::thread writer([&] { wrote = write_mibs(fd, 6, done); });
+  PausedWrites w(c, 6);
   // A liveness bound: without write-behind not even the first returns.
-  const bool four_returned = eventually([&] { return done.load() >= 4; });
+  const bool four_returned = eventually([&] { return w.done.load() >= 4; });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const int returned_while_paused = done.load();
-  signal_servers(c, SIGCONT);
-  writer.join();
+  const int returned_while_paused = w.done.load();
+  w.resume();
   CHECK(four_returned);
   CHECK(returned_while_paused == 4);  // the fifth waited for room
-  CHECK(wrote);
+  CHECK(w.wrote);
+  const int fd = w.fd;
   // The writer sees its size and bytes at once, before any close.
   CHECK(pattern_check(fd, 6 * kMiB) == "");
   CHECK(::close(fd) == 0);
@@ -137,7 +144,7 @@ TEST_CASE("with the storage servers paused, write() returns for 4 MiB of a file,
   CHECK(mount_counter(c.mnt(), "writes_behind") == 6);
   CHECK(mount_counter(c.mnt(), "behind_waits") >= 1);
   CHECK(mount_counter(c.mnt(), "behind_failures") == 0);
-  const int again = ::open(path.c_str(), O_RDONLY);
+  const int again = ::open((c.mnt() / "f").c_str(), O_RDONLY);
   REQUIRE(again >= 0);
   CHECK(pattern_check(again, 6 * kMiB) == "");
   ::close(again);
@@ -146,21 +153,15 @@ TEST_CASE("with the storage servers paused, write() returns for 4 MiB of a file,
 TEST_CASE("without write_behind (the default), write() waits for the storage servers") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(2), true);
-  const auto path = c.mnt() / "f";
-  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
-  REQUIRE(fd >= 0);
-  signal_servers(c, SIGSTOP);
-  std::atomic<int> done{0};
-  bool wrote = false;
-  std::thread writer([&] { wrote = write_mibs(fd, 1, done); });
+  PausedWrites w(c, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  const int returned_while_paused = done.load();
-  signal_servers(c, SIGCONT);
-  writer.join();
+  const int returned_while_paused = w.done.load();
+  w.resume();
   CHECK(returned_while_paused == 0);
-  CHECK(wrote);
-  CHECK(pattern_check(fd, kMiB) == "");
-  CHECK(::close(fd) == 0);
+  CHECK(w.wrote);
+  CHECK(pattern_check(w.fd, kMiB) == "");
+  CHECK(::close(w.fd) == 0);
+  CHECK(mount_counter(c.mnt(), "writes_behind") == 0);
 }
 
 TEST_CASE("a write behind that fails is reported by close, and what was fsynced before stays readable") {
