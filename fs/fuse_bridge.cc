@@ -214,9 +214,10 @@ void on_init(void* userdata, fuse_conn_info* conn) {
   want(FUSE_CAP_EXPORT_SUPPORT, false);
 
   conn->max_write = kMaxTransferBytes;
-  // The kernel keeps the smaller of this and its own read-ahead setting
-  // (/sys/class/bdi/<dev>/read_ahead_kb, which an administrator may raise).
-  conn->max_readahead = kMaxTransferBytes;
+  // The kernel keeps the smaller of this and the mount's read_ahead_kb,
+  // which pvfsmount raised to kReadAheadBytes before INIT (an
+  // administrator may lower it later).
+  conn->max_readahead = kReadAheadBytes;
   // Async reads, read-ahead and writeback in flight at once (-o
   // max_background). libfuse's default (12) is too few to keep several
   // storage servers busy; 64 left each server's elevator about two writes

@@ -18,6 +18,12 @@
 
 namespace pvfs {
 
+// The kernel's read-ahead on a mount: four 1 MiB reads in flight for a
+// sequential reader, one per server of a 4-wide stripe. pvfsmount sets the
+// mount's read_ahead_kb to it; INIT's max_readahead must not be smaller,
+// since the kernel keeps the smaller of the two.
+inline constexpr uint32_t kReadAheadBytes = 4u << 20;
+
 struct FuseMountParams {
   std::filesystem::path mountpoint;
   MountOptions options;

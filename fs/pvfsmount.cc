@@ -41,8 +41,10 @@ namespace {
 // The kernel caps a FUSE mount's readahead at the block-device default
 // (128 KiB) whatever max_readahead INIT asks for, which turns a 1 MiB
 // sequential read into eight round trips. Raise the mount's bdi readahead
-// (root only; a failure just leaves the default). The device number comes
-// from mountinfo: stat() on the mount point would wait for INIT.
+// (root only; a failure just leaves the default). This runs before INIT,
+// which then keeps the smaller of this and max_readahead (on_init in
+// fs/fuse_bridge.cc). The device number comes from mountinfo: stat() on
+// the mount point would wait for INIT.
 void raise_readahead(const std::filesystem::path& mountpoint, unsigned kib) {
   std::ifstream mountinfo("/proc/self/mountinfo");
   std::string line;
@@ -298,7 +300,7 @@ int run(const CommandLine& cl) {
   params.debug = cl.debug;
   auto mounted = FuseMount::mount(*rt.client, jobs, params);
   if (!mounted.ok()) return fail(message_of(mounted.status()));
-  raise_readahead(mountpoint, 4096);  // KiB: four 1 MiB requests in flight
+  raise_readahead(mountpoint, kReadAheadBytes / 1024);
   if (background) background->ready(log_fd);
   spdlog::info("mounted {} on {}", params.options.fsname.empty() ? params.default_fsname
                                                                  : params.options.fsname,
