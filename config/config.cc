@@ -333,6 +333,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
   if (auto* t = root.get_as<toml::table>("client")) {
     if (Status s = read_double(*t, "client", "attr_timeout_s", c.attr_timeout_s); !s.ok()) return s;
     if (Status s = read_double(*t, "client", "entry_timeout_s", c.entry_timeout_s); !s.ok()) return s;
+    if (Status s = read_uint(*t, "client", "write_behind_bytes", c.write_behind_bytes); !s.ok()) return s;
+    if (c.write_behind_bytes > (uint64_t{1} << 30))
+      return key_error("client.write_behind_bytes", "must be at most 1073741824 (1 GiB)");
   }
   if (auto* t = root.get_as<toml::table>("network")) {
     if (Status s = read_bool(*t, "network", "local_sockets", c.local_sockets); !s.ok()) return s;
@@ -471,7 +474,9 @@ std::string Config::render() const {
       << "lease_ms = " << lock_lease_ms << "    # a silent client loses its fcntl/flock locks after this\n\n"
       << "[client]\n"
       << "attr_timeout_s = " << toml_float(attr_timeout_s) << "\n"
-      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n\n"
+      << "entry_timeout_s = " << toml_float(entry_timeout_s) << "\n"
+      << "write_behind_bytes = " << write_behind_bytes
+      << "    # write() may return with this much of a file still on its way; 0 = waits\n\n"
       << "[network]\n"
       << "local_sockets = " << (local_sockets ? "true" : "false")
       << "    # peers on one host talk over a Unix-domain socket, not TCP\n\n"

@@ -129,6 +129,9 @@ struct Config {
   // [client]
   double attr_timeout_s = 1.0;
   double entry_timeout_s = 1.0;
+  // [client] write_behind_bytes: pvfsmount's write_behind (pvfsmount(8)),
+  // bytes of each file a write() may leave in flight; 0 = none.
+  uint64_t write_behind_bytes = 0;
 
   // [network]: daemons also listen on a Unix-domain socket that peers on
   // the same host use instead of TCP (shared/rpc/local_socket.h).

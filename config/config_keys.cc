@@ -36,7 +36,7 @@ const std::vector<Section>& sections() {
       {"emulated_disk", {"seek_ms", "bandwidth_bytes"}},
       {"iosched", {"policy", "lease_ms", "max_wait_s", "idle_ms", "reads", "gather_ms"}},
       {"locks", {"lease_ms"}},
-      {"client", {"attr_timeout_s", "entry_timeout_s"}},
+      {"client", {"attr_timeout_s", "entry_timeout_s", "write_behind_bytes"}},
       {"network", {"local_sockets"}},
       {"security", {"encrypt", "root_squash", "root_squash_except"}},
   };

@@ -53,11 +53,11 @@ struct MountOptions {
   std::string fsname;                // fsname=NAME; empty = "pvfs:" + MDS address
   std::optional<uint32_t> rpc_timeout_ms;     // timeout=MS: overrides [timeouts] rpc_timeout_ms
   // write_behind=SIZE: bytes of each file's writes acknowledged before the
-  // storage servers have them (Client::write_behind); 0 = none, the
-  // default: a pvfsmount killed then would lose them.
-  static constexpr uint64_t kDefaultWriteBehind = 0;
+  // storage servers have them (Client::write_behind); 0 = none. Unset =
+  // the config's [client] write_behind_bytes (0 unless an admin chose
+  // otherwise: a pvfsmount killed would lose them).
   static constexpr uint64_t kMaxWriteBehind = uint64_t{1} << 30;
-  uint64_t write_behind = kDefaultWriteBehind;
+  std::optional<uint64_t> write_behind;
   // Generic flags for the kernel mount, in the order given (nosuid, nodev,
   // noexec, sync, noatime, ...). ro/rw are in read_only instead.
   std::vector<std::string> kernel_flags;

@@ -286,7 +286,7 @@ int run(const CommandLine& cl) {
   if (!client.ok()) return fail(message_of(client.status()));
   rt.client = std::move(*client);
   rt.client->set_dispatch_policy(options->dispatch);
-  rt.client->set_write_behind(options->write_behind);
+  rt.client->set_write_behind(options->write_behind.value_or(config->write_behind_bytes));
   rt.start_thread();
   if (Status s = start_client(rt); !s.ok()) return fail(start_error(*config, s));
 
@@ -349,7 +349,8 @@ int main(int argc, char** argv) {
       "  direct_io               bypass the page cache for all files [off]\n"
       "  write_behind=SIZE       bytes of each file's writes a write() may return\n"
       "                          before the storage servers have them; errors come at\n"
-      "                          the next write, fsync or close; 0 = none [0]\n"
+      "                          the next write, fsync or close; 0 = none\n"
+      "                          [config [client] write_behind_bytes, 0]\n"
       "  allow_other             let other users use the mount [off]\n"
       "  no_default_permissions  let the kernel skip permission checks [default_permissions]\n"
       "  ro, rw                  read-only or read-write [rw]\n"

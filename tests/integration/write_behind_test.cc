@@ -168,7 +168,8 @@ TEST_CASE("a write behind that fails is reported by close, and what was fsynced 
   if (skip_without_fuse()) return;
   ClusterOptions options = with_servers(1);
   options.rpc_timeout_ms = 1000;
-  TestCluster c(options, true, "write_behind=4M");
+  options.write_behind_bytes = 4 << 20;  // from the config's [client] section, no mount option
+  TestCluster c(options, true);
   const auto path = c.mnt() / "f";
   const int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
   REQUIRE(fd >= 0);

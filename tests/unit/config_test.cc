@@ -73,6 +73,7 @@ TEST_CASE("a full config round-trips through render and load") {
   c.mds_sync_interval_ms = 250;
   c.attr_timeout_s = 0.123456789;
   c.entry_timeout_s = 2.0;
+  c.write_behind_bytes = 4 << 20;
   c.dispatch_min_bytes = 4096;
   c.redirect_margin_bytes = 3 << 20;
   c.redirect_skew_factor = 1.5;
@@ -103,6 +104,7 @@ TEST_CASE("a full config round-trips through render and load") {
   CHECK(back->mds_sync_interval_ms == c.mds_sync_interval_ms);
   CHECK(back->attr_timeout_s == c.attr_timeout_s);
   CHECK(back->entry_timeout_s == c.entry_timeout_s);
+  CHECK(back->write_behind_bytes == c.write_behind_bytes);
   CHECK(back->dispatch_min_bytes == c.dispatch_min_bytes);
   CHECK(back->redirect_margin_bytes == c.redirect_margin_bytes);
   CHECK(back->redirect_skew_factor == c.redirect_skew_factor);
@@ -137,6 +139,7 @@ TEST_CASE("a minimal config gets the documented defaults") {
   CHECK(c->mds_sync_interval_ms == 1000);
   CHECK(c->attr_timeout_s == 1.0);
   CHECK(c->entry_timeout_s == 1.0);
+  CHECK(c->write_behind_bytes == 0);
   CHECK(c->dispatch_min_bytes == 64 * 1024);
   CHECK(c->redirect_margin_bytes == 1024 * 1024);
   CHECK(c->probe_timeout_ms == 100);
@@ -376,6 +379,10 @@ TEST_CASE("negative or non-integer numbers are errors naming the key") {
                       "client.attr_timeout_s");
   expect_error_naming(std::string(kMinimal) + "[client]\nentry_timeout_s = false\n",
                       "client.entry_timeout_s");
+  expect_error_naming(std::string(kMinimal) + "[client]\nwrite_behind_bytes = 2147483648\n",
+                      "client.write_behind_bytes");
+  expect_error_naming(std::string(kMinimal) + "[client]\nwrite_behind_bytes = \"4M\"\n",
+                      "client.write_behind_bytes");
   expect_error_naming("secret_file = \"k\"\n[[mds]]\nid = -1\naddress = \"h:1\"\n", "mds[0].id");
   expect_error_naming(std::string(kMinimal) + "[timeouts]\nrpc_ms = 0\n", "timeouts.rpc_ms");
 }

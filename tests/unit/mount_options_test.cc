@@ -48,8 +48,8 @@ TEST_CASE("locks= chooses cluster-wide or node-local file locks, cluster by defa
   CHECK_FALSE(pvfs::parse_mount_options("locks").ok());
 }
 
-TEST_CASE("write_behind= takes a size up to 1G, 0 (none) by default") {
-  CHECK(parse_ok("").write_behind == 0);
+TEST_CASE("write_behind= takes a size up to 1G, the config's when unset") {
+  CHECK_FALSE(parse_ok("").write_behind);
   CHECK(parse_ok("write_behind=4M").write_behind == 4 * 1024 * 1024);
   CHECK(parse_ok("write_behind=0").write_behind == 0);
   CHECK(parse_ok("write_behind=512K").write_behind == 512 * 1024);
