@@ -319,7 +319,7 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
 }
 
 asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId ino) {
-  co_await impl_->drain_behind(ino);  // the size must count them
+  if (impl_->any_behind()) co_await impl_->drain_behind(ino);  // the size must count them
   if (auto fresh = impl_->take_post_op_attr(ino)) co_return *fresh;
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
@@ -332,7 +332,8 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
-  co_await impl_->drain_behind(ino);  // a truncate must land after them, mtime be set after them
+  // A truncate must land after them, an mtime be set after them.
+  if (impl_->any_behind()) co_await impl_->drain_behind(ino);
   LocalChange local_change(*impl_);
   local_change.inode(ino);
   impl_->post_op_dirs.erase(ino);

@@ -214,7 +214,7 @@ asio::awaitable<uint64_t> Client::finish_writes_behind() {
 
 asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& file, uint64_t offset,
                                               std::span<const std::byte> data) {
-  co_await impl_->wait_overlapping_behind(*file.inode, offset, data.size());
+  if (impl_->any_behind()) co_await impl_->wait_overlapping_behind(*file.inode, offset, data.size());
   co_return co_await write_now(who, file, offset, data);
 }
 
@@ -331,7 +331,7 @@ asio::awaitable<Result<size_t>> Client::write_now(const Credentials& who, OpenFi
 asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, OpenFile& file,
                                                        uint64_t offset, size_t length) {
   auto& state = *file.inode;
-  co_await impl_->drain_behind(state);
+  if (impl_->any_behind()) co_await impl_->drain_behind(state);
   ReadData got;
   if (offset >= state.size || length == 0) co_return got;
   if (!state.layout.valid()) co_return Status(Errc::io, "file has no layout");
@@ -441,7 +441,7 @@ asio::awaitable<Status> Client::flush(const Credentials& who, OpenFile& file) {
 
 asio::awaitable<Status> Client::publish(const Credentials& who, OpenFile& file, bool closing,
                                         bool count_blocks) {
-  co_await impl_->drain_behind(*file.inode);
+  if (impl_->any_behind()) co_await impl_->drain_behind(*file.inode);
   Status lost = file.inode->behind.take_error();
   Status st = co_await publish_size(who, file, closing, count_blocks);
   co_return lost.ok() ? st : lost;

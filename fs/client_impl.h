@@ -140,6 +140,10 @@ struct Client::Impl {
   uint64_t behind_per_mount = 0;
   uint64_t behind_bytes = 0;
   asio::steady_timer behind_wake;
+  // Whether a write behind is in flight anywhere on the mount: the calls
+  // below are skipped without it, so a mount without write-behind pays
+  // nothing for them.
+  bool any_behind() const { return behind_bytes > 0; }
   // Waits until `state` has no write behind in flight.
   asio::awaitable<void> drain_behind(InodeState& state);
   // The same for `ino`, if this client has it open.

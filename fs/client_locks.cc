@@ -32,7 +32,7 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::lock_call
     Credentials who, InodeId ino, Client::FileLock lock, mp::Request::LockOp op, uint64_t waiter) {
   // What was written under a lock reaches the servers before another node
   // can take it.
-  co_await drain_behind(ino);
+  if (any_behind()) co_await drain_behind(ino);
   if (lock_client == 0) {
     std::random_device rd;
     while (lock_client == 0) lock_client = (uint64_t{rd()} << 32) | rd();

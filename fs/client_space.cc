@@ -29,7 +29,7 @@ uint64_t file_offset(const Layout& layout, uint32_t index, uint64_t object_offse
 
 asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file, uint64_t offset,
                                           uint64_t length, Falloc mode) {
-  co_await impl_->drain_behind(*file.inode);
+  if (impl_->any_behind()) co_await impl_->drain_behind(*file.inode);
   LocalChange local_change(*impl_);
   local_change.inode(file.inode->ino);
   if (offset + length < offset || offset + length > kMaxFileBytes) co_return Status(Errc::too_big);
@@ -78,7 +78,7 @@ asio::awaitable<Status> Client::fallocate(const Credentials& who, OpenFile& file
 
 asio::awaitable<Result<std::optional<uint64_t>>> Client::seek(const Credentials& who, OpenFile& file,
                                                               uint64_t offset, bool hole) {
-  co_await impl_->drain_behind(*file.inode);
+  if (impl_->any_behind()) co_await impl_->drain_behind(*file.inode);
   auto state = file.inode;
   const uint64_t size = state->size;
   if (offset >= size) co_return std::optional<uint64_t>();

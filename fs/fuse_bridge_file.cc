@@ -103,19 +103,24 @@ void on_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 }
 
 // `request` owns the bytes `data` points into: the buffer the FUSE loop read
-// the request into (fs/fuse_loop.h), kept until the write has been sent. Only
-// held, never read: the coroutine frame's copy is what keeps it alive.
-// Privileges are dropped first when `drop` (fs/fuse_bridge_privileges.cc).
+// the request into (fs/fuse_loop.h), kept until the write has been sent (by
+// this frame's copy, or by the client's until a write behind has ended).
+// Privileges are dropped first when `drop` (fs/fuse_bridge_privileges.cc);
+// such a write, and an O_DIRECT one (`direct`: its caller expects the
+// servers to have the data), never goes behind (pvfsmount(8) write_behind).
 struct PrivilegeDrop {
   bool needed = false;
   bool kill_setid = false;
 };
 asio::awaitable<Result<size_t>> write_from_request(Bridge& b, Credentials who, fuse_ino_t ino,
                                                    std::shared_ptr<OpenFile> file, uint64_t offset,
-                                                   [[maybe_unused]] std::shared_ptr<Buffer> request,
-                                                   std::span<const std::byte> data, PrivilegeDrop drop) {
+                                                   std::shared_ptr<Buffer> request,
+                                                   std::span<const std::byte> data, PrivilegeDrop drop,
+                                                   bool direct) {
   if (drop.needed) {
     if (Status st = co_await drop_privileges(b, who, ino, drop.kill_setid); !st.ok()) co_return st;
+  } else if (!direct) {
+    co_return co_await b.client().write_behind(who, std::move(file), offset, data, std::move(request));
   }
   co_return co_await b.client().write(who, *file, offset, data);
 }
@@ -136,22 +141,9 @@ void on_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_
   PrivilegeDrop drop;
   drop.kill_setid = current_write_kills_setid();
   drop.needed = privileges_to_drop(b, who, ino, drop.kill_setid);
-  // Write-behind (pvfsmount(8) write_behind=): answered once the write has
-  // started. Not for O_DIRECT, whose callers expect the servers to have
-  // the data, nor while privileges must go first.
-  if (!drop.needed && !(fi->flags & O_DIRECT)) {
-    b.spawn(req, "write",
-            call(b.client(), &Client::write_behind, std::move(who), h.file, static_cast<uint64_t>(offset),
-                 data, std::shared_ptr<const void>(std::move(request))),
-            [&b](fuse_req_t r, size_t written) {
-              b.client().mount_stats().bytes_written += written;
-              fuse_reply_write(r, written);
-            });
-    return;
-  }
   b.spawn(req, "write",
           write_from_request(b, std::move(who), ino, h.file, static_cast<uint64_t>(offset), std::move(request),
-                             data, drop),
+                             data, drop, (fi->flags & O_DIRECT) != 0),
           [&b](fuse_req_t r, size_t written) {
             b.client().mount_stats().bytes_written += written;
             fuse_reply_write(r, written);
