@@ -636,9 +636,9 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
   if (name == kDispatchStatsXattr && ino == kRootInode) {
     const DispatchStats& d = impl_->stats;
     co_return fmt::format(
-        "policy={} rounds={} probes={} probe_round_us={:.0f} pieces_home={} pieces_redirected={} "
-        "fallbacks={}",
-        sched::policy_name(impl_->dispatch.policy), d.rounds, d.probes,
+        "policy={} rounds={} stale_rounds={} probes={} probe_round_us={:.0f} pieces_home={} "
+        "pieces_redirected={} fallbacks={}",
+        sched::policy_name(impl_->dispatch.policy), d.rounds, d.stale_rounds, d.probes,
         d.rounds ? static_cast<double>(d.probe_ns) / d.rounds / 1000.0 : 0.0, d.pieces_home,
         d.pieces_redirected, d.fallbacks);
   }

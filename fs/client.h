@@ -106,6 +106,7 @@ struct InodeState {
 // What the write dispatcher did since the client started.
 struct DispatchStats {
   uint64_t rounds = 0;        // probe rounds
+  uint64_t stale_rounds = 0;  // of them, rounds that probed as no fresh load was known (preassign)
   uint64_t probes = 0;        // probe requests sent
   uint64_t probe_ns = 0;      // summed duration of probe rounds
   uint64_t pieces_home = 0;   // pieces written to their home server

@@ -265,7 +265,7 @@ TEST_CASE("a write's reply carries its server's load, the write itself left out"
   }
 }
 
-TEST_CASE("on a symmetric cluster the default dispatch probes the first batch only, and data is intact") {
+TEST_CASE("on a symmetric cluster the default dispatch probes for want of loads in the first batch only, and data is intact") {
   TestCluster cluster(with_servers(4));
   Session s(cluster.config());
   REQUIRE(s->dispatch_options().policy == sched::Policy::preassign);
@@ -280,10 +280,12 @@ TEST_CASE("on a symmetric cluster the default dispatch probes the first batch on
   REQUIRE(s.release(file).ok());
   const DispatchStats& d = s->dispatch_stats();
   // Before write replies carried loads, every one of the 16 rounds probed
-  // all 4 servers. Now the first (nothing known) does; the replies keep
-  // the memory fresh and flat, so the others go home without a probe.
-  CHECK(d.rounds <= 2);
-  CHECK(d.probes <= 8);
+  // all 4 servers as it knew no load. Now only the first does: the replies
+  // keep the memory fresh. (Rounds probed for skew may follow: on a loaded
+  // test machine a server starved of CPU is timed as a straggler, as it
+  // should be; they say nothing of the memory.)
+  CAPTURE(d.rounds);
+  CHECK(d.stale_rounds <= 1);
   CHECK(d.pieces_home + d.pieces_redirected == kWrites * 4);
   CHECK(check_file(s, attr.ino, kWrites * 4 * kMiB, 5) == "");
 }
