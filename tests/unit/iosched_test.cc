@@ -69,9 +69,9 @@ TEST_CASE("two server sets conflict when they share a server, and an empty set m
 
 TEST_CASE("policy names round-trip and anything else is refused") {
   for (Policy p : {Policy::none, Policy::fcfs, Policy::sjf, Policy::sa_fcfs, Policy::sa_sjf})
-    CHECK(parse_policy(policy_name(p)) == p);
-  CHECK(parse_policy("SJF") == std::nullopt);
-  CHECK(parse_policy("sa_sjf") == std::nullopt);
+    CHECK(iosched::parse_policy(policy_name(p)) == p);
+  CHECK(iosched::parse_policy("SJF") == std::nullopt);
+  CHECK(iosched::parse_policy("sa_sjf") == std::nullopt);
 }
 
 TEST_CASE("none gives every step a token at once") {

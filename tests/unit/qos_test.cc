@@ -481,36 +481,36 @@ TEST_CASE("the average baseline shares a shortage evenly and records no loss") {
 
 TEST_CASE("the gate serves each window's jobs in turn and opens when no plan is in force") {
   WindowGate g;
-  CHECK(g.admit("a", 5ms) == Admission::yes);
+  CHECK(g.admit("a", 5ms) == qos::Admission::yes);
   Plan plan{1000ms,
             {{WindowKind::dedicated, "a", 300ms}, {WindowKind::dedicated, "b", 200ms},
              {WindowKind::shared, "", 200ms}, {WindowKind::best_effort, "", 200ms}},
             {"c"}};
   g.install(plan, 2000ms, 2);
-  CHECK(g.admit("b", 1999ms) == Admission::yes);  // before the plan's start
-  CHECK(g.admit("a", 2000ms) == Admission::yes);
-  CHECK(g.admit("b", 2000ms) == Admission::no);
-  CHECK(g.admit("be", 2299ms) == Admission::no);
-  CHECK(g.admit("b", 2300ms) == Admission::yes);
+  CHECK(g.admit("b", 1999ms) == qos::Admission::yes);  // before the plan's start
+  CHECK(g.admit("a", 2000ms) == qos::Admission::yes);
+  CHECK(g.admit("b", 2000ms) == qos::Admission::no);
+  CHECK(g.admit("be", 2299ms) == qos::Admission::no);
+  CHECK(g.admit("b", 2300ms) == qos::Admission::yes);
   CHECK(g.current(2300ms).ends == 2500ms);
   // The shared window: its members only.
-  CHECK(g.admit("c", 2500ms) == Admission::yes);
-  CHECK(g.admit("a", 2500ms) == Admission::no);
-  CHECK(g.admit("be", 2500ms) == Admission::no);
+  CHECK(g.admit("c", 2500ms) == qos::Admission::yes);
+  CHECK(g.admit("a", 2500ms) == qos::Admission::no);
+  CHECK(g.admit("be", 2500ms) == qos::Admission::no);
   // Best effort's: jobs without a goal, the others when those have nothing.
-  CHECK(g.admit("be", 2700ms) == Admission::yes);
-  CHECK(g.admit("a", 2700ms) == Admission::if_idle);
-  CHECK(g.admit("c", 2700ms) == Admission::if_idle);
-  CHECK(g.admit("b", 2850ms) == Admission::if_idle);
-  CHECK(g.admit("b", 2950ms) == Admission::yes);  // the unplanned tail
-  CHECK(g.admit("b", 3000ms) == Admission::no);  // second period
+  CHECK(g.admit("be", 2700ms) == qos::Admission::yes);
+  CHECK(g.admit("a", 2700ms) == qos::Admission::if_idle);
+  CHECK(g.admit("c", 2700ms) == qos::Admission::if_idle);
+  CHECK(g.admit("b", 2850ms) == qos::Admission::if_idle);
+  CHECK(g.admit("b", 2950ms) == qos::Admission::yes);  // the unplanned tail
+  CHECK(g.admit("b", 3000ms) == qos::Admission::no);  // second period
   CHECK(g.current(3000ms).job == "a");
-  CHECK(g.admit("b", 4000ms) == Admission::yes);  // no plan for the third: open
+  CHECK(g.admit("b", 4000ms) == qos::Admission::yes);  // no plan for the third: open
   CHECK(g.current(4000ms).kind == WindowGate::Current::Kind::open);
   g.clear();
-  CHECK(g.admit("b", 2000ms) == Admission::yes);
+  CHECK(g.admit("b", 2000ms) == qos::Admission::yes);
   // A plan shorter than its period leaves the tail open.
   g.install({1000ms, {{WindowKind::dedicated, "a", 600ms}}, {}}, 0ms);
-  CHECK(g.admit("b", 599ms) == Admission::no);
-  CHECK(g.admit("b", 600ms) == Admission::yes);
+  CHECK(g.admit("b", 599ms) == qos::Admission::no);
+  CHECK(g.admit("b", 600ms) == qos::Admission::yes);
 }
