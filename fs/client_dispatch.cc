@@ -76,7 +76,7 @@ asio::awaitable<void> Client::Impl::run_round() {
   if (dispatch_round.probes()) {
     round = rng() | 1;
     ++stats.rounds;
-    if (std::string_view(dispatch_round.why()) == "stale") ++stats.stale_rounds;
+    if (dispatch_round.stale()) ++stats.stale_rounds;
     const auto& plan = dispatch_round.plan();
     stats.probes += plan.probe.size();
     const auto started = rpc::Clock::now();

@@ -128,7 +128,7 @@ RoundChoice choose_round(const Options& options, std::span<const Piece> pieces, 
     return {RoundSource::memory, "lone", assign_remembered(lone, pieces, remembered, servers, rng)};
   }
   for (ServerId s : plan.probe)
-    if (!known(remembered, s)) return {RoundSource::probe, "stale", {}};
+    if (!known(remembered, s)) return {RoundSource::probe, "stale", {}, true};
   std::vector<ServerId> chosen = assign_remembered(options, pieces, remembered, servers, rng);
   for (size_t i = 0; i < pieces.size(); ++i)
     if (chosen[i] != pieces[i].home) return {RoundSource::probe, "skewed", {}};

@@ -110,6 +110,9 @@ struct RoundChoice {
   // remembered loads, except that a piece whose home has no fresh figure
   // stays home). Empty otherwise: the caller runs assign().
   std::vector<ServerId> chosen;
+  // probe: because a server of the plan has no fresh figure ("stale"), the
+  // case that write replies' loads exist to avoid (DispatchStats counts it).
+  bool stale = false;
 };
 
 // Whether the round of `pieces` (its probe plan `plan`, from plan_probes)

@@ -30,6 +30,8 @@ class Round {
   bool probes() const { return choice_.source == RoundSource::probe; }
   RoundSource source() const { return choice_.source; }
   const char* why() const { return choice_.why; }
+  // It probes because a server it needs has no fresh figure (RoundChoice).
+  bool stale() const { return choice_.stale; }
   const ProbePlan& plan() const { return plan_; }
   // The mean piece size, which the probes carry (the servers preassign it).
   uint64_t piece_bytes() const { return piece_bytes_; }

@@ -189,6 +189,7 @@ TEST_CASE("a batch probes when a server of its plan has no fresh figure") {
   const RoundChoice c = choose(Options{}, pieces, m, servers, t0 + milliseconds(400), rng);
   CHECK(c.source == RoundSource::probe);
   CHECK(std::string(c.why) == "stale");
+  CHECK(c.stale);
   CHECK(c.chosen.empty());
 }
 
@@ -199,6 +200,7 @@ TEST_CASE("a batch probes when memory says a piece should leave a heavy home") {
   const RoundChoice c = choose(Options{}, pieces_at({1, 2}), m, servers, t0, rng);
   CHECK(c.source == RoundSource::probe);
   CHECK(std::string(c.why) == "skewed");
+  CHECK_FALSE(c.stale);
 }
 
 TEST_CASE("a skew within the redirect margin is flat") {
