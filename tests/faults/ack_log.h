@@ -12,13 +12,13 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include "tests/support/file_content.h"
 
 namespace pvfs::test {
 
@@ -32,13 +32,6 @@ inline bool write_whole(const std::filesystem::path& file, const std::string& co
   return wrote && closed;
 }
 
-inline std::optional<std::string> read_whole(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return text;
-}
 
 class AckLog {
  public:
@@ -51,7 +44,12 @@ class AckLog {
   static std::string content_for(const std::string& path, size_t bytes = 200) {
     std::string out;
     out.reserve(bytes + path.size() + 16);
-    for (uint64_t n = 0; out.size() < bytes; ++n) out += path + "#" + std::to_string(n) + ";";
+    for (uint64_t n = 0; out.size() < bytes; ++n) {
+      out += path;
+      out += '#';
+      out += std::to_string(n);
+      out += ';';
+    }
     return out;
   }
 
@@ -70,7 +68,7 @@ class AckLog {
     const auto until = std::chrono::steady_clock::now() + patience;
     for (;;) {
       for (auto it = pending.begin(); it != pending.end();) {
-        if (read_whole(it->first) == it->second) it = pending.erase(it);
+        if (read_file(it->first) == it->second) it = pending.erase(it);
         else ++it;
       }
       if (pending.empty() || std::chrono::steady_clock::now() > until) break;

@@ -201,7 +201,7 @@ TEST_CASE("writes queued at a slowed storage server for longer than the timeout 
   (void)pvfs::test::run_tool("PVFS_CTL", t.dir(),
                              {"inject", std::to_string(t.config().servers[0].id), "-f", "1", "-c",
                               t.cluster().config_path().string()});
-  for (int i = 0; i < kWriters; ++i) CHECK(pvfs::test::read_whole(t.mnt() / ("w" + std::to_string(i))) == contents[i]);
+  for (int i = 0; i < kWriters; ++i) CHECK(pvfs::test::read_file(t.mnt() / ("w" + std::to_string(i))) == contents[i]);
 }
 
 }  // namespace busy_server_test

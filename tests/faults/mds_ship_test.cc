@@ -22,6 +22,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/faults/mds_storm.h"
+#include "tests/support/file_content.h"
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
@@ -32,6 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+using pvfs::test::read_file;
 using pvfs::test::TestCluster;
 
 constexpr int kSets = 18;
@@ -52,12 +54,6 @@ bool write_file(const fs::path& path, const std::string& text) {
   out << text;
   out.close();
   return out.good();
-}
-
-std::optional<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // The member to stop: not the delegate (the lowest id) and not the one

@@ -77,7 +77,7 @@ void writes_through_a_pause(const std::string& mount_options) {
   const fs::path after = mnt / "after-resume";
   const std::string content = AckLog::content_for(after.string(), 2 << 20);
   CHECK(pvfs::test::write_whole(after, content));
-  CHECK(pvfs::test::read_whole(after) == content);
+  CHECK(pvfs::test::read_file(after) == content);
 }
 
 TEST_CASE("every write acknowledged while a storage server was paused is readable after it resumes") {

@@ -616,11 +616,7 @@ TEST_CASE("a pvfsmount killed mid-step loses its token within the lease, and wha
   const std::string write = "env PVFS_JOBID=victim dd if=/dev/urandom of=" + mnt +
                             "/kept bs=64K count=16 conv=fsync status=none";
   REQUIRE(std::system(write.c_str()) == 0);
-  std::string written;
-  {
-    std::ifstream in(tc.mnt() / "kept", std::ios::binary);
-    written.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const std::string written = pvfs::test::read_text(tc.mnt() / "kept");
   REQUIRE(written.size() == 16 * 65536);
   REQUIRE(jobs_in(status_of(config).active) == Jobs{"victim"});
 

@@ -42,8 +42,7 @@ std::string round_trip(const fs::path& file, const std::string& text) {
     out << text;
     REQUIRE(out.good());
   }
-  std::ifstream in(file, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return pvfs::test::read_text(file);
 }
 
 // How a connection to `to` seals its frames' data, asked with `encrypt`:

@@ -26,6 +26,7 @@
 #include <doctest/doctest.h>
 
 #include "mds/fileset_catalog.h"
+#include "tests/support/file_content.h"
 #include "tests/support/run_tool.h"
 #include "tests/support/test_cluster.h"
 
@@ -36,6 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using pvfs::test::skip_without_fuse;
+using pvfs::test::read_file;
 using pvfs::test::TestCluster;
 
 // File sets in a member's data dir (fileset-N folders, moved-away ones not counted).
@@ -80,12 +82,6 @@ bool write_file(const fs::path& path, const std::string& text) {
   out << text;
   out.close();
   return out.good();
-}
-
-std::optional<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 pvfs::ClusterOptions three_members() {

@@ -32,6 +32,7 @@
 #include "shared/rpc/connection.h"
 #include "shared/rpc/io_context.h"
 #include "shared/rpc/run_sync.h"
+#include "tests/support/file_content.h"
 #include "tests/support/test_cluster.h"
 
 namespace pvfs::test {
@@ -134,51 +135,6 @@ class AlignedBuffer {
   size_t size_;
 };
 
-// The pattern: file byte `pos` is byte pos%8 of splitmix64(seed, pos/8).
-inline uint64_t pattern_word(uint64_t seed, uint64_t word) {
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + word + 0x632be59bd9b4e019ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Fills `out` with the pattern for the file range starting at `offset`.
-inline void fill_pattern(std::span<std::byte> out, uint64_t seed, uint64_t offset) {
-  size_t i = 0;
-  while (i < out.size() && (offset + i) % 8 != 0) {
-    out[i] = std::byte(pattern_word(seed, (offset + i) / 8) >> (8 * ((offset + i) % 8)));
-    ++i;
-  }
-  for (; i + 8 <= out.size(); i += 8) {
-    uint64_t w = pattern_word(seed, (offset + i) / 8);
-    std::memcpy(out.data() + i, &w, 8);  // little-endian host
-  }
-  for (; i < out.size(); ++i)
-    out[i] = std::byte(pattern_word(seed, (offset + i) / 8) >> (8 * ((offset + i) % 8)));
-}
-
-// The file offset of the first byte of `got` that is not the pattern.
-inline std::optional<uint64_t> pattern_mismatch(std::span<const std::byte> got, uint64_t seed,
-                                                uint64_t offset) {
-  std::byte expected[4096];
-  for (size_t done = 0; done < got.size();) {
-    size_t n = std::min(sizeof expected, got.size() - done);
-    fill_pattern({expected, n}, seed, offset + done);
-    if (std::memcmp(expected, got.data() + done, n) != 0)
-      for (size_t i = 0; i < n; ++i)
-        if (expected[i] != got[done + i]) return offset + done + i;
-    done += n;
-  }
-  return std::nullopt;
-}
-
-// The file offset of the first non-zero byte of `got`.
-inline std::optional<uint64_t> nonzero_at(std::span<const std::byte> got, uint64_t offset) {
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != std::byte{0}) return offset + i;
-  return std::nullopt;
-}
-
 // Polls `done` every 20 ms until it holds or `limit` passes; returns whether it held.
 template <typename Pred>
 bool eventually(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
@@ -216,11 +172,6 @@ inline uint64_t rss_bytes(int pid) {
   for (std::string line; std::getline(in, line);)
     if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
   return 0;
-}
-
-inline std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // The pid of the pvfsmount serving `mountpoint` (it daemonizes), or 0.

@@ -21,6 +21,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/file_content.h"
 #include "tests/support/netns_hosts.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_cluster.h"
@@ -61,8 +62,7 @@ std::vector<pid_t> processes_mentioning(const std::string& needle) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = pvfs::test::read_text(entry.path() / "cmdline");
     if (cmdline.find(needle) != std::string::npos) found.push_back(std::stoi(name));
   }
   return found;
@@ -144,8 +144,7 @@ TEST_CASE("a test program stopped by SIGTERM kills its daemons, unmounts and del
   if (!up) {
     ::kill(inner, SIGKILL);
     ::waitpid(inner, nullptr, 0);
-    std::ifstream in(output);
-    FAIL("the inner case did not come up:\n" << std::string(std::istreambuf_iterator<char>(in), {}));
+    FAIL("the inner case did not come up:\n" << pvfs::test::read_text(output));
   }
   Report report;
   {
