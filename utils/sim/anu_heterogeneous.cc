@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #include "policy/placement/anu_map.h"
 #include "policy/placement/anu_tuner.h"
@@ -254,16 +255,22 @@ Result<Setup> make_setup(const Params& p, Random& rng) {
     return Status(Errc::invalid_argument, "utilization must be in (0, 1)");
   if (!(p.number("x_min") > 0) || p.number("x_max") < p.number("x_min"))
     return Status(Errc::invalid_argument, "need 0 < x_min <= x_max");
+  const double zipf = p.number("zipf");
+  if (!(zipf >= 0) || zipf > 4) return Status(Errc::invalid_argument, "zipf must be in [0, 4]");
   s.file_sets = static_cast<uint32_t>(p.integer("file_sets"));
   s.duration = Nanos(std::llround(p.number("duration_s") * 1e9));
   s.interval = Nanos(std::llround(p.number("interval_s") * 1e9));
   s.heartbeat = Nanos(std::llround(p.number("heartbeat_s") * 1e9));
   s.settle = Nanos(std::llround(p.number("settle_s") * 1e9));
-  // Workload X*c, X uniform in [x_min, x_max]; c gives `requests` in all.
+  // Workload X*c, X uniform in [x_min, x_max] (the paper's), or with
+  // `zipf` s > 0 the f-th set's X is 1 / f^s, as tests/bench/anu gives the
+  // daemons (one set may then carry more than a slow server can serve);
+  // c gives `requests` in all.
   const double total_rate = static_cast<double>(p.integer("requests")) / p.number("duration_s");
   double sum_x = 0;
   for (uint32_t f = 0; f < s.file_sets; ++f) {
-    s.rate.push_back(rng.uniform(p.number("x_min"), p.number("x_max")));
+    const double uniform = rng.uniform(p.number("x_min"), p.number("x_max"));
+    s.rate.push_back(zipf > 0 ? 1 / std::pow(static_cast<double>(f + 1), zipf) : uniform);
     sum_x += s.rate.back();
   }
   for (double& r : s.rate) r *= total_rate / sum_x;
@@ -404,6 +411,9 @@ Result<Report> run(const Params& p, uint64_t seed) {
       num(std::chrono::duration<double>(setup.base_service).count(), 3),
       num(std::chrono::duration<double>(setup.interval).count(), 0),
       num(std::chrono::duration<double>(setup.settle).count(), 0)));
+  const double total = std::accumulate(setup.rate.begin(), setup.rate.end(), 0.0);
+  const double busiest = *std::max_element(setup.rate.begin(), setup.rate.end());
+  report.notes.push_back(fmt::format("the busiest file set carries {}% of the requests", num(100 * busiest / total, 1)));
   report.notes.push_back("worst server: mean over intervals of the slowest server's mean latency");
   report.notes.push_back(
       "\nload sweep (sweep.csv): worst server (s) of ANU, of ANU with the paper's tuner, and of prescient; "
@@ -462,6 +472,8 @@ Scenario anu_heterogeneous() {
       {"duration_s", ParamType::number, "10000", "3000", "length of the run (s)"},
       {"x_min", ParamType::number, "1", "", "a file set's workload is X*c, X uniform in [x_min, x_max]"},
       {"x_max", ParamType::number, "10", "", "see x_min"},
+      {"zipf", ParamType::number, "0", "",
+       "0: workloads as x_min, x_max (the paper's); s > 0: the f-th file set's is 1/f^s (tests/bench/anu's --zipf)"},
       {"utilization", ParamType::number, "0.6", "", "offered load as a fraction of the cluster's capacity"},
       {"interval_s", ParamType::number, "120", "", "ANU tuning interval (s)"},
       {"heartbeat_s", ParamType::number, "1", "", "between the delegate's turns, as heartbeat_interval_ms"},
