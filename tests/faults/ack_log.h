@@ -32,7 +32,6 @@ inline bool write_whole(const std::filesystem::path& file, const std::string& co
   return wrote && closed;
 }
 
-
 class AckLog {
  public:
   struct Tally {

@@ -269,6 +269,7 @@ Result<Setup> make_setup(const Params& p, Random& rng) {
   const double total_rate = static_cast<double>(p.integer("requests")) / p.number("duration_s");
   double sum_x = 0;
   for (uint32_t f = 0; f < s.file_sets; ++f) {
+    // Drawn either way, so that zipf leaves the later draws of a seed alone.
     const double uniform = rng.uniform(p.number("x_min"), p.number("x_max"));
     s.rate.push_back(zipf > 0 ? 1 / std::pow(static_cast<double>(f + 1), zipf) : uniform);
     sum_x += s.rate.back();
@@ -413,7 +414,8 @@ Result<Report> run(const Params& p, uint64_t seed) {
       num(std::chrono::duration<double>(setup.settle).count(), 0)));
   const double total = std::accumulate(setup.rate.begin(), setup.rate.end(), 0.0);
   const double busiest = *std::max_element(setup.rate.begin(), setup.rate.end());
-  report.notes.push_back(fmt::format("the busiest file set carries {}% of the requests", num(100 * busiest / total, 1)));
+  report.notes.push_back(
+      fmt::format("the busiest file set carries {}% of the requests", num(100 * busiest / total, 1)));
   report.notes.push_back("worst server: mean over intervals of the slowest server's mean latency");
   report.notes.push_back(
       "\nload sweep (sweep.csv): worst server (s) of ANU, of ANU with the paper's tuner, and of prescient; "
