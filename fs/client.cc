@@ -122,7 +122,11 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_stor
     }
     const auto sent = rpc::Clock::now();
     auto reply = co_await (*conn)->call(out, data, left, busy);
-    if (reply.code() != Errc::timeout && rpc::Clock::now() - sent > left) ++mount_stats.busy_waits;
+    // Answered after its timeout: a busy server kept it waiting. Without a
+    // busy limit nothing can, and a reply that came at its deadline is not
+    // one (the deadline's own wake-up runs after the reply's).
+    if (busy.count() > 0 && reply.code() != Errc::timeout && rpc::Clock::now() - sent > left)
+      ++mount_stats.busy_waits;
     if (reply.code() == Errc::unavailable) {
       deadline = std::min(latest, deadline + (rpc::Clock::now() - sent));
       left = std::chrono::duration_cast<milliseconds>(deadline - rpc::Clock::now());

@@ -162,7 +162,9 @@ asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> Client::Impl::call_mds(
     } else {
       const auto sent = rpc::Clock::now();
       auto reply = co_await (*conn)->call(out, {}, left, busy_limit);
-      if (reply.code() != Errc::timeout && rpc::Clock::now() - sent > left) ++mount_stats.busy_waits;
+      // As in call_storage (client.cc): none without a busy limit.
+      if (busy_limit.count() > 0 && reply.code() != Errc::timeout && rpc::Clock::now() - sent > left)
+        ++mount_stats.busy_waits;
       switch (reply.code()) {
         case Errc::stale_map: miss = MdsMiss::stale_map; break;
         case Errc::again: miss = MdsMiss::again; break;
