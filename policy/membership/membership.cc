@@ -6,7 +6,17 @@ namespace pvfs::mds {
 namespace {
 
 placement::LatencyReport to_latency(MdsId m, const IntervalReport& r) {
-  return {m, r.latency_ms, r.requests, r.backlog, r.backlog_age_ms, r.busy, r.service_ms};
+  placement::LatencyReport out;
+  out.server = m;
+  out.latency_ms = r.latency_ms;
+  out.requests = r.requests;
+  out.backlog = r.backlog;
+  out.backlog_age_ms = r.backlog_age_ms;
+  out.busy = r.busy;
+  out.service_ms = r.service_ms;
+  out.sets = r.sets;
+  out.interval_ms = r.interval_ms;
+  return out;
 }
 
 }  // namespace
@@ -45,6 +55,10 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
   const double busy = std::chrono::duration<double, std::milli>(busy_).count();
   last_.busy = length > 0 ? std::clamp(busy / length, 0.0, 1.0) : 0;
   last_.service_ms = requests_ == 0 ? 0 : busy / static_cast<double>(requests_);
+  last_.interval_ms = length;
+  last_.sets.clear();
+  for (const auto& [set, requests] : sets_) last_.sets.push_back({set, requests});
+  sets_.clear();
   requests_ = 0;
   latency_ = std::chrono::nanoseconds(0);
   busy_ = std::chrono::nanoseconds(0);
@@ -210,6 +224,11 @@ std::optional<NextMap> Membership::next_map(const placement::AnuMap& map, Steady
   // (the tuner pools it with this one's): forgotten when the map changed.
   if (!tuned_version_ || *tuned_version_ != map.version()) history_.clear();
   tuned_version_ = map.version();
+  for (placement::LatencyReport& r : current) {
+    if (r.service_ms > 0) known_service_ms_[r.server] = r.service_ms;
+    if (auto known = known_service_ms_.find(r.server); known != known_service_ms_.end())
+      r.known_service_ms = known->second;
+  }
   for (placement::LatencyReport& r : current) {
     const auto h = history_.find(r.server);
     if (h == history_.end() || h->second.requests == 0) continue;

@@ -46,6 +46,11 @@ struct IntervalReport {
   // when unknown.
   double busy = 0;
   double service_ms = 0;
+  // The requests that arrived per file set (by set; empty when the caller
+  // named none) and the interval's length: what the delegate's overload
+  // guard predicts from (placement::TunerOptions::overload_guard).
+  std::vector<placement::SetRequests> sets{};
+  double interval_ms = 0;
 };
 
 struct MembershipOptions {
@@ -75,7 +80,11 @@ class IntervalMeter {
   // A request arrived at `arrival` and is outstanding until
   // finished(arrival): the backlog each report carries (issue 21).
   // From the first arrival to the last finish the member is busy.
-  void arrived(SteadyTime arrival) {
+  // Of file set `set`, when given: counted per set as well (what was
+  // asked of the set, not what was served: a saturated member serves at
+  // its own rate whatever arrives).
+  void arrived(SteadyTime arrival, std::optional<FileSetId> set = std::nullopt) {
+    if (set) ++sets_[*set];
     if (outstanding_ == 0) busy_since_ = std::max(arrival, start_);
     ++outstanding_;
     outstanding_since_ += arrival.time_since_epoch().count();
@@ -115,6 +124,7 @@ class IntervalMeter {
   std::chrono::nanoseconds length_;
   uint64_t requests_ = 0;
   std::chrono::nanoseconds latency_{0};
+  std::map<FileSetId, uint64_t> sets_;
   // Requests outstanding and the sum of their arrival times, so their
   // mean age needs no list.
   uint64_t outstanding_ = 0;
@@ -238,6 +248,9 @@ class Membership {
     uint64_t requests = 0;
   };
   std::map<MdsId, History> history_;
+  // Per member, the service time of its latest interval that measured one
+  // (placement::LatencyReport::known_service_ms).
+  std::map<MdsId, double> known_service_ms_;
   std::optional<placement::TuneResult> last_tuning_;
 };
 

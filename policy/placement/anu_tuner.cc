@@ -21,7 +21,8 @@ Result<std::map<MdsId, LatencyReport>> index_reports(std::span<const LatencyRepo
   for (const LatencyReport& r : reports) {
     if (!std::isfinite(r.latency_ms) || r.latency_ms < 0 || !std::isfinite(r.backlog_age_ms) ||
         r.backlog_age_ms < 0 || !(r.busy >= 0 && r.busy <= 1) || !std::isfinite(r.service_ms) || r.service_ms < 0 ||
-        !std::isfinite(r.history_load) || r.history_load < 0)
+        !std::isfinite(r.history_load) || r.history_load < 0 || !std::isfinite(r.interval_ms) || r.interval_ms < 0 ||
+        !std::isfinite(r.known_service_ms) || r.known_service_ms < 0)
       return Status(Errc::invalid_argument,
                     "latency, backlog age and service time must be finite and >= 0, busy in [0, 1]");
     if (!out.emplace(r.server, r).second) return Status(Errc::invalid_argument, "server reported twice");
@@ -117,6 +118,90 @@ double load_at_latency(double service_ms, double latency_ms, double scv) {
   if (!(x > 0)) return 0;
   return x / (x + (1 + scv) / 2);
 }
+
+namespace {
+
+// Each reported server's service time as the overload guard uses it.
+std::map<MdsId, double> service_times(std::span<const LatencyReport> reports) {
+  std::map<MdsId, double> out;
+  for (const LatencyReport& r : reports) {
+    const double ms = r.service_ms > 0 ? r.service_ms : r.known_service_ms;
+    if (ms > 0) out[r.server] = ms;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<MdsId, double> predicted_load(const AnuMap& map, std::span<const LatencyReport> reports) {
+  std::map<FileSetId, uint64_t> sets;
+  double interval_ms = 0;
+  for (const LatencyReport& r : reports) {
+    for (const SetRequests& s : r.sets) sets[s.set] += s.requests;
+    interval_ms = std::max(interval_ms, r.interval_ms);
+  }
+  const std::map<MdsId, double> service = service_times(reports);
+  std::map<MdsId, double> load;
+  if (sets.empty() || !(interval_ms > 0)) return load;
+  for (MdsId m : map.servers())
+    if (service.contains(m)) load[m] = 0;
+  for (const auto& [set, requests] : sets) {
+    const MdsId m = map.locate(set);
+    if (auto it = load.find(m); it != load.end())
+      it->second += static_cast<double>(requests) * service.at(m) / interval_ms;
+  }
+  return load;
+}
+
+namespace {
+
+// The overload guard (TunerOptions::overload_guard): of the change from
+// the shares `old` of `map` to `target`, the largest part (all, a half, a
+// quarter, an eighth) under which no server is predicted busier than the
+// bound, nor busier than it was when it was above it; or none of it. The
+// bound is halfway from the cluster's predicted utilization to 1: near
+// capacity every server must be nearly as busy as the cluster. A change
+// that lowers the busiest server's load passes anyway: a server above
+// capacity must be able to shed onto one that then passes the bound.
+// Returns the map and the part taken.
+std::pair<AnuMap, double> guard_overload(const AnuMap& map, const std::vector<ServerShare>& old,
+                                         const std::vector<ServerShare>& target,
+                                         std::span<const LatencyReport> reports) {
+  auto with = [&](double part) {
+    std::vector<ServerShare> shares = old;
+    for (size_t i = 0; i < shares.size(); ++i) shares[i].share += part * (target[i].share - old[i].share);
+    auto next = map.with_shares(shares);
+    PVFS_CHECK(next.ok());
+    return std::move(*next);
+  };
+  const std::map<MdsId, double> before = predicted_load(map, reports);
+  const std::map<MdsId, double> service = service_times(reports);
+  double work = 0, capacity = 0, busiest_before = 0;
+  for (const auto& [m, load] : before) {
+    work += load / service.at(m);
+    capacity += 1 / service.at(m);
+    busiest_before = std::max(busiest_before, load);
+  }
+  if (capacity <= 0) return {with(1), 1};  // nothing predicted
+  const double bound = (1 + work / capacity) / 2;
+  auto passes = [&](const AnuMap& candidate) {
+    bool over = false;
+    double busiest = 0;
+    for (const auto& [m, load] : predicted_load(candidate, reports)) {
+      auto was = before.find(m);
+      over = over || load > std::max(bound, was == before.end() ? 0.0 : was->second) * (1 + 1e-9);
+      busiest = std::max(busiest, load);
+    }
+    return !over || busiest < busiest_before * (1 - 1e-9);
+  };
+  for (double part = 1; part >= 0.125; part /= 2) {
+    AnuMap candidate = with(part);
+    if (passes(candidate)) return {std::move(candidate), part};
+  }
+  return {map, 0};
+}
+
+}  // namespace
 
 Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> current,
                         std::span<const LatencyReport> previous, const TunerOptions& options) {
@@ -384,6 +469,11 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         if (!growing[i]) weights[i].share += excess * weights[i].share / takers;
     auto next = map.with_shares(weights);
     PVFS_CHECK(next.ok());
+    if (options.overload_guard) {
+      auto guarded = guard_overload(map, old, weights, current);
+      next = std::move(guarded.first);
+      result.taken = guarded.second;
+    }
     if (next->partitions() != map.partitions()) result.map = std::move(*next);
   }
   const AnuMap& final_map = result.map ? *result.map : map;

@@ -11,7 +11,9 @@
 // give the load it is offered, pooled over the intervals since the map last
 // changed (the caller keeps that history, LatencyReport::history_*), and
 // the servers are balanced on a queue's latency at that load, a change made
-// only when it exceeds the noise of the arrivals counted.
+// only when it exceeds the noise of the arrivals counted; and the overload
+// guard: from the requests each file set brought, no new map hands a
+// server more than it can serve.
 // Pure: no I/O, no clock; a free function, safe from any thread.
 //
 // How much to scale is not given by the paper ("the delegate scales down
@@ -26,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -36,6 +39,13 @@
 #include "shared/status.h"
 
 namespace pvfs::placement {
+
+// Requests of one file set that arrived at a server in an interval.
+struct SetRequests {
+  FileSetId set;
+  uint64_t requests = 0;
+  bool operator==(const SetRequests&) const = default;
+};
 
 // What one server measured over the last interval.
 struct LatencyReport {
@@ -59,6 +69,14 @@ struct LatencyReport {
   // requests (0: none); the delegate keeps them (mds::Membership).
   double history_load = 0;
   uint64_t history_requests = 0;
+  // The requests that arrived per file set, by set (empty: not counted),
+  // and how long the interval was (ms; 0 unknown): with service_ms, what
+  // the overload guard (TunerOptions::overload_guard) predicts from.
+  std::vector<SetRequests> sets{};
+  double interval_ms = 0;
+  // service_ms of its latest interval that measured one (the delegate
+  // remembers it: a server emptied of file sets measures none); 0 unknown.
+  double known_service_ms = 0;
 };
 
 // Whether a server's queue stands: busy all through this interval and the
@@ -163,6 +181,19 @@ struct TunerOptions {
   // of arrivals (1 / sqrt(n) relative, n over every interval since the map
   // last changed); 0 = always.
   double significance = 3;
+  // The overload guard (ours, issue 21): a new map must not make a server
+  // busier than halfway from the cluster's utilization to saturation, by
+  // what the reports predict (LatencyReport::sets, service_ms and
+  // interval_ms: the file sets the server would own, each at the requests
+  // that arrived for it in the interval, times the server's own service
+  // time), unless that server is already busier under the current map,
+  // and then not busier than that. A change that would is taken in part
+  // (a half, a quarter, an eighth of each share's move) or not at all,
+  // unless it lowers the busiest server's load. One file set can carry
+  // more than a slow server can serve: moving it there swings the cluster
+  // (docs/sim/anu-heterogeneous.md, "Hot file sets"). Servers without a
+  // service time, and reports without set counts, predict nothing.
+  bool overload_guard = true;
 };
 
 // Why a server's region was or was not scaled explicitly.
@@ -192,7 +223,19 @@ struct TuneResult {
   double average_ms = 0;              // L
   std::vector<ServerTuning> servers;  // one per member, in id order
   std::optional<AnuMap> map;          // version + 1; nullopt = unchanged
+  // The part of the shares' moves the overload guard let through: 1 all
+  // (or the guard did not act), 0.5, 0.25, 0.125, or 0 (the map kept).
+  double taken = 1;
 };
+
+// Each server's busy fraction under `map` as `reports` predict it (the
+// overload guard, TunerOptions::overload_guard): the requests of the file
+// sets `map` gives it, summed over every report's counts, times its
+// service time (this report's, else its known_service_ms), over the
+// interval.
+// Servers that cannot be predicted (no service time, no interval, no set
+// counted anywhere) are left out.
+std::map<MdsId, double> predicted_load(const AnuMap& map, std::span<const LatencyReport> reports);
 
 // One tuning step over `map`. `current` holds this interval's reports,
 // `previous` the last interval's (empty when unknown, e.g. on a new

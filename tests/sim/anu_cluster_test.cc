@@ -55,9 +55,9 @@ class Daemons {
   }
   // A request that arrived `latency` before `now` and is answered now, as
   // MdsCluster's Outstanding and record() count it.
-  void record(MdsId member, Nanos now, Nanos latency) {
+  void record(MdsId member, Nanos now, Nanos latency, FileSetId set) {
     mds::IntervalMeter& meter = meters_.at(member);
-    meter.arrived(at(now - latency));
+    meter.arrived(at(now - latency), set);
     meter.record(latency);
     meter.finished(at(now - latency), at(now));
   }
@@ -107,9 +107,10 @@ std::pair<std::vector<Issued>, std::vector<Issued>> run_both(milliseconds heartb
     const Nanos now = b * heartbeat;
     for (size_t i = 0; i < ids.size(); ++i) {
       const Nanos latency = latency_of(i, ids.size(), sim.map().share(ids[i]), now);
-      sim.arrived(ids[i], now - latency);
+      const FileSetId set(static_cast<uint16_t>(i + 1));
+      sim.arrived(ids[i], now - latency, set);
       sim.record(ids[i], now - latency, latency);
-      daemons.record(ids[i], now, latency_of(i, ids.size(), daemons.map().share(ids[i]), now));
+      daemons.record(ids[i], now, latency_of(i, ids.size(), daemons.map().share(ids[i]), now), set);
     }
     if (auto round = sim.heartbeat(now); round.next) from_sim.push_back({now, round.next->map.serialize()});
     if (auto map = daemons.heartbeat(now)) from_daemons.push_back({now, map->serialize()});

@@ -222,6 +222,45 @@ TEST_CASE("the delegate tunes once per interval, with fresh reports, and shrinks
   CHECK(next->map.share(MdsId(2)) < map.share(MdsId(2)));
 }
 
+TEST_CASE("the overload guard predicts a member that served nothing at the service time it last measured") {
+  // Member 2 takes 100 ms a request. Once it serves nothing, member 1's
+  // queue makes the tuner grow it; each of member 1's file sets would
+  // then bring it as much as it can serve (10 requests a second).
+  MembershipOptions o = options();
+  o.tuner.average = placement::Average::mean;
+  o.tuner.backlog = false;
+  o.tuner.busy = false;
+  for (bool guard : {true, false}) {
+    CAPTURE(guard);
+    o.tuner.overload_guard = guard;
+    Membership m(mds_ids({1, 2}), MdsId(1), t0, o);
+    const AnuMap map = uniform(mds_ids({1, 2}));
+    IntervalReport one{.seq = 1, .latency_ms = 10, .requests = 100, .service_ms = 1, .interval_ms = 10000};
+    IntervalReport two{.seq = 1, .latency_ms = 10, .requests = 1, .service_ms = 100, .interval_ms = 10000};
+    m.own_report(one);
+    m.heard(MdsId(2), at(10000), two);
+    CHECK_FALSE(m.next_map(map, at(10000)).has_value());  // even: nothing to do
+    one = {.seq = 2, .latency_ms = 400, .requests = 3200, .service_ms = 1, .interval_ms = 10000};
+    for (uint16_t set = 1; set <= 64; ++set)
+      if (map.locate(FileSetId(set)) == MdsId(1)) one.sets.push_back({FileSetId(set), 100});
+    two = {.seq = 2, .interval_ms = 10000};  // served nothing: no service time of its own
+    m.own_report(one);
+    m.heard(MdsId(2), at(20000), two);
+    auto next = m.next_map(map, at(20000));
+    auto tuning = m.take_tuning();
+    REQUIRE(tuning.has_value());
+    CHECK(tuning->servers[0].decision == placement::Decision::scaled);
+    if (guard) {
+      CHECK(tuning->taken < 1);
+      const AnuMap& kept = next ? next->map : map;
+      for (uint16_t set = 1; set <= 64; ++set) CHECK(kept.locate(FileSetId(set)) == map.locate(FileSetId(set)));
+    } else {
+      REQUIRE(next.has_value());
+      CHECK(next->map.share(MdsId(2)) > map.share(MdsId(2)));
+    }
+  }
+}
+
 TEST_CASE("the delegate tunes only once every member's report of the interval is in, or dead_after later") {
   // The delegate's own interval closes at its heartbeat; the others'
   // reports of the same interval come with the answers to it, after its
@@ -325,6 +364,26 @@ TEST_CASE("the delegate hands each member's backlog to the tuner: a saturated me
   // 2500 arrived, 2000 served: keeps 4/5 of its share.
   CHECK(second->tuning->servers[2].factor == doctest::Approx(0.8));
   CHECK(second->map.share(MdsId(3)) < map.share(MdsId(3)));
+}
+
+TEST_CASE("a member's interval report counts the requests that arrived per file set, and the interval's length") {
+  IntervalMeter meter(at(0), milliseconds(1000));
+  meter.arrived(at(100), FileSetId(7));
+  meter.arrived(at(200), FileSetId(3));
+  meter.arrived(at(300), FileSetId(7));
+  meter.arrived(at(400));  // a request the caller names no set for
+  meter.record(milliseconds(10));
+  meter.finished(at(100), at(110));  // answered or not, an arrival counts
+  auto report = meter.close(at(1200));
+  REQUIRE(report.has_value());
+  CHECK(report->sets == std::vector<placement::SetRequests>{{FileSetId(3), 1}, {FileSetId(7), 2}});
+  CHECK(report->interval_ms == doctest::Approx(1200));
+  // The next interval counts afresh.
+  meter.arrived(at(1300), FileSetId(3));
+  report = meter.close(at(2200));
+  REQUIRE(report.has_value());
+  CHECK(report->sets == std::vector<placement::SetRequests>{{FileSetId(3), 1}});
+  CHECK(report->interval_ms == doctest::Approx(1000));
 }
 
 TEST_CASE("a member's interval report carries how busy it was and its busy time per request") {

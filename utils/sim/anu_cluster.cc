@@ -21,7 +21,9 @@ AnuCluster::AnuCluster(std::vector<MdsId> members, mds::MembershipOptions option
   for (MdsId m : members_) meters_.emplace(m, mds::IntervalMeter(at(Nanos(0)), options.tune_interval));
 }
 
-void AnuCluster::arrived(MdsId member, Nanos arrival) { meters_.at(member).arrived(at(arrival)); }
+void AnuCluster::arrived(MdsId member, Nanos arrival, FileSetId set) {
+  meters_.at(member).arrived(at(arrival), set);
+}
 
 void AnuCluster::record(MdsId member, Nanos arrival, Nanos latency) {
   mds::IntervalMeter& meter = meters_.at(member);

@@ -32,9 +32,9 @@ class AnuCluster {
   // them; `options.tune_interval` is every member's measuring interval too.
   AnuCluster(std::vector<MdsId> members, mds::MembershipOptions options);
 
-  // A request for `member` arrived at `arrival`: outstanding (its backlog)
-  // until record() of the same arrival.
-  void arrived(MdsId member, Nanos arrival);
+  // A request of file set `set` for `member` arrived at `arrival`:
+  // outstanding (its backlog) until record() of the same arrival.
+  void arrived(MdsId member, Nanos arrival, FileSetId set);
   // A request `member` served, which arrived at `arrival`, finished
   // `latency` after it.
   void record(MdsId member, Nanos arrival, Nanos latency);
