@@ -239,6 +239,7 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_bool(*t, sec, "divergent", c.anu.divergent); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "backlog", c.anu.backlog); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "busy", c.anu.busy); !s.ok()) return s;
+    if (Status s = read_bool(*t, sec, "overload_guard", c.anu.overload_guard); !s.ok()) return s;
   }
   if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
     return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
@@ -424,7 +425,9 @@ std::string Config::render() const {
       << "backlog = " << (anu.backlog ? "true" : "false")
       << "    # shrink a member whose queue grows, whatever the average\n"
       << "busy = " << (anu.busy ? "true" : "false")
-      << "    # tune on each member's busy fraction through a queue model\n\n"
+      << "    # tune on each member's busy fraction through a queue model\n"
+      << "overload_guard = " << (anu.overload_guard ? "true" : "false")
+      << "    # no new map may overload a member by its file sets' requests\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
       << "redirect_margin_bytes = " << redirect_margin_bytes

@@ -182,7 +182,7 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
   if (route) {
     // Arrived and not answered until `outstanding` goes: the backlog each
     // interval reports (queued behind --slowdown included).
-    if (!entry || entry->backlog) outstanding.emplace(&cluster_, ex.started());
+    if (!entry || entry->backlog) outstanding.emplace(&cluster_, ex.started(), *route);
     if (cluster_.emulating()) co_await cluster_.emulate(ex.started());  // no coroutine frame when off
     if (Status admitted = cluster_.admit(*route); !admitted.ok()) co_return co_await ex.refuse(admitted);
     if (detached_.count(route->value))

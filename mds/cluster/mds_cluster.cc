@@ -53,6 +53,34 @@ double sane_age(double ms) { return std::isfinite(ms) && ms >= 0 ? ms : 0; }
 // The same for a busy fraction: outside [0, 1] counts as unknown.
 double sane_busy(double busy) { return busy >= 0 && busy <= 1 ? busy : 0; }
 
+// A peer's last interval from its heartbeat reply. A file set named twice
+// counts once with both counts.
+IntervalReport interval_from_wire(mp::Reply::Latency::Reader l) {
+  IntervalReport r;
+  r.seq = l.getSeq();
+  r.latency_ms = l.getLatencyMs();
+  r.requests = l.getRequests();
+  r.backlog = l.getBacklog();
+  r.backlog_age_ms = sane_age(l.getBacklogAgeMs());
+  r.busy = sane_busy(l.getBusy());
+  r.service_ms = sane_age(l.getServiceMs());
+  r.interval_ms = sane_age(l.getIntervalMs());
+  std::map<FileSetId, uint64_t> sets;
+  for (auto s : l.getSets()) sets[FileSetId(s.getSet())] += s.getRequests();
+  for (const auto& [set, requests] : sets) r.sets.push_back({set, requests});
+  return r;
+}
+
+// The arrivals per file set and the length of `r`, as interval_from_wire() reads them.
+void fill_sets(mp::Reply::Latency::Builder l, const IntervalReport& r) {
+  auto list = l.initSets(static_cast<unsigned>(r.sets.size()));
+  for (size_t i = 0; i < r.sets.size(); ++i) {
+    list[static_cast<unsigned>(i)].setSet(r.sets[i].set.value);
+    list[static_cast<unsigned>(i)].setRequests(r.sets[i].requests);
+  }
+  l.setIntervalMs(r.interval_ms);
+}
+
 }  // namespace
 
 MdsCluster::MdsCluster(asio::io_context& io, const Config& config, const Secret& key, MdsId self,
@@ -297,6 +325,10 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
     auto next = membership_.step(map_, now);
     if (next) next->map.set_issuer(self_);
     if (auto tuning = membership_.take_tuning()) {
+      if (tuning->taken < 1)
+        spdlog::info("delegate: the overload guard took {} of the tuning step: the rest would overload a member "
+                     "with the file sets it gained",
+                     tuning->taken == 0 ? std::string("none") : fmt::format("1/{:.0f}", 1 / tuning->taken));
       tunings_.push_back({clock_.unix_ms(), next ? next->map.version() : map_.version(), std::move(*tuning)});
       if (tunings_.size() > kKeptTunings) tunings_.pop_front();
     }
@@ -350,11 +382,7 @@ asio::awaitable<void> MdsCluster::ping(MdsId member) {
   }
   membership_.answered(member, sent);
   auto state = (*reply)->body<mp::Reply>().getPeer();
-  auto l = state.getInterval();
-  membership_.heard(member, clock_.now(),
-                    IntervalReport{l.getSeq(), l.getLatencyMs(), l.getRequests(), l.getBacklog(),
-                                   sane_age(l.getBacklogAgeMs()), sane_busy(l.getBusy()),
-                                   sane_age(l.getServiceMs())});
+  membership_.heard(member, clock_.now(), interval_from_wire(state.getInterval()));
   learn_iosched_setting(state.getSetting());
   models_held_[member] = state.getSetting().getQosModelsVersion();
   auto& sets = peer_sets_[member];
@@ -406,6 +434,7 @@ void MdsCluster::answer_ping(MdsId from, std::string_view their_map, mp::Reply::
   l.setBacklogAgeMs(meter_.last().backlog_age_ms);
   l.setBusy(meter_.last().busy);
   l.setServiceMs(meter_.last().service_ms);
+  fill_sets(l, meter_.last());
   fill_setting(state.initSetting(), from);
 }
 
@@ -572,6 +601,7 @@ void MdsCluster::fill_status(mp::Reply::ClusterState::Builder out) {
       l.setBacklogAgeMs(r->backlog_age_ms);
       l.setBusy(r->busy);
       l.setServiceMs(r->service_ms);
+      fill_sets(l, *r);
     }
     m.setSlowdown(id == self_ ? std::max(options_.slowdown, 1.0) : 0);
   }

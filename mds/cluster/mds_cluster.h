@@ -86,13 +86,15 @@ class MdsCluster {
     InFlight(const InFlight&) = delete;
     ~InFlight() { --cluster->in_flight_[set]; }
   };
-  // Marks a routed request arrived at `arrival` and not answered yet, from
-  // before it queues (--slowdown) to its reply: the backlog reported to
-  // the delegate with each interval.
+  // Marks a routed request on `set` arrived at `arrival` and not answered
+  // yet, from before it queues (--slowdown) to its reply: the backlog and
+  // the arrivals per file set reported to the delegate with each interval.
   struct Outstanding {
     MdsCluster* cluster = nullptr;
     SteadyTime arrival;
-    Outstanding(MdsCluster* c, SteadyTime a) : cluster(c), arrival(a) { cluster->meter_.arrived(a); }
+    Outstanding(MdsCluster* c, SteadyTime a, FileSetId set) : cluster(c), arrival(a) {
+      cluster->meter_.arrived(a, set);
+    }
     Outstanding(const Outstanding&) = delete;
     ~Outstanding() { cluster->meter_.finished(arrival, cluster->clock_.now()); }
   };

@@ -560,7 +560,10 @@ struct Reply {
     backlogAgeMs @5 :Float64;     # their mean age then (0: none; members before issue 21 send neither)
     busy @6 :Float64;             # fraction of the interval with a routed request outstanding (0: unknown)
     serviceMs @7 :Float64;        # that busy time per request completed (0: unknown)
+    sets @8 :List(SetArrivals);   # routed requests arrived per file set (empty: members before this field)
+    intervalMs @9 :Float64;       # the interval's length (0: unknown)
   }
+  struct SetArrivals { set @0 :UInt16; requests @1 :UInt64; }
 
   struct ClusterState {           # as one member sees the cluster
     self @0 :UInt32;

@@ -297,12 +297,15 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
   co.mds_slowdown = o.slowdown;
   co.mds_service_us = o.service_us;
   // "anu": ANU as the daemons run it by default (the tuner on latency and
-  // backlog); "anu-busy": with the busy model ([mds_cluster] busy = true);
-  // "anu-paper": the paper's tuner (backlog = false, busy = false).
-  const bool anu = policy == "anu" || policy == "anu-busy" || policy == "anu-paper";
+  // backlog, with the overload guard); "anu-busy": with the busy model
+  // ([mds_cluster] busy = true); "anu-noguard": the default without the
+  // overload guard; "anu-paper": the paper's tuner (backlog, busy and
+  // overload_guard false).
+  const bool anu = policy == "anu" || policy == "anu-busy" || policy == "anu-noguard" || policy == "anu-paper";
   co.mds_placement = anu ? "anu" : policy;
   co.mds_backlog = policy != "anu-paper";
   co.mds_busy = policy == "anu-busy";
+  co.mds_overload_guard = policy != "anu-paper" && policy != "anu-noguard";
   co.mds_tune_interval_ms = o.interval_ms;
   co.fileset_per_top_directory = true;
   co.start_timeout = milliseconds(30000);
@@ -488,7 +491,8 @@ int main(int argc, char** argv) {
   std::string policies = "anu,hash,round-robin";
   app.add_option("--policies", policies,
                  "comma-separated placements to run: anu (the daemons' default tuner), anu-busy (with the busy "
-                 "model), anu-paper (the paper's tuner), hash, round-robin")
+                 "model), anu-noguard (the default without the overload guard), anu-paper (the paper's tuner), "
+                 "hash, round-robin")
       ->capture_default_str();
   app.add_option("--slowdown", o.slowdown, "pvfs-mds --slowdown per member")->delimiter(',')->capture_default_str()
       ->check(CLI::Range(1.0, 1000.0));
@@ -554,6 +558,7 @@ int main(int argc, char** argv) {
     const std::string key = run.policy == "round-robin" ? "rr"
                             : run.policy == "anu-paper"  ? "anu_paper"
                             : run.policy == "anu-busy"   ? "anu_busy"
+                            : run.policy == "anu-noguard" ? "anu_noguard"
                                                          : run.policy;
     result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key, run.steady_ratio, key,
                           run.steady_avg_ms, key, run.steady_saturated);

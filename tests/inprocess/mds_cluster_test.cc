@@ -2,7 +2,10 @@
 // network and a manual clock. Their heartbeat and fence loops run on short
 // asio timers; leases, liveness and intervals are measured on the manual
 // clock, so nothing lapses until the test advances it.
+#include <capnp/message.h>
 #include <doctest/doctest.h>
+
+#include <map>
 
 #include "tests/inprocess/mds_node.h"
 #include "tests/support/temp_dir.h"
@@ -107,6 +110,34 @@ TEST_CASE("a member cut off from the delegate stops serving when its lease lapse
   CHECK(p.node(2).cluster().admit(FileSetId(0)).code() == Errc::again);
   p.partition(false);
   p.until([&] { return p.node(2).cluster().serving(); });
+}
+
+TEST_CASE("a member's heartbeat answer carries the requests that arrived per file set to the other members") {
+  Pair p;
+  p.config.mds_tune_interval_ms = 1000;
+  p.restart();
+  p.until([&] { return p.node(1).cluster().serving() && p.node(2).cluster().serving() && p.root_made(); });
+  const uint32_t owner = p.node(1).filesets().has(FileSetId(0)) ? 1 : 2;
+  const uint32_t other = 3 - owner;
+  for (int i = 0; i < 5; ++i) {
+    rpc::OutMessage m;
+    request(m).initGetattr().setIno(kRootInode.value);
+    REQUIRE(p.node(owner).call(m).ok());
+  }
+  p.clock.advance(std::chrono::milliseconds(1100));  // the owner's interval closes at its next heartbeat
+  // What the other member heard in the owner's answer to its heartbeat.
+  auto heard = [&]() -> std::map<uint16_t, uint64_t> {
+    capnp::MallocMessageBuilder message;
+    auto state = message.initRoot<mp::Reply::ClusterState>();
+    p.node(other).cluster().fill_status(state);
+    std::map<uint16_t, uint64_t> out;
+    for (auto member : state.getMembers())
+      if (member.getId() == owner && member.getLatency().getIntervalMs() >= 1000)
+        for (auto s : member.getLatency().getSets()) out[s.getSet()] += s.getRequests();
+    return out;
+  };
+  p.until([&] { return !heard().empty(); });
+  CHECK(heard() == std::map<uint16_t, uint64_t>{{0, 5}});
 }
 
 }  // namespace pvfs::test::mds_cluster_test

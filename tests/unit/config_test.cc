@@ -79,6 +79,7 @@ TEST_CASE("a full config round-trips through render and load") {
   c.redirect_skew_factor = 1.5;
   c.anu.backlog = false;
   c.anu.busy = true;  // the daemons' default is false
+  c.anu.overload_guard = false;
   c.probe_timeout_ms = 7;
   c.load_ttl_ms = 11;
   c.maintainer_threads = 0;
@@ -110,6 +111,7 @@ TEST_CASE("a full config round-trips through render and load") {
   CHECK(back->redirect_skew_factor == c.redirect_skew_factor);
   CHECK(back->anu.backlog == c.anu.backlog);
   CHECK(back->anu.busy == c.anu.busy);
+  CHECK(back->anu.overload_guard == c.anu.overload_guard);
   CHECK(back->probe_timeout_ms == c.probe_timeout_ms);
   CHECK(back->load_ttl_ms == c.load_ttl_ms);
   CHECK(back->maintainer_threads == c.maintainer_threads);

@@ -308,6 +308,7 @@ Result<LocalCluster> LocalCluster::start(const ClusterOptions& options, const fs
     c.mds_tune_interval_ms = options.mds_tune_interval_ms;
     c.anu.backlog = options.mds_backlog;
     c.anu.busy = options.mds_busy;
+    c.anu.overload_guard = options.mds_overload_guard;
     c.mds_dead_after_ms = options.mds_dead_after_ms;
     c.iosched_policy = options.iosched_policy;
     c.iosched_lease_ms = options.iosched_lease_ms;

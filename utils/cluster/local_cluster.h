@@ -41,6 +41,7 @@ struct ClusterOptions {
   uint32_t mds_dead_after_ms = 3000;
   bool mds_backlog = true;  // [mds_cluster] backlog: false (and busy false) gives the paper's tuner
   bool mds_busy = false;    // [mds_cluster] busy (pvfs.toml(5): off by default)
+  bool mds_overload_guard = true;  // [mds_cluster] overload_guard
   // pvfs-mds --slowdown per metadata server, in config order (empty: none,
   // nothing emulated; else one factor in [1, 1000] per MDS, each passed,
   // 1 included) and --service-us (0: its default). Given to the daemons of
