@@ -6,14 +6,7 @@ namespace pvfs::mds {
 namespace {
 
 placement::LatencyReport to_latency(MdsId m, const IntervalReport& r) {
-  placement::LatencyReport out;
-  out.server = m;
-  out.latency_ms = r.latency_ms;
-  out.requests = r.requests;
-  out.backlog = r.backlog;
-  out.backlog_age_ms = r.backlog_age_ms;
-  out.busy = r.busy;
-  out.service_ms = r.service_ms;
+  placement::LatencyReport out{m, r.latency_ms, r.requests, r.backlog, r.backlog_age_ms, r.busy, r.service_ms};
   out.sets = r.sets;
   out.interval_ms = r.interval_ms;
   return out;
