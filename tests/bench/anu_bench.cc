@@ -112,6 +112,12 @@ struct PolicyRun {
   // says (a saturated member that serves most requests is the average).
   double steady_saturated = 0;
   double steady_avg_ms = 0;     // mean latency of all requests
+  // Each member's mean latency over the whole third (members with at
+  // least min_share of its requests), the worst over steady_avg_ms: the
+  // placement's imbalance without one interval's sampling noise, which
+  // a member serving a few dozen requests an interval carries into the
+  // mean of per-interval worsts.
+  double steady_pooled = 0;
   std::optional<double> converge_s;  // start of the first interval after which the ratio stays <= bound
   std::vector<pvfs::MdsTuningStep> tunings;  // the delegate's, as sampled (--detail)
   int64_t start_unix_ms = 0;
@@ -174,6 +180,7 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
   }
   std::vector<double> steady;
   double weighted = 0, requests = 0, all_sum = 0, saturated = 0, rows = 0;
+  std::vector<double> member_weighted(samples.size(), 0), member_requests(samples.size(), 0);
   for (size_t i = run.rows.size() - run.rows.size() / 3; i < run.rows.size(); ++i) {
     rows += 1;
     if (std::any_of(run.rows[i].members.begin(), run.rows[i].members.end(),
@@ -183,13 +190,22 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
       steady.push_back(run.rows[i].ratio);
       all_sum += run.rows[i].ratio_all;
     }
-    for (const auto& s : run.rows[i].members)
-      if (s) {
+    for (size_t m = 0; m < run.rows[i].members.size(); ++m)
+      if (const auto& s = run.rows[i].members[m]) {
         weighted += s->latency_ms * double(s->requests);
         requests += double(s->requests);
+        member_weighted[m] += s->latency_ms * double(s->requests);
+        member_requests[m] += double(s->requests);
       }
   }
-  if (requests > 0) run.steady_avg_ms = weighted / requests;
+  if (requests > 0) {
+    run.steady_avg_ms = weighted / requests;
+    double worst = 0;
+    for (size_t m = 0; m < member_requests.size(); ++m)
+      if (member_requests[m] > 0 && member_requests[m] >= o.min_share * requests)
+        worst = std::max(worst, member_weighted[m] / member_requests[m]);
+    if (run.steady_avg_ms > 0) run.steady_pooled = worst / run.steady_avg_ms;
+  }
   if (rows > 0) run.steady_saturated = saturated / rows;
   if (!steady.empty()) {
     double sum = 0;
@@ -460,12 +476,14 @@ void print_run(const PolicyRun& run, const Options& o) {
   std::printf("%s\n",
               fmt::format("{}: {} requests, {} failed{}, {} not sent (all {} slots busy); {} file sets moved; "
                           "last third: mean latency {:.1f} ms, worst/avg mean {}, max {} (counting members "
-                          "with under {:g}% of the requests too: mean {}), a member saturated (>= {} queued) "
+                          "with under {:g}% of the requests too: mean {}; each member over the whole third: {}), "
+                          "a member saturated (>= {} queued) "
                           "in {:.0f}% of the intervals; converged (<= {:g} from then on): {}",
                           run.policy, run.ops, run.errors,
                           run.errors ? " (first: " + run.first_error + ")" : std::string(), run.lost,
                           o.max_outstanding, run.moves, run.steady_avg_ms, ratio_text(run.steady_ratio),
                           ratio_text(run.steady_max), o.min_share * 100, ratio_text(run.steady_ratio_all),
+                          ratio_text(run.steady_pooled),
                           kSaturatedBacklog, run.steady_saturated * 100, o.converged_ratio,
                           run.converge_s ? fmt::format("after {:.0f} s", *run.converge_s) : "never")
                   .c_str());
@@ -560,8 +578,9 @@ int main(int argc, char** argv) {
                             : run.policy == "anu-busy"   ? "anu_busy"
                             : run.policy == "anu-noguard" ? "anu_noguard"
                                                          : run.policy;
-    result += fmt::format(" {}_worst_over_avg={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key, run.steady_ratio, key,
-                          run.steady_avg_ms, key, run.steady_saturated);
+    result += fmt::format(" {}_worst_over_avg={:.2f} {}_pooled={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key,
+                          run.steady_ratio, key, run.steady_pooled, key, run.steady_avg_ms, key,
+                          run.steady_saturated);
     if (run.policy.starts_with("anu"))
       result += fmt::format(" {}_converge_s={}", key,
                             run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never");
