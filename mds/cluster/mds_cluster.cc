@@ -233,6 +233,18 @@ asio::awaitable<void> MdsCluster::emulate(SteadyTime arrival) {
 void MdsCluster::record(std::chrono::nanoseconds latency) { meter_.record(latency); }
 
 void MdsCluster::close_interval() {
+  // A real member's busy time is its event loop's work: this thread's CPU
+  // time, which covers every request's handling and its LMDB transaction
+  // (the periodic and fsync-driven flushes run on the sync pool). An
+  // emulated member's is its emulated server's (emulate()).
+  if (!emulating()) {
+    timespec ts{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
+      const auto cpu = std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+      if (loop_cpu_) meter_.worked(cpu - *loop_cpu_);
+      loop_cpu_ = cpu;
+    }
+  }
   if (auto report = meter_.close(clock_.now())) membership_.own_report(*report);
 }
 

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -287,6 +288,10 @@ class MdsCluster {
   void learn_qos_models(proto::mds::Request::ClusterSetting::Reader theirs);
   uint64_t moves_in_ = 0, moves_out_ = 0;
   IntervalMeter meter_;  // this member's measuring intervals
+  // The event loop thread's CPU time at the last close_interval(), from
+  // which a real member's busy time is counted (unset before the first).
+  // Members run in one test process on one thread share that thread's.
+  std::optional<std::chrono::nanoseconds> loop_cpu_;
   SteadyTime next_free_{};  // --slowdown: when the virtual server is next idle
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer reconcile_timer_;

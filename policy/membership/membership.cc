@@ -34,6 +34,10 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
     busy_ += now - busy_since_;
     busy_since_ = now;
   }
+  if (worked_given_ && !spans_) {
+    busy_ = worked_;
+    worked_ = std::chrono::nanoseconds(0);
+  }
   if (spans_) {
     // The emulated server's time instead: the closed spans and the open
     // run's part up to now; the rest of the run belongs to the next one.

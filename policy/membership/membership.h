@@ -112,6 +112,17 @@ class IntervalMeter {
       span_to_ = to;
     }
   }
+  // A member whose requests are served one at a time by one thread (the
+  // daemon's event loop) reports that the thread worked `cpu` since the
+  // last call. Once this is called, the busy fraction is that work within
+  // the interval, not the time with a request outstanding: with many
+  // clients waiting, a member has a request outstanding nearly all the
+  // time however little it works, and its service time would read as one
+  // over its throughput. serving()'s spans, when given, take precedence.
+  void worked(std::chrono::nanoseconds cpu) {
+    worked_given_ = true;
+    worked_ += cpu;
+  }
   // Closes the interval when `length` has passed since it opened (the next
   // one opens at `now`): its report, seq counting from 1, with the backlog
   // outstanding at `now`, which last() holds from then on. nullopt before.
@@ -133,6 +144,10 @@ class IntervalMeter {
   // (while outstanding_ > 0; never before the interval opened).
   std::chrono::nanoseconds busy_{0};
   SteadyTime busy_since_{};
+  // worked(): whether it was ever called, and the work reported since the
+  // last close.
+  bool worked_given_ = false;
+  std::chrono::nanoseconds worked_{0};
   // serving(): the spans' time closed in this interval, and the run of
   // back-to-back spans still open (its part before the interval's start
   // was counted in the interval before).

@@ -7,6 +7,8 @@
 // memory. Pure: time is passed in.
 #include "policy/membership/membership.h"
 
+#include <deque>
+
 #include <doctest/doctest.h>
 
 namespace pvfs::mds {
@@ -451,6 +453,39 @@ TEST_CASE("an emulated server's busy fraction is its service spans' time, not th
   report = meter.close(at(3000));
   REQUIRE(report.has_value());
   CHECK(report->busy == 0);
+}
+
+TEST_CASE("a real member's busy fraction is its event loop's work, not the time with a request outstanding") {
+  IntervalMeter meter(at(0), milliseconds(1000));
+  // Eight clients keep a request outstanding all the interval; the loop
+  // worked 150 ms for the 50 it answered.
+  std::deque<int> waiting(8, 0);  // arrival times, ms
+  for (int i = 0; i < 8; ++i) meter.arrived(at(0));
+  for (int i = 0; i < 50; ++i) {
+    const int now = 20 * i + 20;
+    meter.record(milliseconds(now - waiting.front()));
+    meter.finished(at(waiting.front()), at(now));
+    waiting.pop_front();
+    meter.arrived(at(now));
+    waiting.push_back(now);
+  }
+  meter.worked(milliseconds(100));  // reported at each heartbeat, summed
+  meter.worked(milliseconds(50));
+  auto report = meter.close(at(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.15));  // not 1.0
+  CHECK(report->service_ms == doctest::Approx(3));  // not 20, one over the throughput
+  // The next interval counts only the work reported after the close.
+  meter.worked(milliseconds(400));
+  report = meter.close(at(2000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.4));
+  // An emulated server's spans take precedence.
+  meter.serving(at(2000), at(2100));
+  meter.worked(milliseconds(900));
+  report = meter.close(at(3000));
+  REQUIRE(report.has_value());
+  CHECK(report->busy == doctest::Approx(0.1));
 }
 
 TEST_CASE("the delegate pools a member's load since the map last changed: one busy interval moves nothing") {
