@@ -233,10 +233,11 @@ asio::awaitable<void> MdsCluster::emulate(SteadyTime arrival) {
 void MdsCluster::record(std::chrono::nanoseconds latency) { meter_.record(latency); }
 
 void MdsCluster::close_interval() {
-  // A real member's busy time is its event loop's work: this thread's CPU
-  // time, which covers every request's handling and its LMDB transaction
-  // (the periodic and fsync-driven flushes run on the sync pool). An
-  // emulated member's is its emulated server's (emulate()).
+  // A real member's busy time is its event loop's work on requests: this
+  // thread's CPU time, which covers every request's handling and its LMDB
+  // transaction (the periodic and fsync-driven flushes run on the sync
+  // pool), up to the time a request was outstanding (IntervalMeter::worked).
+  // An emulated member's is its emulated server's (emulate()).
   if (!emulating()) {
     timespec ts{};
     if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {

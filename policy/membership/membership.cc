@@ -35,7 +35,9 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
     busy_since_ = now;
   }
   if (worked_given_ && !spans_) {
-    busy_ = worked_;
+    // Both bound the work on requests: the thread works on other things
+    // too (heartbeats, timers), and on none while none is outstanding.
+    busy_ = std::min(busy_, worked_);
     worked_ = std::chrono::nanoseconds(0);
   }
   if (spans_) {

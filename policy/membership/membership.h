@@ -114,11 +114,13 @@ class IntervalMeter {
   }
   // A member whose requests are served one at a time by one thread (the
   // daemon's event loop) reports that the thread worked `cpu` since the
-  // last call. Once this is called, the busy fraction is that work within
-  // the interval, not the time with a request outstanding: with many
-  // clients waiting, a member has a request outstanding nearly all the
-  // time however little it works, and its service time would read as one
-  // over its throughput. serving()'s spans, when given, take precedence.
+  // last call. Once this is called, the busy time is the lesser of that
+  // work and the time with a request outstanding: with many clients
+  // waiting, a member has a request outstanding nearly all the time
+  // however little it works, so that its service time would read as one
+  // over its throughput; and the thread also works while none is (its
+  // heartbeats, the delegate's tuning), which at a light load would read
+  // as a slow service. serving()'s spans, when given, take precedence.
   void worked(std::chrono::nanoseconds cpu) {
     worked_given_ = true;
     worked_ += cpu;

@@ -558,7 +558,7 @@ struct Reply {
     requests @3 :UInt64;
     backlog @4 :UInt64;           # routed requests arrived and not answered at the interval's end
     backlogAgeMs @5 :Float64;     # their mean age then (0: none; members before issue 21 send neither)
-    busy @6 :Float64;             # fraction of the interval the event loop worked (CPU; --slowdown: the virtual server's) (0: unknown)
+    busy @6 :Float64;             # fraction of the interval its event loop worked on requests (--slowdown: the virtual server's) (0: unknown)
     serviceMs @7 :Float64;        # that busy time per request completed (0: unknown)
     sets @8 :List(SetArrivals);   # routed requests arrived per file set (empty: members before this field)
     intervalMs @9 :Float64;       # the interval's length (0: unknown)

@@ -455,7 +455,7 @@ TEST_CASE("an emulated server's busy fraction is its service spans' time, not th
   CHECK(report->busy == 0);
 }
 
-TEST_CASE("a real member's busy fraction is its event loop's work, not the time with a request outstanding") {
+TEST_CASE("a real member's busy time is its event loop's work, up to the time with a request outstanding") {
   IntervalMeter meter(at(0), milliseconds(1000));
   // Eight clients keep a request outstanding all the interval; the loop
   // worked 150 ms for the 50 it answered.
@@ -475,17 +475,25 @@ TEST_CASE("a real member's busy fraction is its event loop's work, not the time 
   REQUIRE(report.has_value());
   CHECK(report->busy == doctest::Approx(0.15));  // not 1.0
   CHECK(report->service_ms == doctest::Approx(3));  // not 20, one over the throughput
-  // The next interval counts only the work reported after the close.
+  // The next interval counts only the work reported after the close; and
+  // no more than the time a request was outstanding (here until 1100):
+  // the rest was the thread's own (heartbeats), not requests'.
+  for (int t : waiting) {
+    meter.record(milliseconds(1100 - t));
+    meter.finished(at(t), at(1100));
+  }
   meter.worked(milliseconds(400));
   report = meter.close(at(2000));
   REQUIRE(report.has_value());
-  CHECK(report->busy == doctest::Approx(0.4));
+  CHECK(report->busy == doctest::Approx(0.1));
+  meter.worked(milliseconds(50));
+  meter.arrived(at(2000));
+  meter.finished(at(2000), at(2100));
   // An emulated server's spans take precedence.
-  meter.serving(at(2000), at(2100));
-  meter.worked(milliseconds(900));
+  meter.serving(at(2000), at(2020));
   report = meter.close(at(3000));
   REQUIRE(report.has_value());
-  CHECK(report->busy == doctest::Approx(0.1));
+  CHECK(report->busy == doctest::Approx(0.02));
 }
 
 TEST_CASE("the delegate pools a member's load since the map last changed: one busy interval moves nothing") {

@@ -25,9 +25,9 @@ struct MdsInterval {
   uint64_t requests = 0;
   // What the delegate tunes with beside the latency (issue 21): requests
   // outstanding at the interval's end and their mean age, the fraction of
-  // the interval the member's event loop worked (its CPU time; with
-  // --slowdown, its virtual server's busy time) and that time per request
-  // completed.
+  // the interval the member's event loop worked on requests (its CPU time,
+  // up to the time one was outstanding; with --slowdown, its virtual
+  // server's busy time) and that time per request completed.
   uint64_t backlog = 0;
   double backlog_age_ms = 0;
   double busy = 0;
