@@ -83,11 +83,14 @@ Plan WindowPlanner::plan(std::span<const JobReport> reports) {
   // §3.2.1 chooses who gets a window of its own; §3.2.2 adjusts each one
   // by T_adjust towards the job's bound.
   for (const JobReport& r : reports) {
-    JobPlan& p = jobs_[r.job].plan;
+    State& st = jobs_[r.job];
+    JobPlan& p = st.plan;
     const Nanos before = p.dedicated ? p.window : Nanos(0);
+    const bool was_shared = st.shared_last;
+    st.shared_last = false;
     p.cut = Nanos(0);
     if (!r.goal) {
-      p = JobPlan{};
+      st = State{};
       best_effort = best_effort || r.active;
       continue;
     }
@@ -95,9 +98,18 @@ Plan WindowPlanner::plan(std::span<const JobReport> reports) {
       p.window = Nanos(0);
       continue;
     }
-    if (options_.share_by_locality && r.seek_cost <= r.idle_cost) {
+    const bool shares = options_.share_by_locality && r.seek_cost <= r.idle_cost;
+    // §3.2.2: a member of the shared window that got less than its bound
+    // over the period gets a window of its own, first sized from the rate
+    // it had in the shared one.
+    if (shares && was_shared && static_cast<double>(r.bytes) < r.bound * Ts) {
+      p.promoted = true;
+      p.rate = shared_before.count() > 0 ? static_cast<double>(r.window_bytes) / seconds(shared_before) : 0.0;
+    }
+    if (shares && !p.promoted) {
       p.dedicated = false;
       p.window = Nanos(0);
+      st.shared_last = true;
       shared_goals.push_back(&r);
       continue;
     }
@@ -111,6 +123,9 @@ Plan WindowPlanner::plan(std::span<const JobReport> reports) {
       p.rate = static_cast<double>(r.window_bytes) / seconds(before);
       const double adjust = (r.bound * Ts - static_cast<double>(r.bytes)) / p.rate;
       p.window = std::clamp(from_seconds(std::max(0.0, seconds(before) + adjust)), floor, T);
+      // A promoted job that now needs no more than the shortest window
+      // goes back to the shared one next period, where locality put it.
+      if (p.promoted && p.window <= floor) p.promoted = false;
     } else if (before.count() > 0) {
       p.window = before;  // served nothing in it: no evidence to adjust on
     } else {

@@ -2,13 +2,15 @@
 // the U-Shape paper's coordination (Zhang, Davis, Jiang, §3.2.1) and window
 // sizing (§3.2.2). A job whose locality gains more from a window of its own
 // than the idle waiting costs gets a dedicated window; the rest, and jobs
-// without a goal (best effort), share one window. Sizes start inversely
-// proportional to each window's measured throughput, are adjusted by
-// T_adjust towards each job's bound, are cut in overload in proportion to
-// the time each job has left, record the loss that caused, make it up
-// first when there is slack, and leave the rest to best effort. Pure:
-// reports in, a plan out; no clock. Driven by the QoS coordinator and by
-// pvfs-sim. Not thread-safe: owned by one executor.
+// without a goal (best effort), share one window; a member of the shared
+// window that got less than its bound over a period gets a window of its
+// own (§3.2.2) until it needs no more than the shortest window. Sizes
+// start inversely proportional to each window's measured throughput, are
+// adjusted by T_adjust towards each job's bound, are cut in overload in
+// proportion to the time each job has left, record the loss that caused,
+// make it up first when there is slack, and leave the rest to best effort.
+// Pure: reports in, a plan out; no clock. Driven by the QoS coordinator
+// and by pvfs-sim. Not thread-safe: owned by one executor.
 #pragma once
 
 #include <chrono>
@@ -97,6 +99,9 @@ struct JobPlan {
   Nanos loss{0};        // T_loss recorded and not yet made up
   Nanos cut{0};         // T_cut taken from it in this plan (overload)
   double rate = 0;      // bytes/s it got in its window last period; 0 unknown
+  // In a window of its own because it fell behind in the shared one
+  // (§3.2.2), though its locality would share.
+  bool promoted = false;
 };
 
 // The plan while `job` is profiled (pvfs-ctl qos profile) at `share_pct`
@@ -126,7 +131,7 @@ class WindowPlanner {
  private:
   struct State {
     JobPlan plan;
-    bool seen = false;
+    bool shared_last = false;  // a member of the last plan's shared window
   };
   PlannerOptions options_;
   std::map<std::string, State, std::less<>> jobs_;

@@ -405,6 +405,46 @@ TEST_CASE("locality decides between a dedicated and the shared window") {
   CHECK(window_of(p, "rand") > 0ns);
 }
 
+TEST_CASE("a job behind its bound in the shared window gets its own until it needs no more than the floor") {
+  WindowPlanner planner({1000ms, 20ms, true});
+  // Both scattered (locality says share); "behind" needs 20 MB a period.
+  std::vector<JobReport> r{goal("ahead", 1e6, 0, 100s, false), goal("behind", 20e6, 0, 100s, false)};
+  Plan p = planner.plan(r);  // new jobs start in the shared window: nothing measured yet
+  CHECK(p.shared_members == std::vector<std::string>{"ahead", "behind"});
+  const Nanos shared = window_of(p, "");
+  REQUIRE(shared > 0ns);
+  // In that window "ahead" got its 1 MB, "behind" 5 MB of its 20 MB.
+  set_bytes(r[0], 2'000'000);
+  set_bytes(r[1], 5'000'000);
+  p = planner.plan(r);
+  CHECK(p.shared_members == std::vector<std::string>{"ahead"});
+  CHECK(planner.job("behind")->dedicated);
+  CHECK(planner.job("behind")->promoted);
+  CHECK_FALSE(planner.job("ahead")->dedicated);
+  // Its first window of its own is sized from the rate it had in the shared one.
+  CHECK(planner.job("behind")->rate == doctest::Approx(5e6 / std::chrono::duration<double>(shared).count()));
+  const Nanos own = window_of(p, "behind");
+  CHECK(own > 20ms);
+  // Still behind in its own window: T_adjust grows it, and it keeps it.
+  set_bytes(r[1], 10'000'000);
+  p = planner.plan(r);
+  CHECK(window_of(p, "behind") > own);
+  // Once it needs no more than the floor it goes back where locality puts it.
+  r[1].bound = 1e6;
+  set_bytes(r[1], 100'000'000);
+  p = planner.plan(r);
+  CHECK(window_of(p, "behind") < 25ms);  // the floor, and a loss from an overload made up
+  CHECK_FALSE(planner.job("behind")->promoted);
+  p = planner.plan(r);
+  CHECK_FALSE(planner.job("behind")->dedicated);
+  CHECK(p.shared_members == std::vector<std::string>{"ahead", "behind"});
+  // The average baseline never shares, so never promotes.
+  WindowPlanner average({1000ms, 20ms, false});
+  average.plan(r);
+  average.plan(r);
+  CHECK_FALSE(average.job("behind")->promoted);
+}
+
 TEST_CASE("overload cuts windows in proportion to time left and records the loss") {
   WindowPlanner planner({1000ms, 20ms, true});
   std::vector<JobReport> r{goal("near", 0, 0, 100s), goal("far", 0, 0, 300s)};
