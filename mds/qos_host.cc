@@ -459,6 +459,7 @@ void QosHost::fill(mp::Reply::QosState::Builder out) const {
     if (planner_)
       if (const qos::JobPlan* jp = planner_->job(job)) {
         j.setDedicated(jp->dedicated);
+        j.setPromoted(jp->promoted);
         j.setWindowMs(seconds(jp->window) * 1000);
         j.setLossMs(seconds(jp->loss) * 1000);
         j.setCutMs(seconds(jp->cut) * 1000);

@@ -430,6 +430,7 @@ struct Reply {
     behind @14 :Bool;             # projected past the goal, or the goal's time is up (not done)
     doneMs @15 :UInt64;           # the job served its declared bytes this long after its start,
                                   # to within a period; 0: not done (or no declared bytes)
+    promoted @16 :Bool;           # dedicated because it fell behind its bound in the shared window
   }
   # A job's profiling run and model as the metadata cluster keeps them.
   struct QosModelState {

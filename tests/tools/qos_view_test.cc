@@ -58,6 +58,29 @@ TEST_CASE("qos status marks a job behind its goal and says where its bound comes
   CHECK(render_qos_list(QosView{}) == "no QoS goals\n");
 }
 
+TEST_CASE("qos status says which windows a job has because it fell behind in the shared one") {
+  QosView v;
+  v.policy = "ushape";
+  QosJobRow own, promoted, shared;
+  own.job = "seq";
+  own.dedicated = true;
+  own.window_ms = 300;
+  promoted.job = "scattered";
+  promoted.dedicated = true;
+  promoted.promoted = true;
+  promoted.window_ms = 450;
+  shared.job = "light";
+  v.jobs = {own, promoted, shared};
+  const std::string out = render_qos_status(v);
+  CHECK(out.find("300 ms ") != std::string::npos);
+  CHECK(out.find("450 ms (was behind in shared)") != std::string::npos);
+  CHECK(out.find("300 ms (was behind") == std::string::npos);
+  CHECK(out.find("shared") != std::string::npos);
+  const std::string json = render_qos_json(v);
+  CHECK(json.find(R"("job":"scattered")") < json.find(R"("promoted":true)"));
+  CHECK(json.find(R"("job":"seq")") < json.find(R"("promoted":false)"));
+}
+
 TEST_CASE("qos status says whether a finished job met its goal, not that it is behind") {
   QosView v;
   v.policy = "average";

@@ -54,6 +54,7 @@ Result<QosView> qos_view_of(mp::Reply::Reader body) {
     r.bytes_done = j.getBytesDone();
     r.window_ms = j.getWindowMs();
     r.dedicated = j.getDedicated();
+    r.promoted = j.getPromoted();
     r.loss_ms = j.getLossMs();
     r.cut_ms = j.getCutMs();
     r.behind = j.getBehind();
@@ -251,7 +252,8 @@ std::string render_qos_status(const QosView& v) {
     rows.push_back({j.job, duration_cell(j.runtime_ms), j.start_unix_ms > 0 ? duration_cell(j.elapsed_ms) : "not started",
                     j.projected_ms > 0 ? duration_cell(j.projected_ms) : "?", rate_cell(j.bound_bps), j.bound_source,
                     rate_cell(j.throughput_bps),
-                    j.dedicated ? fmt::format("{:.0f} ms", j.window_ms) : std::string("shared"),
+                    j.dedicated ? fmt::format("{:.0f} ms{}", j.window_ms, j.promoted ? " (was behind in shared)" : "")
+                                : std::string("shared"),
                     fmt::format("{:.0f} ms", j.loss_ms), qos_verdict(j)});
   out += ctl::table(rows, {1, 2, 3, 4, 6, 7, 8});
   if (!v.windows.empty()) {
@@ -271,10 +273,10 @@ std::string render_qos_json(const QosView& v) {
     jobs += fmt::format(
         "{}{{\"job\":{},\"runtime_ms\":{},\"start_unix_ms\":{},\"bytes\":{},\"elapsed_ms\":{},\"projected_ms\":{},"
         "\"bound_bytes_per_s\":{},\"bound_source\":{},\"throughput_bytes_per_s\":{},\"bytes_done\":{},"
-        "\"window_ms\":{},\"dedicated\":{},\"loss_ms\":{},\"cut_ms\":{},\"behind\":{},\"done_ms\":{}}}",
+        "\"window_ms\":{},\"dedicated\":{},\"promoted\":{},\"loss_ms\":{},\"cut_ms\":{},\"behind\":{},\"done_ms\":{}}}",
         i ? "," : "", json_string(j.job), j.runtime_ms, j.start_unix_ms, j.bytes, j.elapsed_ms, j.projected_ms,
         j.bound_bps, json_string(j.bound_source), j.throughput_bps, j.bytes_done, j.window_ms,
-        j.dedicated ? "true" : "false", j.loss_ms, j.cut_ms, j.behind ? "true" : "false", j.done_ms);
+        j.dedicated ? "true" : "false", j.promoted ? "true" : "false", j.loss_ms, j.cut_ms, j.behind ? "true" : "false", j.done_ms);
   }
   std::string windows;
   for (size_t i = 0; i < v.windows.size(); ++i)

@@ -31,6 +31,7 @@ struct QosJobRow {
   uint64_t bytes_done = 0;
   double window_ms = 0;
   bool dedicated = false;
+  bool promoted = false;      // dedicated because it fell behind in the shared window
   double loss_ms = 0;
   double cut_ms = 0;
   bool behind = false;
