@@ -99,6 +99,7 @@ Plan WindowPlanner::plan(std::span<const JobReport> reports) {
       continue;
     }
     const bool shares = options_.share_by_locality && r.seek_cost <= r.idle_cost;
+    if (!shares) p.promoted = false;  // its locality earns it the window now
     // §3.2.2: a member of the shared window that got less than its bound
     // over the period gets a window of its own, first sized from the rate
     // it had in the shared one.

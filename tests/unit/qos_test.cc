@@ -438,6 +438,16 @@ TEST_CASE("a job behind its bound in the shared window gets its own until it nee
   p = planner.plan(r);
   CHECK_FALSE(planner.job("behind")->dedicated);
   CHECK(p.shared_members == std::vector<std::string>{"ahead", "behind"});
+  // Promoted again, then its locality earns it the window: no longer "promoted".
+  set_bytes(r[1], 0);
+  r[1].bound = 20e6;
+  planner.plan(r);
+  REQUIRE(planner.job("behind")->promoted);
+  r[1].seek_cost = 5ms;
+  r[1].idle_cost = 1ms;
+  planner.plan(r);
+  CHECK(planner.job("behind")->dedicated);
+  CHECK_FALSE(planner.job("behind")->promoted);
   // The average baseline never shares, so never promotes.
   WindowPlanner average({1000ms, 20ms, false});
   average.plan(r);
