@@ -276,7 +276,8 @@ std::string render_qos_json(const QosView& v) {
         "\"window_ms\":{},\"dedicated\":{},\"promoted\":{},\"loss_ms\":{},\"cut_ms\":{},\"behind\":{},\"done_ms\":{}}}",
         i ? "," : "", json_string(j.job), j.runtime_ms, j.start_unix_ms, j.bytes, j.elapsed_ms, j.projected_ms,
         j.bound_bps, json_string(j.bound_source), j.throughput_bps, j.bytes_done, j.window_ms,
-        j.dedicated ? "true" : "false", j.promoted ? "true" : "false", j.loss_ms, j.cut_ms, j.behind ? "true" : "false", j.done_ms);
+        j.dedicated ? "true" : "false", j.promoted ? "true" : "false", j.loss_ms, j.cut_ms,
+        j.behind ? "true" : "false", j.done_ms);
   }
   std::string windows;
   for (size_t i = 0; i < v.windows.size(); ++i)
