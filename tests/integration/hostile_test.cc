@@ -138,7 +138,8 @@ TEST_CASE("the same fragment dropped twice in one send leaves the server up and 
   // The database agrees: after a restart the server holds the same.
   c.close();
   REQUIRE(cluster.cluster().kill_daemon("server0", SIGKILL).ok());
-  REQUIRE(cluster.cluster().restart_daemon("server0").ok());
+  const Status restarted = cluster.cluster().restart_daemon("server0");
+  REQUIRE_MESSAGE(restarted.ok(), restarted.to_string());  // what the daemon said, if it did not come back
   after = held_on(config, 0);
   CHECK(after.fragments == 1);
   CHECK(after.bytes == kFragmentBytes);
