@@ -240,6 +240,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_bool(*t, sec, "backlog", c.anu.backlog); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "busy", c.anu.busy); !s.ok()) return s;
     if (Status s = read_bool(*t, sec, "overload_guard", c.anu.overload_guard); !s.ok()) return s;
+    if (Status s = read_double(*t, sec, "floor_share", c.anu.floor_share); !s.ok()) return s;
+    if (!(c.anu.floor_share >= 0 && c.anu.floor_share <= 1))
+      return key_error("mds_cluster.floor_share", "must be in [0, 1]");
   }
   if (c.mds_dead_after_ms <= c.heartbeat_interval_ms)
     return key_error("mds_cluster.dead_after_ms", "must be longer than timeouts.heartbeat_interval_ms");
@@ -427,7 +430,9 @@ std::string Config::render() const {
       << "busy = " << (anu.busy ? "true" : "false")
       << "    # tune on each member's busy fraction through a queue model\n"
       << "overload_guard = " << (anu.overload_guard ? "true" : "false")
-      << "    # no new map may overload a member by its file sets' requests\n\n"
+      << "    # no new map may overload a member by its file sets' requests\n"
+      << "floor_share = " << toml_float(anu.floor_share)
+      << "    # an idle member below this part of an even share is raised to it\n\n"
       << "[scheduling]\n"
       << "dispatch_min_bytes = " << dispatch_min_bytes << "    # smaller write pieces go home unprobed\n"
       << "redirect_margin_bytes = " << redirect_margin_bytes

@@ -65,7 +65,7 @@ struct Config {
     return heartbeat_interval_ms + (mds_dead_after_ms - heartbeat_interval_ms) * 2 / 3;
   }
   // The delegate's tuning step: threshold (k), thresholding, top_off,
-  // divergent, backlog, busy and overload_guard are keys of [mds_cluster]; average,
+  // divergent, backlog, busy, overload_guard and floor_share are keys of [mds_cluster]; average,
   // max_factor and significance are not. busy is off on the daemons until
   // it settles on them as it does in pvfs-sim (docs/benchmarks.md, issue 21).
   placement::TunerOptions anu = [] {

@@ -25,7 +25,7 @@ const std::vector<Section>& sections() {
       {"mds_tuning", {"sync_interval_ms", "fileset_per_top_directory"}},
       {"mds_cluster",
        {"placement", "tune_interval_ms", "dead_after_ms", "lease_ms", "threshold", "thresholding", "top_off",
-        "divergent", "backlog", "busy", "overload_guard"}},
+        "divergent", "backlog", "busy", "overload_guard", "floor_share"}},
       {"scheduling",
        {"dispatch_min_bytes", "redirect_margin_bytes", "redirect_skew_factor", "probe_timeout_ms", "load_ttl_ms",
         "maintainer_threads", "maintainer_interval_ms", "fragment_gc_grace_ms"}},

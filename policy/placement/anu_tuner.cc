@@ -85,6 +85,7 @@ std::string_view decision_name(Decision decision) {
     case Decision::within_band: return "within band";
     case Decision::underloaded: return "underloaded";
     case Decision::converging: return "converging";
+    case Decision::raised: return "raised";
     case Decision::backlogged: return "backlogged";
   }
   return "?";
@@ -209,7 +210,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   if (!(options.threshold >= 0) || !(options.max_factor >= 1) || !std::isfinite(options.max_factor) ||
       !(options.backlog_growth >= 0) || !(options.backlog_max_factor >= 1) || !(options.significance >= 0) ||
       !(options.service_scv >= 0) || !std::isfinite(options.service_scv) ||
-      !std::isfinite(options.backlog_max_factor))
+      !std::isfinite(options.backlog_max_factor) || !(options.floor_share >= 0 && options.floor_share <= 1))
     return Status(Errc::invalid_argument, "tuner options out of range");
   auto now = index_reports(current);
   if (!now) return now.status();
@@ -325,8 +326,27 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   const double high = options.thresholding ? (1 + options.threshold) * avg : avg;
 
   const std::vector<ServerShare> old = map.shares();
+  // TunerOptions::floor_share, in the map's terms; a share that rounding
+  // left a hair under it is at it.
+  const double floor = options.floor_share / static_cast<double>(old.size());
+  auto below_floor = [&](double share) { return share < floor * (1 - 1e-9); };
+  // Whether an idle server raised to the floor would stay inside the band:
+  // a queue with its last known service time, offered the floor's part of
+  // the requests the cluster served this interval (M/G/1, as the busy
+  // model's). A server that cannot would be shrunk again at once, and
+  // raised again once idle: file sets moved back and forth for nothing.
+  // A server whose service time is unknown is given the floor.
+  double served = 0;
+  for (const LatencyReport& r : members) served += static_cast<double>(r.requests);
+  auto fits_floor = [&](const LatencyReport& r) {
+    const double service = r.service_ms > 0 ? r.service_ms : r.known_service_ms;
+    if (service <= 0) return true;
+    const double load = r.interval_ms > 0 ? floor * served * service / r.interval_ms : 0;
+    return queue_latency(service, std::min(load, kBusiest), options.service_scv) < high;
+  };
   std::vector<ServerShare> weights = old;
   std::vector<bool> growing(old.size(), false);
+  std::vector<bool> raised(old.size(), false);  // raised to the floor: holds it through the renormalization
   std::vector<double> room(old.size(), 0);  // grow_underloaded: each server's claim on the shed
   bool any_scaled = false;
   for (size_t i = 0; i < weights.size(); ++i) {
@@ -378,6 +398,15 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         t.decision = Decision::backlogged;
         w.share *= t.factor;
         any_scaled = any_scaled || t.factor < 1;
+      } else if (!options.busy && below_floor(w.share) && r.requests == 0 && fits_floor(r)) {
+        // The way back (TunerOptions::floor_share): idle on a sliver of the
+        // map, it shows nothing of what it could carry, and top-off would
+        // leave it there while the others sit inside the band.
+        t.factor = w.share > 0 ? floor / w.share : 1;
+        t.decision = Decision::raised;
+        w.share = floor;
+        raised[i] = true;
+        any_scaled = true;
       } else if (lat == avg) {
         t.decision = Decision::at_average;
       } else if (lat >= low && lat <= high) {
@@ -396,13 +425,14 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         t.decision = Decision::scaled;
         w.share *= t.factor;
         any_scaled = true;
-      } else if (saturated && r.requests == 0 && w.share < 0.25 / static_cast<double>(old.size())) {
+      } else if (saturated && r.requests == 0 && below_floor(w.share)) {
         // The way back for a server the model emptied or shrank to nothing
         // (its service was too slow for the band): the others cannot carry
         // the load.
-        t.factor = 1;
-        t.decision = Decision::scaled;
-        w.share = 0.25 / static_cast<double>(old.size());
+        t.factor = w.share > 0 ? floor / w.share : 1;
+        t.decision = Decision::raised;
+        w.share = floor;
+        raised[i] = true;
         any_scaled = true;
       } else if (options.top_off && lat < avg) {
         t.decision = Decision::underloaded;
@@ -450,7 +480,18 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
       for (size_t i = 0; i < weights.size(); ++i) weights[i].share += backlog_shed * room[i] / room_total;
       total += backlog_shed;
     }
-    for (ServerShare& w : weights) w.share /= total;
+    // A raised server ends at the floor; the others fill the rest in
+    // proportion (renormalizing it with them would leave it under the
+    // floor, to be raised again next interval).
+    double pinned = 0;
+    for (size_t i = 0; i < weights.size(); ++i)
+      if (raised[i]) pinned += weights[i].share;
+    if (pinned > 0 && pinned < 1 && total > pinned) {
+      for (size_t i = 0; i < weights.size(); ++i)
+        if (!raised[i]) weights[i].share *= (1 - pinned) / (total - pinned);
+    } else {
+      for (ServerShare& w : weights) w.share /= total;
+    }
     // A server whose backlog grows gives back what it would gain; the
     // others share it in proportion. (When every server with a share grows
     // there is nobody to give it to, and the map keeps it.)
@@ -460,13 +501,13 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
       if (growing[i] && weights[i].share > old[i].share) {
         excess += weights[i].share - old[i].share;
         weights[i].share = old[i].share;
-      } else if (!growing[i]) {
+      } else if (!growing[i] && !raised[i]) {
         takers += weights[i].share;
       }
     }
     if (excess > 0 && takers > 0)
       for (size_t i = 0; i < weights.size(); ++i)
-        if (!growing[i]) weights[i].share += excess * weights[i].share / takers;
+        if (!growing[i] && !raised[i]) weights[i].share += excess * weights[i].share / takers;
     auto next = map.with_shares(weights);
     PVFS_CHECK(next.ok());
     if (options.overload_guard) {

@@ -13,7 +13,8 @@
 // the servers are balanced on a queue's latency at that load, a change made
 // only when it exceeds the noise of the arrivals counted; and the overload
 // guard: from the requests each file set brought, no new map hands a
-// server more than it can serve.
+// server more than it can serve; and the floor: an idle server shrunk to a
+// sliver gets part of an even share back when it would be fast enough there.
 // Pure: no I/O, no clock; a free function, safe from any thread.
 //
 // How much to scale is not given by the paper ("the delegate scales down
@@ -194,6 +195,17 @@ struct TunerOptions {
   // (docs/sim/anu-heterogeneous.md, "Hot file sets"). Servers without a
   // service time, and reports without set counts, predict nothing.
   bool overload_guard = true;
+  // The floor (ours, issue 21): a fraction of an even share (1/n of the
+  // mapped half, n members), in [0, 1]; 0 = off, the paper's tuner. With
+  // top-off a server below the band grows only as others shrink, so one
+  // shrunk to a sliver that serves nothing keeps it for good while the
+  // rest sit inside the band, whatever capacity it has. On latency (busy
+  // off) an idle server below the floor is raised to it if it would be
+  // inside the band there (a queue with its last known service time,
+  // offered the floor's part of the requests served); with busy, one the
+  // model emptied comes back to it when the others cannot carry the load.
+  // The overload guard still cuts a raise that would overload it.
+  double floor_share = 0.25;
 };
 
 // Why a server's region was or was not scaled explicitly.
@@ -204,17 +216,18 @@ enum class Decision : uint8_t {
   within_band,   // thresholding: inside [(1-k)L, (1+k)L]
   underloaded,   // top-off: below the average, left to grow implicitly
   converging,    // divergent tuning: moving toward the average
+  raised,        // idle below the floor (floor_share): raised to it
   backlogged,    // its backlog grows: scaled down by `factor` (<= 1), whatever L says
 };
 // "scaled", "not reported", "at average", "within band", "underloaded",
-// "converging", "backlogged".
+// "converging", "raised", "backlogged".
 std::string_view decision_name(Decision decision);
 
 struct ServerTuning {
   MdsId server;
   double latency_ms = 0;  // as tuned on (options.backlog: outstanding counted); 0 if not reported
   Decision decision = Decision::not_reported;
-  double factor = 1;      // explicit scale factor, before renormalization
+  double factor = 1;      // explicit scale factor, before renormalization (raised from nothing: 1)
   double old_share = 0;   // fraction of the mapped half
   double new_share = 0;
 };
@@ -244,7 +257,8 @@ std::map<MdsId, double> predicted_load(const AnuMap& map, std::span<const Latenc
 // grew (options.backlog) never ends with a larger share than it had.
 // invalid_argument for a negative or non-finite latency or backlog age, a
 // server reported twice in one list, options out of range (threshold < 0,
-// max_factor < 1, backlog_growth < 0, service_scv < 0), or an empty map.
+// max_factor < 1, backlog_growth < 0, service_scv < 0, floor_share outside
+// [0, 1]), or an empty map.
 Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> current,
                         std::span<const LatencyReport> previous, const TunerOptions& options = {});
 

@@ -604,6 +604,67 @@ TEST_CASE("top-off never grows an underloaded server explicitly") {
   CHECK(plain.servers[3].decision == Decision::scaled);
 }
 
+TEST_CASE("on latency, an idle server below the floor is raised to it if it would fit the band there") {
+  // Three members of equal speed; unlucky intervals shrank member 3 to a
+  // sliver that now holds no file set anyone uses, and members 1 and 2 sit
+  // at the average. Top-off alone would leave member 3 idle for good
+  // (session 26 saw 0.017 of the map stay 0.017 on real daemons).
+  TunerOptions latency;  // the daemons' tuner: busy off
+  latency.busy = false;
+  const AnuMap sliver = make({{MdsId(1), 0.49}, {MdsId(2), 0.49}, {MdsId(3), 0.02}});
+  const double floor = 0.25 / 3;
+  auto report = [](uint32_t id, double latency_ms, uint64_t requests, double service_ms) {
+    LatencyReport r{MdsId(id), latency_ms, requests};
+    r.service_ms = requests ? service_ms : 0;
+    r.known_service_ms = service_ms;
+    r.interval_ms = 10'000;
+    return r;
+  };
+  // It served 0.025 ms requests when it last had any: at the floor's
+  // twelfth of 10,000 requests in 10 s it would be nearly idle, inside
+  // the band around 0.03.
+  const std::vector<LatencyReport> idle{report(1, 0.03, 5000, 0.025), report(2, 0.03, 5000, 0.025),
+                                        report(3, 0, 0, 0.025)};
+  const TuneResult r = must(tune(sliver, idle, {}, latency));
+  CHECK(r.servers[2].decision == Decision::raised);
+  CHECK(r.servers[2].factor == doctest::Approx(floor / 0.02).epsilon(0.01));
+  REQUIRE(r.map);
+  check_invariants(*r.map);
+  CHECK(r.map->share(MdsId(3)) == doctest::Approx(floor));
+  CHECK(r.map->share(MdsId(1)) == doctest::Approx(r.map->share(MdsId(2))));
+  // At the floor it stays, serving inside the band: no map next interval.
+  const std::vector<LatencyReport> serving{report(1, 0.03, 4600, 0.025), report(2, 0.03, 4600, 0.025),
+                                           report(3, 0.03, 800, 0.025)};
+  CHECK(!must(tune(*r.map, serving, idle, latency)).map);
+
+  // A sliver that serves requests inside the band is balanced: top-off
+  // leaves it, as the paper's tuner does.
+  const std::vector<LatencyReport> busy_sliver{report(1, 0.03, 5000, 0.025), report(2, 0.03, 5000, 0.025),
+                                               report(3, 0.03, 100, 0.025)};
+  const TuneResult balanced = must(tune(sliver, busy_sliver, {}, latency));
+  CHECK(balanced.servers[2].decision == Decision::at_average);
+  CHECK(!balanced.map);
+  // Idle, but so slow per request that even the floor's share would put it
+  // above the band: left idle (raising it would have it shrunk again at
+  // once, and file sets moved back and forth).
+  const std::vector<LatencyReport> slow{report(1, 0.03, 5000, 0.025), report(2, 0.03, 5000, 0.025),
+                                        report(3, 0, 0, 0.05)};
+  CHECK(must(tune(sliver, slow, {}, latency)).servers[2].decision == Decision::underloaded);
+  CHECK(!must(tune(sliver, slow, {}, latency)).map);
+  // The paper's tuner (floor_share 0) leaves the idle sliver where it is.
+  TunerOptions paper = latency;
+  paper.floor_share = 0;
+  CHECK(must(tune(sliver, idle, {}, paper)).servers[2].decision == Decision::underloaded);
+  CHECK(!must(tune(sliver, idle, {}, paper)).map);
+  // Nobody served anything: nothing moves.
+  const std::vector<LatencyReport> quiet{report(1, 0, 0, 0.025), report(2, 0, 0, 0.025), report(3, 0, 0, 0.025)};
+  CHECK(!must(tune(sliver, quiet, {}, latency)).map);
+  // Out of range.
+  TunerOptions bad = latency;
+  bad.floor_share = 1.5;
+  CHECK(tune(sliver, idle, {}, bad).code() == Errc::invalid_argument);
+}
+
 TEST_CASE("divergent tuning scales only servers moving away from the average") {
   const AnuMap map = make_uniform(4);
   const auto now = reports({10, 10, 10, 30});

@@ -80,6 +80,7 @@ TEST_CASE("a full config round-trips through render and load") {
   c.anu.backlog = false;
   c.anu.busy = true;  // the daemons' default is false
   c.anu.overload_guard = false;
+  c.anu.floor_share = 0.125;
   c.probe_timeout_ms = 7;
   c.load_ttl_ms = 11;
   c.maintainer_threads = 0;
@@ -112,6 +113,7 @@ TEST_CASE("a full config round-trips through render and load") {
   CHECK(back->anu.backlog == c.anu.backlog);
   CHECK(back->anu.busy == c.anu.busy);
   CHECK(back->anu.overload_guard == c.anu.overload_guard);
+  CHECK(back->anu.floor_share == c.anu.floor_share);
   CHECK(back->probe_timeout_ms == c.probe_timeout_ms);
   CHECK(back->load_ttl_ms == c.load_ttl_ms);
   CHECK(back->maintainer_threads == c.maintainer_threads);
@@ -224,6 +226,9 @@ TEST_CASE("[mds_cluster] placement and tuning are read as the policy's own optio
   CHECK(back->mds_placement == placement::Policy::round_robin);
   CHECK(back->anu.threshold == 0.25);
   CHECK_FALSE(back->anu.divergent);
+  CHECK(c->anu.floor_share == 0.25);  // the default
+  expect_error_naming(std::string(kMinimal) + "[mds_cluster]\nfloor_share = 1.5\n", "mds_cluster.floor_share");
+  expect_error_naming(std::string(kMinimal) + "[mds_cluster]\nfloor_share = -0.1\n", "mds_cluster.floor_share");
 }
 
 TEST_CASE("a policy name no policy has is an error that lists the valid names") {

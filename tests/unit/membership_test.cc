@@ -263,6 +263,45 @@ TEST_CASE("the overload guard predicts a member that served nothing at the servi
   }
 }
 
+TEST_CASE("the delegate raises an idle member below the floor by the service time it last measured") {
+  // Member 3 holds a sliver and served two requests in the first interval,
+  // then none. Fast when it last served (0.025 ms, as the others), it is
+  // raised to the floor; slow (0.1 ms: above the band even at the floor's
+  // share), it is left idle for as long as it stays idle.
+  MembershipOptions o = options();
+  o.tuner.busy = false;
+  const AnuMap map = *uniform(mds_ids({1, 2, 3}))
+                          .with_shares(std::vector<placement::ServerShare>{
+                              {MdsId(1), 0.49}, {MdsId(2), 0.49}, {MdsId(3), 0.02}});
+  for (double service : {0.025, 0.1}) {
+    CAPTURE(service);
+    Membership m(mds_ids({1, 2, 3}), MdsId(1), t0, o);
+    auto turn = [&](uint64_t seq, uint64_t served_by_3) {
+      const IntervalReport busy{.seq = seq, .latency_ms = 0.03, .requests = 5000, .service_ms = 0.025,
+                                .interval_ms = 10000};
+      IntervalReport three{.seq = seq, .interval_ms = 10000};
+      if (served_by_3)
+        three = {.seq = seq, .latency_ms = 0.03, .requests = served_by_3, .service_ms = service,
+                 .interval_ms = 10000};
+      m.own_report(busy);
+      m.heard(MdsId(2), at(static_cast<int>(seq) * 10000), busy);
+      m.heard(MdsId(3), at(static_cast<int>(seq) * 10000), three);
+      return m.next_map(map, at(static_cast<int>(seq) * 10000));
+    };
+    CHECK_FALSE(turn(1, 2).has_value());  // it served two requests, at the average
+    if (service < 0.05) {
+      auto raised = turn(2, 0);
+      REQUIRE(raised.has_value());
+      CHECK(raised->map.share(MdsId(3)) == doctest::Approx(0.25 / 3));
+      auto tuning = m.take_tuning();
+      REQUIRE(tuning.has_value());
+      CHECK(tuning->servers[2].decision == placement::Decision::raised);
+    } else {
+      for (uint64_t seq = 2; seq <= 10; ++seq) CHECK_FALSE(turn(seq, 0).has_value());
+    }
+  }
+}
+
 TEST_CASE("the delegate tunes only once every member's report of the interval is in, or dead_after later") {
   // The delegate's own interval closes at its heartbeat; the others'
   // reports of the same interval come with the answers to it, after its

@@ -321,6 +321,9 @@ Result<Report> run(const Params& p, uint64_t seed) {
   if (!(tuning.service_scv >= 0)) return Status(Errc::invalid_argument, "need scv >= 0");
   if (!(tuning.significance >= 0)) return Status(Errc::invalid_argument, "need significance >= 0");
   tuning.overload_guard = p.integer("guard") != 0;
+  tuning.floor_share = p.number("floor_share");
+  if (!(tuning.floor_share >= 0 && tuning.floor_share <= 1))
+    return Status(Errc::invalid_argument, "need 0 <= floor_share <= 1");
   tuning.threshold = p.number("threshold");
   tuning.max_factor = p.number("max_factor");
   if (!(tuning.threshold >= 0) || !(tuning.max_factor >= 1))
@@ -339,6 +342,7 @@ Result<Report> run(const Params& p, uint64_t seed) {
   placement::TunerOptions on_latency = tuning;
   on_latency.busy = false;
   on_latency.overload_guard = false;
+  on_latency.floor_share = 0;
   const placement::TunerOptions none = heuristics(on_latency, false, false, false),
                                 thr = heuristics(on_latency, true, false, false),
                                 top = heuristics(on_latency, false, true, false),
@@ -388,6 +392,7 @@ Result<Report> run(const Params& p, uint64_t seed) {
   paper.busy = false;
   paper.grow_underloaded = false;
   paper.overload_guard = false;
+  paper.floor_share = 0;
   Table sweep("sweep", {"utilization", "anu_worst_s", "paper_anu_worst_s", "prescient_worst_s", "anu/prescient",
                         "paper/prescient", "anu_moves_last_third", "paper_moves_last_third"});
   for (double u : p.numbers("sweep")) {
@@ -501,6 +506,9 @@ Scenario anu_heterogeneous() {
       {"guard", ParamType::integer, "1", "",
        "1: no map change makes a server predicted busier than halfway from the cluster's load to saturation "
        "(ours); 0: off"},
+      {"floor_share", ParamType::number, "0.25", "",
+       "a server below this part of an even share, not above the band, is raised to it (busy: when saturated; "
+       "ours); 0: off"},
       {"threshold", ParamType::number, "0.5", "", "thresholding band k: tune outside [(1-k)L, (1+k)L]"},
       {"max_factor", ParamType::number, "4", "", "bound on one interval's scale factor"},
       {"settle_s", ParamType::number, "5000", "1500", "results count from this time on (s)"},
