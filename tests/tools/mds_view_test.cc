@@ -258,6 +258,7 @@ TEST_CASE("the tuning history comes from the answer with the most recent step") 
 
 TEST_CASE("the text shows the map, the members, the tuning steps and the moves") {
   MdsClusterView v = view_of(0);
+  v.members[0].interval.service_ms = 1.25;  // its own: the others' are not known to it
   v.history = {{kAt, 4.0, 4,
                 {{0, 2.5, "within band", 0.5, 0.5}, {1, 8.25, "scaled", 0.25, 0.125}, {2, 0, "underloaded", 0.25, 0.375}}}};
   v.moves = {move(4, 1, 2, kAt + 1500)};
@@ -266,10 +267,10 @@ TEST_CASE("the text shows the map, the members, the tuning steps and the moves")
   const std::string text = render_mds(r, false);
   CHECK(text ==
         "MDS cluster: 3 member(s), delegate mds0, placement anu, map version 4 (8 partitions); as mds0 sees it\n"
-        "MDS   ADDRESS         STATE  SLOWDOWN  FILESETS  LATENCY  REQUESTS  SHARE  REGIONS\n"
-        "mds0  127.0.0.1:7000  up     -                3    2.5ms      1200  0.500  [0.000,0.250)\n"
-        "mds1  127.0.0.1:7001  up     5x               2    8.2ms       400  0.250  [0.250,0.375)\n"
-        "mds2  127.0.0.1:7002  down   3x               1        -         0  0.250  [0.375,0.500)\n"
+        "MDS   ADDRESS         STATE  SLOWDOWN  FILESETS  LATENCY  SERVICE  REQUESTS  SHARE  REGIONS\n"
+        "mds0  127.0.0.1:7000  up     -                3    2.5ms    1.2ms      1200  0.500  [0.000,0.250)\n"
+        "mds1  127.0.0.1:7001  up     5x               2    8.2ms        -       400  0.250  [0.250,0.375)\n"
+        "mds2  127.0.0.1:7002  down   3x               1        -        -         0  0.250  [0.375,0.500)\n"
         "\n"
         "Tuning, 1 step(s) (UTC):\n"
         "TIME      MAP  AVERAGE  MDS   LATENCY  DECISION     SHARE\n"
@@ -332,7 +333,8 @@ TEST_CASE("the JSON holds the raw numbers, every step and move, and nulls for th
                   "\"timed out: slow\"}") != std::string::npos);
   CHECK(json.find("{\"id\": 1, \"name\": \"mds1\", \"address\": \"127.0.0.1:7001\", \"state\": \"down\", "
                   "\"alive\": true, \"slowdown\": 5, \"share\": 0.25, \"regions\": [[0.25, 0.375]], "
-                  "\"file_sets\": [1, 4], \"interval\": {\"seq\": 12, \"latency_ms\": 8.25, \"requests\": 400}}") !=
+                  "\"file_sets\": [1, 4], \"interval\": {\"seq\": 12, \"latency_ms\": 8.25, \"requests\": 400, "
+                  "\"busy\": 0, \"service_ms\": 0}}") !=
         std::string::npos);
   CHECK(json.find("{\"at_unix_ms\": 1795686065000, \"average_ms\": 4, \"map_version\": 4, \"servers\": "
                   "[{\"server\": 1, \"latency_ms\": 8.25, \"decision\": \"scaled\", \"old_share\": 0.25, "

@@ -212,16 +212,18 @@ std::string render_mds(const MdsReport& report, bool verbose, size_t max_steps, 
   out += fmt::format("; as {} sees it\n", member_name(*report.view_of));
 
   std::vector<std::vector<std::string>> rows = {
-      {"MDS", "ADDRESS", "STATE", "SLOWDOWN", "FILESETS", "LATENCY", "REQUESTS", "SHARE", "REGIONS"}};
+      {"MDS", "ADDRESS", "STATE", "SLOWDOWN", "FILESETS", "LATENCY", "SERVICE", "REQUESTS", "SHARE", "REGIONS"}};
   for (const auto& r : report.rows) {
     const bool known = r.in_view;
+    const auto& interval = r.member.interval;
     rows.push_back({member_name(r.id), r.address, r.state, known ? slowdown_cell(r.member.slowdown) : "-",
                     known ? std::to_string(r.member.file_sets.size()) : "-",
-                    known ? latency_cell(r.member.interval.latency_ms, r.member.interval.requests) : "-",
-                    known ? std::to_string(r.member.interval.requests) : "-", known ? share_cell(r.share) : "-",
+                    known ? latency_cell(interval.latency_ms, interval.requests) : "-",
+                    known && interval.requests ? latency_cell(interval.service_ms) : "-",
+                    known ? std::to_string(interval.requests) : "-", known ? share_cell(r.share) : "-",
                     regions_cell(r.regions)});
   }
-  out += table(rows, {4, 5, 6, 7});
+  out += table(rows, {4, 5, 6, 7, 8});
   if (verbose) {
     out += "\nFile sets:\n";
     for (const auto& r : report.rows)
@@ -302,10 +304,12 @@ std::string render_mds_json(const MdsReport& report) {
     if (r.in_view)
       out += fmt::format(
           "\"alive\": {}, \"slowdown\": {}, \"share\": {}, \"regions\": [{}], \"file_sets\": [{}], "
-          "\"interval\": {{\"seq\": {}, \"latency_ms\": {}, \"requests\": {}}}}}",
-          r.member.alive ? "true" : "false", r.member.slowdown > 0 ? json_number(r.member.slowdown) : "null", json_number(r.share), regions,
-          id_list(r.member.file_sets, ", "), r.member.interval.seq, json_number(r.member.interval.latency_ms),
-          r.member.interval.requests);
+          "\"interval\": {{\"seq\": {}, \"latency_ms\": {}, \"requests\": {}, \"busy\": {}, "
+          "\"service_ms\": {}}}}}",
+          r.member.alive ? "true" : "false", r.member.slowdown > 0 ? json_number(r.member.slowdown) : "null",
+          json_number(r.share), regions, id_list(r.member.file_sets, ", "), r.member.interval.seq,
+          json_number(r.member.interval.latency_ms), r.member.interval.requests,
+          json_number(r.member.interval.busy), json_number(r.member.interval.service_ms));
     else
       out += "\"alive\": null, \"slowdown\": null, \"share\": null, \"regions\": [], \"file_sets\": [], "
              "\"interval\": null}";
