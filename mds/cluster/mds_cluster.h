@@ -1,5 +1,5 @@
-// One member's part in the MDS cluster (issue 6; ../shared/papers/
-// anu-placement.txt): the ANU map it holds and persists, heartbeats to the
+// One member's part in the MDS cluster (issue 6; ANU, Wu and
+// Burns): the ANU map it holds and persists, heartbeats to the
 // other members, the delegate's duties when it is the live member with the
 // lowest id (membership changes, tuning, distributing maps), the gate that
 // tells clients to go elsewhere or come back later, file set moves (shipping

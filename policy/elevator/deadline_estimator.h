@@ -1,4 +1,4 @@
-// The dynamic deadline of the OBRR paper (../shared/papers/obrr-nrs.txt,
+// The dynamic deadline of the OBRR paper (Qian et al., the Lustre NRS,
 // §3.2): e = λ · Σ s_i / bw_i over record-size windows, where bw_i is the
 // backend's measured bandwidth at record size r_i and s_i the outstanding
 // bytes of requests whose size falls in [r_i, r_{i+1}). Also the text form

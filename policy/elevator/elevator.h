@@ -1,5 +1,5 @@
 // Orders one storage server's pending I/O requests: the object-based
-// round-robin scheduler of ../shared/papers/obrr-nrs.txt with its dynamic and
+// round-robin scheduler of Qian et al. (the Lustre NRS) with its dynamic and
 // mandatory deadlines, adjacent requests merged into one backend operation,
 // background (maintainer) traffic only when no client request waits, and a
 // plain FCFS policy for comparison. Pure: events and `now` in, decisions out

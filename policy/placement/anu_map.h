@@ -1,4 +1,4 @@
-// The ANU map of ../shared/papers/anu-placement.txt (§4): which metadata
+// The ANU map of Wu and Burns (§4): which metadata
 // server owns each file set. File set ids hash into the unit interval, cut
 // into 2^(ceil(lg k)+1) equal partitions; servers own whole partitions and at
 // most one partial one, half of the interval in all; a hash that lands in

@@ -1,4 +1,4 @@
-// The ANU delegate's tuning step (../shared/papers/anu-placement.txt §4,
+// The ANU delegate's tuning step (Wu and Burns, §4,
 // §6): from the current map and each server's mean request latency over the
 // last interval, scale down the regions of servers above the average and
 // up those below, with thresholding, top-off and divergent tuning against

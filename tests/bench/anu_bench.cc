@@ -1,4 +1,4 @@
-// The ANU benchmark (issue 6; ../shared/papers/anu-placement.txt §7): five
+// The ANU benchmark (issue 6; Wu and Burns, §7): five
 // metadata servers of unequal speed (pvfs-mds --slowdown 1, 3, 5, 7, 9) under
 // a skewed create/stat workload over 100+ file sets, once per placement
 // policy (anu, hash, round-robin; anu-busy and anu-paper on request), each
