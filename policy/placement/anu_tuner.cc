@@ -333,16 +333,29 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   // Whether an idle server raised to the floor would stay inside the band:
   // a queue with its last known service time, offered the floor's part of
   // the requests the cluster served this interval (M/G/1, as the busy
-  // model's). A server that cannot would be shrunk again at once, and
-  // raised again once idle: file sets moved back and forth for nothing.
-  // A server whose service time is unknown is given the floor.
-  double served = 0;
-  for (const LatencyReport& r : members) served += static_cast<double>(r.requests);
+  // model's), against the same queue model of the servers that served,
+  // at the loads they reported, weighted by their requests. Model against
+  // model: a real member's service time is its loop's work per request,
+  // which counts work done after the reply, so it can exceed the latency
+  // measured. A server that would not fit would be shrunk again at once,
+  // and raised again once idle: file sets moved back and forth for
+  // nothing. A server whose service time is unknown, or a cluster whose
+  // are, is given the floor.
+  double served = 0, modeled_sum = 0, modeled_requests = 0;
+  for (const LatencyReport& r : members) {
+    served += static_cast<double>(r.requests);
+    if (r.requests == 0 || r.service_ms <= 0) continue;
+    const double n = static_cast<double>(r.requests);
+    modeled_sum += n * queue_latency(r.service_ms, std::clamp(r.busy, 0.0, kBusiest), options.service_scv);
+    modeled_requests += n;
+  }
   auto fits_floor = [&](const LatencyReport& r) {
     const double service = r.service_ms > 0 ? r.service_ms : r.known_service_ms;
-    if (service <= 0) return true;
+    if (service <= 0 || modeled_requests <= 0) return true;
     const double load = r.interval_ms > 0 ? floor * served * service / r.interval_ms : 0;
-    return queue_latency(service, std::min(load, kBusiest), options.service_scv) < high;
+    const double band = options.thresholding ? 1 + options.threshold : 1;
+    return queue_latency(service, std::min(load, kBusiest), options.service_scv) <
+           band * modeled_sum / modeled_requests;
   };
   std::vector<ServerShare> weights = old;
   std::vector<bool> growing(old.size(), false);

@@ -202,7 +202,8 @@ struct TunerOptions {
   // rest sit inside the band, whatever capacity it has. On latency (busy
   // off) an idle server below the floor is raised to it if it would be
   // inside the band there (a queue with its last known service time,
-  // offered the floor's part of the requests served); with busy, one the
+  // offered the floor's part of the requests served, against the same
+  // queue model of the servers that served); with busy, one the
   // model emptied comes back to it when the others cannot carry the load.
   // The overload guard still cuts a raise that would overload it.
   double floor_share = 0.25;

@@ -651,6 +651,20 @@ TEST_CASE("on latency, an idle server below the floor is raised to it if it woul
                                         report(3, 0, 0, 0.05)};
   CHECK(must(tune(sliver, slow, {}, latency)).servers[2].decision == Decision::underloaded);
   CHECK(!must(tune(sliver, slow, {}, latency)).map);
+  // A real member's service time is its loop's work per request, which
+  // counts work after the reply: here 0.05 ms against 0.03 ms of latency
+  // at 40% busy. The idle member's 0.06 ms is judged against the others'
+  // service in the same queue model, not against their latency.
+  auto real = [&](uint32_t id, uint64_t requests, double service_ms) {
+    LatencyReport r = report(id, requests ? 0.03 : 0, requests, service_ms);
+    r.busy = requests ? 0.4 : 0;
+    return r;
+  };
+  const std::vector<LatencyReport> real_idle{real(1, 5000, 0.05), real(2, 5000, 0.05), real(3, 0, 0.06)};
+  const TuneResult real_raised = must(tune(sliver, real_idle, {}, latency));
+  CHECK(real_raised.servers[2].decision == Decision::raised);
+  const std::vector<LatencyReport> real_slow{real(1, 5000, 0.05), real(2, 5000, 0.05), real(3, 0, 0.2)};
+  CHECK(must(tune(sliver, real_slow, {}, latency)).servers[2].decision == Decision::underloaded);
   // The paper's tuner (floor_share 0) leaves the idle sliver where it is.
   TunerOptions paper = latency;
   paper.floor_share = 0;
