@@ -1,7 +1,7 @@
 // Aligned, pooled data buffers for file contents. Every data buffer in the
 // client, the RPC layer and the servers is 4 KiB-aligned (the kernel copies
 // aligned buffers 3-5x faster here) and reused from a pool, because fresh
-// pages are slow on our hypervisors (ARCHITECTURE.md, "Notes on the machines").
+// pages are slow on our hypervisors (docs/machines.md).
 // A Buffer is move-only and owned by one thread at a time; the pool behind
 // it is thread-safe (one leaf mutex per size class).
 #pragma once

@@ -114,7 +114,7 @@ class Session {
   std::unique_ptr<Client> client_;
 };
 
-// 4 KiB-aligned bytes (ARCHITECTURE.md: unaligned copies are 3-5x slower here).
+// 4 KiB-aligned bytes (docs/machines.md: unaligned copies are 3-5x slower here).
 class AlignedBuffer {
  public:
   explicit AlignedBuffer(size_t size)

@@ -30,7 +30,7 @@ constexpr int kTransfersPerProc = 8;
 
 TestCluster* cluster() { return shared_cluster(); }
 
-// A buffer aligned for O_DIRECT (and for fast copies, see ARCHITECTURE.md).
+// A buffer aligned for O_DIRECT (and for fast copies, see docs/machines.md).
 struct AlignedBuffer {
   explicit AlignedBuffer(size_t size) : size(size) {
     void* p = nullptr;
