@@ -122,13 +122,15 @@ double load_at_latency(double service_ms, double latency_ms, double scv) {
 
 namespace {
 
+// A server's service time: this interval's, else the last one it measured
+// (0: never measured).
+double last_service_ms(const LatencyReport& r) { return r.service_ms > 0 ? r.service_ms : r.known_service_ms; }
+
 // Each reported server's service time as the overload guard uses it.
 std::map<MdsId, double> service_times(std::span<const LatencyReport> reports) {
   std::map<MdsId, double> out;
-  for (const LatencyReport& r : reports) {
-    const double ms = r.service_ms > 0 ? r.service_ms : r.known_service_ms;
-    if (ms > 0) out[r.server] = ms;
-  }
+  for (const LatencyReport& r : reports)
+    if (const double ms = last_service_ms(r); ms > 0) out[r.server] = ms;
   return out;
 }
 
@@ -350,7 +352,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
     modeled_requests += n;
   }
   auto fits_floor = [&](const LatencyReport& r) {
-    const double service = r.service_ms > 0 ? r.service_ms : r.known_service_ms;
+    const double service = last_service_ms(r);
     if (service <= 0 || modeled_requests <= 0) return true;
     const double load = r.interval_ms > 0 ? floor * served * service / r.interval_ms : 0;
     const double band = options.thresholding ? 1 + options.threshold : 1;
@@ -362,6 +364,13 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   std::vector<bool> raised(old.size(), false);  // raised to the floor: holds it through the renormalization
   std::vector<double> room(old.size(), 0);  // grow_underloaded: each server's claim on the shed
   bool any_scaled = false;
+  auto raise_to_floor = [&](size_t i, ServerTuning& t) {
+    t.factor = weights[i].share > 0 ? floor / weights[i].share : 1;
+    t.decision = Decision::raised;
+    weights[i].share = floor;
+    raised[i] = true;
+    any_scaled = true;
+  };
   for (size_t i = 0; i < weights.size(); ++i) {
     ServerShare& w = weights[i];
     ServerTuning t;
@@ -415,11 +424,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         // The way back (TunerOptions::floor_share): idle on a sliver of the
         // map, it shows nothing of what it could carry, and top-off would
         // leave it there while the others sit inside the band.
-        t.factor = w.share > 0 ? floor / w.share : 1;
-        t.decision = Decision::raised;
-        w.share = floor;
-        raised[i] = true;
-        any_scaled = true;
+        raise_to_floor(i, t);
       } else if (lat == avg) {
         t.decision = Decision::at_average;
       } else if (lat >= low && lat <= high) {
@@ -442,11 +447,7 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
         // The way back for a server the model emptied or shrank to nothing
         // (its service was too slow for the band): the others cannot carry
         // the load.
-        t.factor = w.share > 0 ? floor / w.share : 1;
-        t.decision = Decision::raised;
-        w.share = floor;
-        raised[i] = true;
-        any_scaled = true;
+        raise_to_floor(i, t);
       } else if (options.top_off && lat < avg) {
         t.decision = Decision::underloaded;
       } else if (options.divergent && prev != before->end() &&
