@@ -5,8 +5,8 @@
 // on a fresh local cluster. Samples every member's mean request latency per
 // tuning interval from clusterStatus (utils/common/mds_status.h), prints the
 // latencies over time per policy, the worst/average ratio, how often a member
-// was saturated, the time ANU takes to converge, and a last line
-// `RESULT key=value ...`. Driven by tests/bench/anu; see docs/benchmarks.md.
+// was saturated, the time ANU takes to converge, whether its steady state is
+// balanced (issue 21's goal), and a last line `RESULT key=value ...`. Driven by tests/bench/anu; see docs/benchmarks.md.
 // Not a test. One thread runs the client (libpvfs-client, no FUSE), another
 // samples the members.
 #include <sys/stat.h>
@@ -144,6 +144,12 @@ class Zipf {
   std::vector<double> cdf_;
 };
 
+// Whether some member ended the row's interval saturated.
+bool saturated_row(const Row& row) {
+  return std::any_of(row.members.begin(), row.members.end(),
+                     [](const auto& s) { return s && s->backlog >= kSaturatedBacklog; });
+}
+
 // Rows from each member's samples: a sample seen at time t belongs to the
 // interval that ended last before t. Ratios per row; then the steady-state
 // figures over the last third and the convergence time.
@@ -183,9 +189,7 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
   std::vector<double> member_weighted(samples.size(), 0), member_requests(samples.size(), 0);
   for (size_t i = run.rows.size() - run.rows.size() / 3; i < run.rows.size(); ++i) {
     rows += 1;
-    if (std::any_of(run.rows[i].members.begin(), run.rows[i].members.end(),
-                    [](const auto& s) { return s && s->backlog >= kSaturatedBacklog; }))
-      saturated += 1;
+    if (saturated_row(run.rows[i])) saturated += 1;
     if (run.rows[i].ratio > 0) {
       steady.push_back(run.rows[i].ratio);
       all_sum += run.rows[i].ratio_all;
@@ -215,12 +219,14 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
     run.steady_max = *std::max_element(steady.begin(), steady.end());
   }
   // Converged after row i when every later row with requests is within the
-  // bound (and there is at least one such row).
+  // bound with no member saturated (and there is at least one such row): a
+  // saturated member that serves most requests is the average, so its
+  // row's ratio can be within the bound while requests go unsent.
   for (size_t i = 0; i < run.rows.size(); ++i) {
     bool ok = false, bad = false;
     for (size_t j = i; j < run.rows.size(); ++j) {
       if (run.rows[j].ratio <= 0) continue;
-      if (run.rows[j].ratio > o.converged_ratio) bad = true;
+      if (run.rows[j].ratio > o.converged_ratio || saturated_row(run.rows[j])) bad = true;
       else ok = true;
     }
     if (ok && !bad) {
@@ -228,6 +234,13 @@ void analyse(PolicyRun& run, const std::vector<std::vector<Sample>>& samples, co
       break;
     }
   }
+}
+
+// The steady state is balanced (issue 21's goal at the bench's load):
+// worst/L within the bound on average over the last third, and no member
+// saturated in any of its intervals.
+bool balanced(const PolicyRun& run, const Options& o) {
+  return run.steady_ratio > 0 && run.steady_ratio <= o.converged_ratio && run.steady_saturated == 0;
 }
 
 // Offered load: Poisson arrivals at `rate`, each request a coroutine of its
@@ -478,14 +491,16 @@ void print_run(const PolicyRun& run, const Options& o) {
                           "last third: mean latency {:.1f} ms, worst/avg mean {}, max {} (counting members "
                           "with under {:g}% of the requests too: mean {}; each member over the whole third: {}), "
                           "a member saturated (>= {} queued) "
-                          "in {:.0f}% of the intervals; converged (<= {:g} from then on): {}",
+                          "in {:.0f}% of the intervals; converged (<= {:g} and none saturated from then on): {}; "
+                          "balanced (worst/avg mean <= {:g}, none saturated in the last third): {}",
                           run.policy, run.ops, run.errors,
                           run.errors ? " (first: " + run.first_error + ")" : std::string(), run.lost,
                           o.max_outstanding, run.moves, run.steady_avg_ms, ratio_text(run.steady_ratio),
                           ratio_text(run.steady_max), o.min_share * 100, ratio_text(run.steady_ratio_all),
                           ratio_text(run.steady_pooled),
                           kSaturatedBacklog, run.steady_saturated * 100, o.converged_ratio,
-                          run.converge_s ? fmt::format("after {:.0f} s", *run.converge_s) : "never")
+                          run.converge_s ? fmt::format("after {:.0f} s", *run.converge_s) : "never",
+                          o.converged_ratio, balanced(run, o) ? "yes" : "no")
                   .c_str());
 }
 
@@ -534,7 +549,7 @@ int main(int argc, char** argv) {
   app.add_option("--duration", o.duration_s, "seconds of workload per policy")->capture_default_str();
   app.add_option("--interval-ms", o.interval_ms, "[mds_cluster] tune_interval_ms")->capture_default_str()
       ->check(CLI::Range(100u, 600000u));
-  app.add_option("--bound", o.converged_ratio, "worst/average counted as converged")->capture_default_str();
+  app.add_option("--bound", o.converged_ratio, "worst/average counted as converged and balanced")->capture_default_str();
   app.add_option("--min-share", o.min_share,
                  "members serving less than this fraction of an interval's requests do not count as its worst")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
@@ -582,8 +597,9 @@ int main(int argc, char** argv) {
                           run.steady_ratio, key, run.steady_pooled, key, run.steady_avg_ms, key,
                           run.steady_saturated);
     if (run.policy.starts_with("anu"))
-      result += fmt::format(" {}_converge_s={}", key,
-                            run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never");
+      result += fmt::format(" {}_converge_s={} {}_balanced={}", key,
+                            run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never", key,
+                            balanced(run, o) ? 1 : 0);
     errors += run.errors;
     if (run.errors) result += fmt::format(" {}_errors={}", key, run.errors);
   }
