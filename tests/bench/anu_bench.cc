@@ -6,9 +6,10 @@
 // tuning interval from clusterStatus (utils/common/mds_status.h), prints the
 // latencies over time per policy, the worst/average ratio, how often a member
 // was saturated, the time ANU takes to converge, whether its steady state is
-// balanced (issue 21's goal), and a last line `RESULT key=value ...`. Driven by tests/bench/anu; see docs/benchmarks.md.
-// Not a test. One thread runs the client (libpvfs-client, no FUSE), another
-// samples the members.
+// balanced (issue 21's goal), and a last line `RESULT key=value ...`.
+// Driven by tests/bench/anu; see docs/benchmarks.md. Not a test. One
+// thread runs the client (libpvfs-client, no FUSE), another samples the
+// members.
 #include <sys/stat.h>
 #include <unistd.h>
 
