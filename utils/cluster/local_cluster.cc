@@ -151,6 +151,20 @@ int run_and_wait(const std::vector<std::string>& argv, const fs::path& log) {
 
 }  // namespace
 
+namespace {
+
+// The state letter of /proc/.../stat (R, S, D, Z, X, ...), or 0 when it
+// cannot be read (the task is gone).
+char task_state(const fs::path& stat_file) {
+  std::ifstream stat(stat_file);
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  const size_t paren = line.rfind(')');  // the name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : 0;
+}
+
+}  // namespace
+
 bool process_alive(int pid) {
   if (pid <= 0) return false;
   int status = 0;
@@ -158,14 +172,19 @@ bool process_alive(int pid) {
   if (r == pid) return false;  // our child, and it has exited (now reaped)
   if (::kill(pid, 0) != 0 && errno != EPERM) return false;
   // A daemon whose launcher has exited belongs to init, which may leave it
-  // a zombie for a while (or for good, in a container): dead all the same.
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  if (std::getline(stat, line)) {
-    const size_t paren = line.rfind(')');  // the name may hold spaces and parentheses
-    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') return false;
+  // a zombie for a while (or for good, in a container): dead all the same,
+  // once every thread is. After SIGKILL the main thread can be a zombie
+  // while others still exit, holding the process's files (and its data
+  // directory's lock, which a restart would then find taken).
+  const fs::path proc = fmt::format("/proc/{}", pid);
+  const char leader = task_state(proc / "stat");
+  if (leader != 'Z' && leader != 'X') return leader != 0 || fs::exists(proc);
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator(proc / "task", ec)) {
+    const char state = task_state(task.path() / "stat");
+    if (state != 0 && state != 'Z' && state != 'X') return true;
   }
-  return true;
+  return false;
 }
 
 LocalCluster::LocalCluster(fs::path dir, fs::path bin_dir, Config config)
