@@ -68,16 +68,6 @@ std::vector<pid_t> processes_mentioning(const std::string& needle) {
   return found;
 }
 
-// Whether `pid` runs (a zombie does not: its parent is gone, and whoever
-// inherited it may be slow to reap it).
-bool running(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  const auto paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
-}
-
 template <typename Predicate>
 bool eventually(Predicate done, std::chrono::seconds limit) {
   const auto deadline = Clock::now() + limit;
@@ -169,7 +159,10 @@ TEST_CASE("a test program stopped by SIGTERM kills its daemons, unmounts and del
 
   CHECK_FALSE(mounted(report.mnt));
   CHECK(eventually([&] { return processes_mentioning(report.dir.string()).empty(); }, 10s));
-  for (pid_t pid : daemons) CHECK_MESSAGE(!running(pid), "process " << pid << " is still running");
+  // process_alive (local_cluster.h): a zombie is not running, but one whose
+  // threads are still exiting is.
+  for (pid_t pid : daemons)
+    CHECK_MESSAGE(eventually([&] { return !process_alive(pid); }, 5s), "process " << pid << " is still running");
   // Removed, unless the developer asked to keep test folders for their logs.
   if (!keep_test_dirs()) CHECK_FALSE(fs::exists(report.dir));
   if (!report.netns_prefix.empty()) CHECK(netns_named(report.netns_prefix).empty());

@@ -149,10 +149,6 @@ int run_and_wait(const std::vector<std::string>& argv, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-}  // namespace
-
-namespace {
-
 // The state letter of /proc/.../stat (R, S, D, Z, X, ...), or 0 when it
 // cannot be read (the task is gone).
 char task_state(const fs::path& stat_file) {
@@ -171,20 +167,19 @@ bool process_alive(int pid) {
   pid_t r = ::waitpid(pid, &status, WNOHANG);
   if (r == pid) return false;  // our child, and it has exited (now reaped)
   if (::kill(pid, 0) != 0 && errno != EPERM) return false;
-  // A daemon whose launcher has exited belongs to init, which may leave it
-  // a zombie for a while (or for good, in a container): dead all the same,
-  // once every thread is. After SIGKILL the main thread can be a zombie
-  // while others still exit, holding the process's files (and its data
-  // directory's lock, which a restart would then find taken).
-  const fs::path proc = fmt::format("/proc/{}", pid);
-  const char leader = task_state(proc / "stat");
-  if (leader != 'Z' && leader != 'X') return leader != 0 || fs::exists(proc);
+  // Alive while any of its threads is. A daemon whose launcher has exited
+  // belongs to init, which may leave it a zombie for a while (or for good,
+  // in a container): dead all the same. But after SIGKILL the main thread
+  // can be a zombie while others still exit, holding the process's files
+  // (and its data directory's lock, which a restart would then find taken).
+  const fs::path tasks = fmt::format("/proc/{}/task", pid);
   std::error_code ec;
-  for (const auto& task : fs::directory_iterator(proc / "task", ec)) {
+  for (const auto& task : fs::directory_iterator(tasks, ec)) {
     const char state = task_state(task.path() / "stat");
     if (state != 0 && state != 'Z' && state != 'X') return true;
   }
-  return false;
+  // kill() found it: if its threads cannot be listed, take it for alive.
+  return ec && fs::exists(tasks.parent_path());
 }
 
 LocalCluster::LocalCluster(fs::path dir, fs::path bin_dir, Config config)
