@@ -172,10 +172,12 @@ bool process_alive(int pid) {
   // in a container): dead all the same. But after SIGKILL the main thread
   // can be a zombie while others still exit, holding the process's files
   // (and its data directory's lock, which a restart would then find taken).
+  // (The increments take an error code too: the range-for's would throw
+  // if the process went while its task directory was read.)
   const fs::path tasks = fmt::format("/proc/{}/task", pid);
   std::error_code ec;
-  for (const auto& task : fs::directory_iterator(tasks, ec)) {
-    const char state = task_state(task.path() / "stat");
+  for (fs::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+    const char state = task_state(it->path() / "stat");
     if (state != 0 && state != 'Z' && state != 'X') return true;
   }
   // kill() found it: if its threads cannot be listed, take it for alive.
