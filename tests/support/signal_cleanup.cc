@@ -1,18 +1,25 @@
 #include "tests/support/signal_cleanup.h"
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <string>
 #include <thread>
-
-#include <doctest/doctest.h>
+#include <vector>
 
 namespace pvfs::test {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -50,7 +57,8 @@ void on_signal(int signal) {
   const int signal = byte;
   Registry& r = registry();
   std::lock_guard lock(r.mutex);  // held until the end: no owner frees what an undo reads
-  std::fprintf(stderr, "test program stopped by signal %d: killing its daemons, unmounting\n", signal);
+  std::fprintf(stderr, "%s: stopped by signal %d: killing the daemons it started, unmounting\n",
+               program_invocation_short_name, signal);
   for (auto it = r.undos.rbegin(); it != r.undos.rend(); ++it) {
     try {
       it->second();
@@ -88,32 +96,47 @@ void install_once() {
   });
 }
 
-// doctest handles SIGINT and SIGTERM itself while a test case runs (to
-// report it as crashed): it saves the handlers it finds when the case
-// starts and puts them back when the case ends or the signal comes, then
-// raises the signal again. So ours must be in place at every case's start,
-// or a cluster made in an earlier case (a shared one) is forgotten: this
-// listener puts it back then, once anything was registered.
-struct ReinstallAtCaseStart : doctest::IReporter {
-  explicit ReinstallAtCaseStart(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_start(const doctest::TestCaseData&) override {
-    if (registry().pipe_write >= 0) set_handlers();
+// Mount points under `dir` from /proc/self/mountinfo (field 5), deepest first.
+std::vector<std::string> mounts_under(const fs::path& dir) {
+  const std::string prefix = dir.string() + "/";
+  std::vector<std::string> found;
+  std::ifstream info("/proc/self/mountinfo");
+  for (std::string line; std::getline(info, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point;
+    fields >> id >> parent >> device >> root >> point;
+    if (point.rfind(prefix, 0) == 0) found.push_back(point);
   }
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
-};
-DOCTEST_REGISTER_LISTENER("pvfs-cleanup-on-signal", 1, ReinstallAtCaseStart);
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  return found;
+}
+
+bool is_pvfs_process(pid_t pid) {
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string argv0;
+  std::getline(cmdline, argv0, '\0');
+  return argv0.find("pvfs") != std::string::npos;
+}
 
 }  // namespace
+
+void reinstall_cleanup_handlers() {
+  if (registry().pipe_write >= 0) set_handlers();
+}
+
+void undo_folder(const fs::path& dir, bool remove) {
+  for (const auto& point : mounts_under(dir)) ::umount2(point.c_str(), MNT_DETACH);
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path& file = it->path();
+    if (file.extension() != ".pid" || file.parent_path().filename() != "run") continue;
+    pid_t pid = 0;
+    std::ifstream(file) >> pid;
+    if (pid > 0 && is_pvfs_process(pid)) ::kill(pid, SIGKILL);
+  }
+  if (remove) fs::remove_all(dir, ec);
+}
 
 CleanupOnSignal::CleanupOnSignal(std::function<void()> undo) {
   install_once();

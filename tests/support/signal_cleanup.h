@@ -1,12 +1,16 @@
-// Test support: what a test made outside its own process (daemons, FUSE
-// mounts, network namespaces) is undone when the test program is stopped
-// by SIGTERM, SIGINT or SIGHUP instead of running to its end. meson sends
-// SIGTERM on a timeout or a Ctrl-C, and SIGKILL 0.5 s later, so an undo
-// must be quick: kill with SIGKILL and unmount lazily, no graceful stop.
+// Test and benchmark support: what a program made outside its own process
+// (daemons, FUSE mounts, network namespaces) is undone when the program is
+// stopped by SIGTERM, SIGINT or SIGHUP instead of running to its end. meson
+// sends SIGTERM on a timeout or a Ctrl-C, and SIGKILL 0.5 s later, so an
+// undo must be quick: kill with SIGKILL and unmount lazily, no graceful
+// stop. Daemons that LocalCluster starts run in sessions of their own, so
+// a Ctrl-C in the terminal does not reach them either.
 //
 // doctest takes SIGINT and SIGTERM over while each test case runs; a
-// listener puts our handler back at every case's start, so doctest saves
-// it, reports the case as crashed, restores it and raises the signal again.
+// listener (signal_cleanup_listener.cc, linked with doctest's main) puts
+// our handler back at every case's start, so doctest saves it, reports the
+// case as crashed, restores it and raises the signal again. No doctest here:
+// programs that are not tests can use this too.
 //
 // The handler only writes the signal's number to a pipe; a thread started
 // with the first registration reads it and runs every registered undo, the
@@ -17,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <utility>
 
@@ -46,5 +51,14 @@ class CleanupOnSignal {
  private:
   uint64_t id_ = 0;
 };
+
+// Puts the handlers back after someone else took the signals over; nothing
+// before the first registration.
+void reinstall_cleanup_handlers();
+
+// The undo for a folder a program ran a local cluster in: detaches every
+// mount under `dir` (deepest first), SIGKILLs every pvfs daemon whose pid
+// file is in a run/ folder under it, then removes `dir` when `remove`.
+void undo_folder(const std::filesystem::path& dir, bool remove);
 
 }  // namespace pvfs::test

@@ -1,17 +1,9 @@
 #include "tests/support/test_cluster.h"
 
-#include <sys/mount.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -33,45 +25,7 @@ bool skip_without_fuse() {
   return true;
 }
 
-namespace {
-
-// Mount points under `dir` from /proc/self/mountinfo (field 5), deepest first.
-std::vector<std::string> mounts_under(const fs::path& dir) {
-  const std::string prefix = dir.string() + "/";
-  std::vector<std::string> found;
-  std::ifstream info("/proc/self/mountinfo");
-  for (std::string line; std::getline(info, line);) {
-    std::istringstream fields(line);
-    std::string id, parent, device, root, point;
-    fields >> id >> parent >> device >> root >> point;
-    if (point.rfind(prefix, 0) == 0) found.push_back(point);
-  }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  return found;
-}
-
-bool is_pvfs_process(pid_t pid) {
-  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string argv0;
-  std::getline(cmdline, argv0, '\0');
-  return argv0.find("pvfs") != std::string::npos;
-}
-
-}  // namespace
-
-void undo_test_folder(const fs::path& dir) {
-  for (const auto& point : mounts_under(dir)) ::umount2(point.c_str(), MNT_DETACH);
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    const fs::path& file = it->path();
-    if (file.extension() != ".pid" || file.parent_path().filename() != "run") continue;
-    pid_t pid = 0;
-    std::ifstream(file) >> pid;
-    if (pid > 0 && is_pvfs_process(pid)) ::kill(pid, SIGKILL);
-  }
-  if (!keep_test_dirs()) fs::remove_all(dir, ec);
-}
+void undo_test_folder(const fs::path& dir) { undo_folder(dir, !keep_test_dirs()); }
 
 TestCluster::TestCluster(ClusterOptions options, bool mount, const std::string& mount_options)
     : dir_("pvfs-cluster"), on_signal_([dir = dir_.path()] { undo_test_folder(dir); }) {
