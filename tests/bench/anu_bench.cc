@@ -9,7 +9,8 @@
 // balanced (issue 21's goal), and a last line `RESULT key=value ...`.
 // Driven by tests/bench/anu; see docs/benchmarks.md. Not a test. One
 // thread runs the client (libpvfs-client, no FUSE), another samples the
-// members.
+// members. Stopped by SIGINT, SIGTERM or SIGHUP, it kills the daemons it
+// started and removes its folder (kept with --keep) before it dies.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include "fs/client.h"
 #include "shared/rpc/run_sync.h"
 #include "shared/secret.h"
+#include "tests/support/signal_cleanup.h"
 #include "utils/cluster/local_cluster.h"
 #include "utils/common/mds_status.h"
 
@@ -571,6 +573,7 @@ int main(int argc, char** argv) {
 
   fs::path work = fs::path(o.workdir) / fmt::format("pvfs-anu.{}", ::getpid());
   fs::create_directories(work);
+  pvfs::test::CleanupOnSignal on_signal([work, keep = o.keep] { pvfs::test::undo_folder(work, !keep); });
   std::vector<PolicyRun> runs;
   int status = 0;
   for (const auto& policy : o.policies) {

@@ -2,7 +2,9 @@
 // daemon, mount or network namespace behind (tests/support/signal_cleanup.h).
 // The outer case runs this same program on the two inner ones, which start
 // a mounted cluster and a network namespace and wait to be stopped; the
-// inner cases are skipped unless asked for (doctest's --no-skip).
+// inner cases are skipped unless asked for (doctest's --no-skip). The ANU
+// benchmark (tests/bench/anu_bench, six daemons) stopped by a Ctrl-C
+// leaves none behind either.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 
 #include "tests/support/file_content.h"
 #include "tests/support/netns_hosts.h"
+#include "tests/support/signal_cleanup.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_cluster.h"
 
@@ -171,6 +174,51 @@ TEST_CASE("a test program stopped by SIGTERM kills its daemons, unmounts and del
   undo_test_folder(report.dir);
   for (const auto& ns : netns_named(report.netns_prefix.empty() ? "-" : report.netns_prefix))
     shell("ip netns del " + ns + " 2>/dev/null");
+}
+
+TEST_CASE("the ANU benchmark stopped by SIGINT (a Ctrl-C) kills its six daemons and removes its folder") {
+  const char* root = std::getenv("PVFS_BUILD_ROOT");
+  REQUIRE_MESSAGE(root != nullptr, "PVFS_BUILD_ROOT is not set (meson sets it)");
+  const std::string bench = (fs::path(root) / "tests/bench/anu_bench").string();
+  REQUIRE_MESSAGE(::access(bench.c_str(), X_OK) == 0, bench << " is not built");
+  TempDir scratch("pvfs-signal-anu");
+  const fs::path output = scratch.path() / "bench.log";
+
+  const pid_t run = ::fork();
+  REQUIRE(run >= 0);
+  if (run == 0) {
+    const int log = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log >= 0) {
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+    }
+    ::execl(bench.c_str(), bench.c_str(), "--policies", "hash", "--duration", "120", "--workdir",
+            scratch.path().c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Its folder is scratch/pvfs-anu.PID: wait for five metadata servers and
+  // a storage server started there.
+  const std::string work = (scratch.path() / ("pvfs-anu." + std::to_string(run))).string();
+  const bool up = eventually([&] { return processes_mentioning(work).size() >= 6; }, 60s);
+  if (!up) {
+    ::kill(run, SIGKILL);
+    ::waitpid(run, nullptr, 0);
+    undo_folder(work, true);
+    FAIL("the benchmark's six daemons did not come up:\n" << pvfs::test::read_text(output));
+  }
+  const std::vector<pid_t> daemons = processes_mentioning(work);
+
+  REQUIRE(::kill(run, SIGINT) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(run, &status, 0) == run);
+  CAPTURE(pvfs::test::read_text(output));
+  CHECK_MESSAGE(WIFSIGNALED(status), "the benchmark should die of the signal, status " << status);
+  if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGINT);
+  for (pid_t pid : daemons)
+    CHECK_MESSAGE(eventually([&] { return !process_alive(pid); }, 10s), "process " << pid << " is still running");
+  CHECK_FALSE(fs::exists(work));
+
+  undo_folder(work, true);  // whatever the benchmark left when the checks above failed
 }
 
 }  // namespace pvfs::test::signal_cleanup_test

@@ -10,7 +10,7 @@
 // listener (signal_cleanup_listener.cc, linked with doctest's main) puts
 // our handler back at every case's start, so doctest saves it, reports the
 // case as crashed, restores it and raises the signal again. No doctest here:
-// programs that are not tests can use this too.
+// benchmarks (tests/bench/anu_bench.cc) use this too.
 //
 // The handler only writes the signal's number to a pipe; a thread started
 // with the first registration reads it and runs every registered undo, the
