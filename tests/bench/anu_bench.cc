@@ -6,7 +6,8 @@
 // tuning interval from clusterStatus (utils/common/mds_status.h), prints the
 // latencies over time per policy, the worst/average ratio, how often a member
 // was saturated, the time ANU takes to converge, whether its steady state is
-// balanced (issue 21's goal), and a last line `RESULT key=value ...`.
+// balanced (issue 21's goal), and a last line `RESULT key=value ...`;
+// with --repeat N, each policy N times and a line over its runs.
 // Driven by tests/bench/anu; see docs/benchmarks.md. Not a test. One
 // thread runs the client (libpvfs-client, no FUSE), another samples the
 // members. Stopped by SIGINT, SIGTERM or SIGHUP, it kills the daemons it
@@ -69,6 +70,9 @@ struct Options {
   // Also print what each member reported beside its latency (busy
   // fraction, service time, backlog) and the delegate's tuning steps.
   bool detail = false;
+  // Runs of each policy, each on a fresh cluster with the same workload
+  // seed: one run a seed does not separate two tunings (the runs differ).
+  uint32_t repeat = 1;
 };
 
 // One member's interval as seen by the sampler.
@@ -319,11 +323,12 @@ struct Workload {
   }
 };
 
-std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o, const fs::path& work) {
+// One run of `policy` on a fresh cluster in `dir`.
+std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o, const fs::path& dir) {
   PolicyRun run;
   run.policy = policy;
   pvfs::ClusterOptions co;
-  co.dir = work / policy;
+  co.dir = dir;
   co.servers = 1;
   co.mds = static_cast<uint32_t>(o.slowdown.size());
   co.mds_slowdown = o.slowdown;
@@ -457,6 +462,33 @@ std::optional<PolicyRun> run_policy(const std::string& policy, const Options& o,
 
 std::string ratio_text(double r) { return r > 0 ? fmt::format("{:.2f}", r) : "-"; }
 
+// The middle value (the mean of the two middle ones for an even count).
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// With --repeat: one line per policy over its runs, in run order.
+void print_repeats(const std::string& policy, const std::vector<const PolicyRun*>& runs, const Options& o) {
+  std::vector<std::string> ratio, latency, saturated;
+  size_t balanced_runs = 0;
+  for (const PolicyRun* run : runs) {
+    ratio.push_back(fmt::format("{:.2f}", run->steady_ratio));
+    latency.push_back(fmt::format("{:.1f}", run->steady_avg_ms));
+    saturated.push_back(fmt::format("{:.0f}%", 100 * run->steady_saturated));
+    balanced_runs += balanced(*run, o) ? 1 : 0;
+  }
+  std::printf("\n%s, %zu runs of seed %llu, last third of each: worst/avg mean %s; mean latency %s ms; a member "
+              "saturated in %s of the intervals",
+              policy.c_str(), runs.size(), static_cast<unsigned long long>(o.seed),
+              fmt::format("{}", fmt::join(ratio, ", ")).c_str(), fmt::format("{}", fmt::join(latency, ", ")).c_str(),
+              fmt::format("{}", fmt::join(saturated, ", ")).c_str());
+  if (policy.starts_with("anu")) std::printf("; balanced in %zu of %zu", balanced_runs, runs.size());
+  std::printf("\n");
+}
+
 void print_run(const PolicyRun& run, const Options& o) {
   std::printf("\n== %s: mean latency per member and interval, ms (requests)\n", run.policy.c_str());
   std::string header = fmt::format("{:>6}", "t(s)");
@@ -559,6 +591,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "workload seed")->capture_default_str();
   app.add_option("--workdir", o.workdir, "where to make the temporary folder")->capture_default_str();
   app.add_flag("--keep", o.keep, "keep the clusters' folders (logs) afterwards");
+  app.add_option("--repeat", o.repeat,
+                 "runs of each policy, each on a fresh cluster with the same seed; RESULT then gives the median "
+                 "of each figure and, for ANU, how many runs were balanced")
+      ->capture_default_str()->check(CLI::Range(1u, 100u));
   app.add_flag("--detail", o.detail,
                "also print each member's busy fraction, service time and backlog per interval, and the "
                "delegate's tuning steps");
@@ -577,35 +613,61 @@ int main(int argc, char** argv) {
   std::vector<PolicyRun> runs;
   int status = 0;
   for (const auto& policy : o.policies) {
-    auto run = run_policy(policy, o, work);
-    if (!run) {
-      status = 1;
-      continue;
+    for (uint32_t k = 1; k <= o.repeat; ++k) {
+      if (o.repeat > 1) note(fmt::format("{}: run {} of {}", policy, k, o.repeat));
+      auto run = run_policy(policy, o, o.repeat > 1 ? work / fmt::format("{}.{}", policy, k) : work / policy);
+      if (!run) {
+        status = 1;
+        continue;
+      }
+      print_run(*run, o);
+      std::fflush(stdout);
+      runs.push_back(std::move(*run));
     }
-    print_run(*run, o);
-    std::fflush(stdout);
-    runs.push_back(std::move(*run));
   }
   if (o.keep) note("logs kept in " + work.string());
   else fs::remove_all(work);
 
   std::string result = "RESULT";
   uint64_t errors = 0;
-  for (const auto& run : runs) {
-    const std::string key = run.policy == "round-robin" ? "rr"
-                            : run.policy == "anu-paper"  ? "anu_paper"
-                            : run.policy == "anu-busy"   ? "anu_busy"
-                            : run.policy == "anu-noguard" ? "anu_noguard"
-                                                         : run.policy;
-    result += fmt::format(" {}_worst_over_avg={:.2f} {}_pooled={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key,
-                          run.steady_ratio, key, run.steady_pooled, key, run.steady_avg_ms, key,
-                          run.steady_saturated);
-    if (run.policy.starts_with("anu"))
-      result += fmt::format(" {}_converge_s={} {}_balanced={}", key,
-                            run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never", key,
-                            balanced(run, o) ? 1 : 0);
-    errors += run.errors;
-    if (run.errors) result += fmt::format(" {}_errors={}", key, run.errors);
+  for (const auto& policy : o.policies) {
+    std::vector<const PolicyRun*> mine;
+    for (const auto& run : runs)
+      if (run.policy == policy) mine.push_back(&run);
+    if (mine.empty()) continue;
+    const std::string key = policy == "round-robin" ? "rr"
+                            : policy == "anu-paper"  ? "anu_paper"
+                            : policy == "anu-busy"   ? "anu_busy"
+                            : policy == "anu-noguard" ? "anu_noguard"
+                                                     : policy;
+    uint64_t failed = 0;
+    for (const PolicyRun* run : mine) failed += run->errors;
+    errors += failed;
+    if (o.repeat == 1) {
+      const PolicyRun& run = *mine.front();
+      result += fmt::format(" {}_worst_over_avg={:.2f} {}_pooled={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}", key,
+                            run.steady_ratio, key, run.steady_pooled, key, run.steady_avg_ms, key,
+                            run.steady_saturated);
+      if (policy.starts_with("anu"))
+        result += fmt::format(" {}_converge_s={} {}_balanced={}", key,
+                              run.converge_s ? fmt::format("{:.0f}", *run.converge_s) : "never", key,
+                              balanced(run, o) ? 1 : 0);
+    } else {
+      print_repeats(policy, mine, o);
+      auto median_of = [&](double PolicyRun::*field) {
+        std::vector<double> v;
+        for (const PolicyRun* run : mine) v.push_back(run->*field);
+        return median(v);
+      };
+      result += fmt::format(" {}_runs={} {}_worst_over_avg={:.2f} {}_pooled={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}",
+                            key, mine.size(), key, median_of(&PolicyRun::steady_ratio), key,
+                            median_of(&PolicyRun::steady_pooled), key, median_of(&PolicyRun::steady_avg_ms), key,
+                            median_of(&PolicyRun::steady_saturated));
+      if (policy.starts_with("anu"))
+        result += fmt::format(" {}_balanced_runs={}", key,
+                              std::count_if(mine.begin(), mine.end(), [&](const PolicyRun* r) { return balanced(*r, o); }));
+    }
+    if (failed) result += fmt::format(" {}_errors={}", key, failed);
   }
   result += fmt::format(" errors={}", errors);
   std::printf("\n%s\n", result.c_str());
