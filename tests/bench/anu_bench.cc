@@ -659,13 +659,15 @@ int main(int argc, char** argv) {
         for (const PolicyRun* run : mine) v.push_back(run->*field);
         return median(v);
       };
-      result += fmt::format(" {}_runs={} {}_worst_over_avg={:.2f} {}_pooled={:.2f} {}_avg_ms={:.1f} {}_saturated={:.2f}",
-                            key, mine.size(), key, median_of(&PolicyRun::steady_ratio), key,
-                            median_of(&PolicyRun::steady_pooled), key, median_of(&PolicyRun::steady_avg_ms), key,
+      result += fmt::format(" {}_runs={} {}_worst_over_avg={:.2f} {}_pooled={:.2f}", key, mine.size(), key,
+                            median_of(&PolicyRun::steady_ratio), key, median_of(&PolicyRun::steady_pooled));
+      result += fmt::format(" {}_avg_ms={:.1f} {}_saturated={:.2f}", key, median_of(&PolicyRun::steady_avg_ms), key,
                             median_of(&PolicyRun::steady_saturated));
-      if (policy.starts_with("anu"))
-        result += fmt::format(" {}_balanced_runs={}", key,
-                              std::count_if(mine.begin(), mine.end(), [&](const PolicyRun* r) { return balanced(*r, o); }));
+      if (policy.starts_with("anu")) {
+        const auto balanced_runs =
+            std::count_if(mine.begin(), mine.end(), [&](const PolicyRun* r) { return balanced(*r, o); });
+        result += fmt::format(" {}_balanced_runs={}", key, balanced_runs);
+      }
     }
     if (failed) result += fmt::format(" {}_errors={}", key, failed);
   }
