@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -16,6 +18,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "utils/cluster/local_cluster.h"
 
 namespace pvfs::test {
 
@@ -111,11 +115,53 @@ std::vector<std::string> mounts_under(const fs::path& dir) {
   return found;
 }
 
-bool is_pvfs_process(pid_t pid) {
+// The arguments of a running process, empty when it is gone.
+std::vector<std::string> arguments_of(pid_t pid) {
   std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string argv0;
-  std::getline(cmdline, argv0, '\0');
-  return argv0.find("pvfs") != std::string::npos;
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(cmdline, arg, '\0');) args.push_back(arg);
+  return args;
+}
+
+// A pvfs daemon or mount (pvfs-mds, pvfs-server, pvfsmount), never this
+// program: a benchmark built in a checkout called pvfs is not one.
+bool is_pvfs_process(pid_t pid, const std::vector<std::string>& args) {
+  return pid != ::getpid() && !args.empty() && fs::path(args[0]).filename().string().rfind("pvfs", 0) == 0;
+}
+
+bool mentions(const std::vector<std::string>& args, const std::string& prefix) {
+  return std::any_of(args.begin(), args.end(), [&](const std::string& a) { return a.find(prefix) != std::string::npos; });
+}
+
+// SIGKILLs every pvfs process that has a pid file in a run/ folder under
+// `dir` or mentions `dir` in its arguments (one started a moment ago may
+// not have its pid file yet), and returns them.
+std::vector<pid_t> kill_daemons_under(const fs::path& dir) {
+  std::vector<pid_t> killed;
+  auto kill_one = [&](pid_t pid, const std::vector<std::string>& args) {
+    if (pid <= 0 || !is_pvfs_process(pid, args) || std::find(killed.begin(), killed.end(), pid) != killed.end())
+      return;
+    ::kill(pid, SIGKILL);
+    killed.push_back(pid);
+  };
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path& file = it->path();
+    if (file.extension() != ".pid" || file.parent_path().filename() != "run") continue;
+    pid_t pid = 0;
+    std::ifstream(file) >> pid;
+    kill_one(pid, arguments_of(pid));
+  }
+  const std::string prefix = dir.string() + "/";
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const pid_t pid = std::stoi(name);
+    const auto args = arguments_of(pid);
+    if (mentions(args, prefix)) kill_one(pid, args);
+  }
+  return killed;
 }
 
 }  // namespace
@@ -125,17 +171,23 @@ void reinstall_cleanup_handlers() {
 }
 
 void undo_folder(const fs::path& dir, bool remove) {
-  for (const auto& point : mounts_under(dir)) ::umount2(point.c_str(), MNT_DETACH);
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    const fs::path& file = it->path();
-    if (file.extension() != ".pid" || file.parent_path().filename() != "run") continue;
-    pid_t pid = 0;
-    std::ifstream(file) >> pid;
-    if (pid > 0 && is_pvfs_process(pid)) ::kill(pid, SIGKILL);
+  // The program's own threads go on meanwhile and may start a daemon or
+  // write a file after a pass, so up to three passes.
+  // A process sent SIGKILL may go on for a moment (on the other core, or to
+  // the end of a system call) and create a file: wait until all its threads
+  // have stopped (process_alive, local_cluster.h).
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const auto& point : mounts_under(dir)) ::umount2(point.c_str(), MNT_DETACH);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (pid_t pid : kill_daemons_under(dir))
+      while (process_alive(pid) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!remove) return;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (!fs::exists(dir, ec)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (remove) fs::remove_all(dir, ec);
 }
 
 CleanupOnSignal::CleanupOnSignal(std::function<void()> undo) {

@@ -58,7 +58,10 @@ void reinstall_cleanup_handlers();
 
 // The undo for a folder a program ran a local cluster in: detaches every
 // mount under `dir` (deepest first), SIGKILLs every pvfs daemon whose pid
-// file is in a run/ folder under it, then removes `dir` when `remove`.
+// file is in a run/ folder under it or whose arguments name a path under
+// it, waits (at most a second) until they have stopped, then removes `dir`
+// when `remove`. Again, up to three times, while something under `dir`
+// remains: the program's own threads may have started a daemon meanwhile.
 void undo_folder(const std::filesystem::path& dir, bool remove);
 
 }  // namespace pvfs::test
