@@ -40,9 +40,16 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
     busy_ = std::min(busy_, worked_);
     worked_ = std::chrono::nanoseconds(0);
   }
+  uint64_t served = requests_;
   if (spans_) {
     // The emulated server's time instead: the closed spans and the open
     // run's part up to now; the rest of the run belongs to the next one.
+    // Per span completed by now.
+    served = 0;
+    while (!span_ends_.empty() && span_ends_.front() <= now) {
+      span_ends_.pop_front();
+      ++served;
+    }
     busy_ = span_busy_;
     const SteadyTime from = std::max(span_from_, start_), to = std::min(span_to_, now);
     if (to > from) busy_ += to - from;
@@ -53,7 +60,7 @@ std::optional<IntervalReport> IntervalMeter::close(SteadyTime now) {
   const double length = std::chrono::duration<double, std::milli>(now - start_).count();
   const double busy = std::chrono::duration<double, std::milli>(busy_).count();
   last_.busy = length > 0 ? std::clamp(busy / length, 0.0, 1.0) : 0;
-  last_.service_ms = requests_ == 0 ? 0 : busy / static_cast<double>(requests_);
+  last_.service_ms = served == 0 ? 0 : busy / static_cast<double>(served);
   last_.interval_ms = length;
   last_.sets.clear();
   for (const auto& [set, requests] : sets_) last_.sets.push_back({set, requests});

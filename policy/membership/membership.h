@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -42,8 +43,9 @@ struct IntervalReport {
   double backlog_age_ms = 0;  // their mean age then
   // How busy the member was (ours, issue 21): the fraction of the interval
   // with at least one request outstanding, and that busy time per request
-  // completed (its service time when it serves one at a time). 0 and 0
-  // when unknown.
+  // completed (its service time when it serves one at a time); for an
+  // emulated server (IntervalMeter::serving), per span it completed,
+  // refused requests' included. 0 and 0 when unknown.
   double busy = 0;
   double service_ms = 0;
   // The requests that arrived per file set (by set; empty when the caller
@@ -101,9 +103,16 @@ class IntervalMeter {
   // this is called, the busy fraction is the time of these spans within
   // the interval, not the time with a request outstanding: the work the
   // daemon does after the emulated service overlaps the next request's
-  // and is not the emulated server's.
+  // and is not the emulated server's. The service time is then that time
+  // per span completed in the interval, not per request recorded: a
+  // request the member refuses after its service (its file set moved on
+  // a new map) took the emulated server's time too, and counting only
+  // those recorded read a member that refuses most of what it gets (after
+  // its share was cut, from clients on the old map) as many times slower
+  // than it is, so that the delegate's guard kept load off it for good.
   void serving(SteadyTime from, SteadyTime to) {
     spans_ = true;
+    span_ends_.push_back(to);
     if (from <= span_to_) {
       span_to_ = std::max(span_to_, to);
     } else {
@@ -156,6 +165,9 @@ class IntervalMeter {
   bool spans_ = false;
   std::chrono::nanoseconds span_busy_{0};
   SteadyTime span_from_{}, span_to_{};
+  // The ends of the spans not yet counted as completed, oldest first (at
+  // most the queue of the emulated server).
+  std::deque<SteadyTime> span_ends_;
   IntervalReport last_;
 };
 

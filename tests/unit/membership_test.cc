@@ -494,6 +494,38 @@ TEST_CASE("an emulated server's busy fraction is its service spans' time, not th
   CHECK(report->busy == 0);
 }
 
+TEST_CASE("an emulated server's service time counts the requests it refused after serving them") {
+  // Its share was just cut: of ten requests served 10 ms each (0..100),
+  // eight were for file sets now on another member, refused after their
+  // service, and only two recorded. Its service time is 10 ms, not the
+  // 50 ms per recorded request that kept the guard from ever growing it.
+  IntervalMeter meter(at(0), milliseconds(1000));
+  for (int i = 0; i < 10; ++i) {
+    meter.arrived(at(0));
+    meter.serving(at(10 * i), at(10 * i + 10));
+  }
+  for (int i = 0; i < 10; ++i) {
+    if (i < 2) meter.record(milliseconds(10 * i + 10));
+    meter.finished(at(0), at(10 * i + 10));
+  }
+  auto report = meter.close(at(1000));
+  REQUIRE(report.has_value());
+  CHECK(report->requests == 2);
+  CHECK(report->busy == doctest::Approx(0.1));
+  CHECK(report->service_ms == doctest::Approx(10));
+  // A span queued across the close counts where it completes.
+  meter.arrived(at(1990));
+  meter.serving(at(1990), at(2010));
+  report = meter.close(at(2000));
+  REQUIRE(report.has_value());
+  CHECK(report->service_ms == 0);  // none completed: unknown
+  meter.record(milliseconds(20));
+  meter.finished(at(1990), at(2010));
+  report = meter.close(at(3000));
+  REQUIRE(report.has_value());
+  CHECK(report->service_ms == doctest::Approx(10));  // its 10 ms in this interval, one span
+}
+
 TEST_CASE("a real member's busy time is its event loop's work, up to the time with a request outstanding") {
   IntervalMeter meter(at(0), milliseconds(1000));
   // Eight clients keep a request outstanding all the interval; the loop
