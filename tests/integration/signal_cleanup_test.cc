@@ -59,18 +59,6 @@ std::set<std::string> netns_named(const std::string& prefix) {
   return found;
 }
 
-// Processes whose command line mentions `needle`.
-std::vector<pid_t> processes_mentioning(const std::string& needle) {
-  std::vector<pid_t> found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string cmdline = pvfs::test::read_text(entry.path() / "cmdline");
-    if (cmdline.find(needle) != std::string::npos) found.push_back(std::stoi(name));
-  }
-  return found;
-}
-
 template <typename Predicate>
 bool eventually(Predicate done, std::chrono::seconds limit) {
   const auto deadline = Clock::now() + limit;

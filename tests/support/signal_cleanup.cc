@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -129,10 +128,6 @@ bool is_pvfs_process(pid_t pid, const std::vector<std::string>& args) {
   return pid != ::getpid() && !args.empty() && fs::path(args[0]).filename().string().rfind("pvfs", 0) == 0;
 }
 
-bool mentions(const std::vector<std::string>& args, const std::string& prefix) {
-  return std::any_of(args.begin(), args.end(), [&](const std::string& a) { return a.find(prefix) != std::string::npos; });
-}
-
 // SIGKILLs every pvfs process that has a pid file in a run/ folder under
 // `dir` or mentions `dir` in its arguments (one started a moment ago may
 // not have its pid file yet), and returns them.
@@ -153,14 +148,7 @@ std::vector<pid_t> kill_daemons_under(const fs::path& dir) {
     std::ifstream(file) >> pid;
     kill_one(pid, arguments_of(pid));
   }
-  const std::string prefix = dir.string() + "/";
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    const pid_t pid = std::stoi(name);
-    const auto args = arguments_of(pid);
-    if (mentions(args, prefix)) kill_one(pid, args);
-  }
+  for (pid_t pid : processes_mentioning(dir.string() + "/")) kill_one(pid, arguments_of(pid));
   return killed;
 }
 
@@ -170,12 +158,26 @@ void reinstall_cleanup_handlers() {
   if (registry().pipe_write >= 0) set_handlers();
 }
 
+std::vector<pid_t> processes_mentioning(const std::string& needle) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    const auto args = arguments_of(pid);
+    if (std::any_of(args.begin(), args.end(), [&](const std::string& a) { return a.find(needle) != std::string::npos; }))
+      found.push_back(pid);
+  }
+  return found;
+}
+
 void undo_folder(const fs::path& dir, bool remove) {
-  // The program's own threads go on meanwhile and may start a daemon or
-  // write a file after a pass, so up to three passes.
   // A process sent SIGKILL may go on for a moment (on the other core, or to
-  // the end of a system call) and create a file: wait until all its threads
-  // have stopped (process_alive, local_cluster.h).
+  // the end of a system call) and create a file, so each pass waits until
+  // all its threads have stopped (process_alive, local_cluster.h); and the
+  // program's own threads go on meanwhile and may start a daemon or write a
+  // file after a pass, so up to three passes.
   for (int pass = 0; pass < 3; ++pass) {
     for (const auto& point : mounts_under(dir)) ::umount2(point.c_str(), MNT_DETACH);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);

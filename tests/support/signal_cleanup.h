@@ -20,10 +20,14 @@
 // under the owner's lock).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace pvfs::test {
 
@@ -55,6 +59,9 @@ class CleanupOnSignal {
 // Puts the handlers back after someone else took the signals over; nothing
 // before the first registration.
 void reinstall_cleanup_handlers();
+
+// The processes whose arguments mention `needle` (any part of any one).
+std::vector<pid_t> processes_mentioning(const std::string& needle);
 
 // The undo for a folder a program ran a local cluster in: detaches every
 // mount under `dir` (deepest first), SIGKILLs every pvfs daemon whose pid
