@@ -342,6 +342,9 @@ asio::awaitable<void> MdsCluster::heartbeat_loop() {
         spdlog::info("delegate: the overload guard took {} of the tuning step: the rest would overload a member "
                      "with the file sets it gained",
                      tuning->taken == 0 ? std::string("none") : fmt::format("1/{:.0f}", 1 / tuning->taken));
+      if (const auto& h = tuning->hand_over)
+        spdlog::info("delegate: mds {}'s queue stands: it hands partition {} of {} over to mds {}", h->from.value,
+                     h->index, h->partitions, h->to.value);
       tunings_.push_back({clock_.unix_ms(), next ? next->map.version() : map_.version(), std::move(*tuning)});
       if (tunings_.size() > kKeptTunings) tunings_.pop_front();
     }

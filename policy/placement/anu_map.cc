@@ -348,6 +348,23 @@ AnuMap AnuMap::doubled() const {
   return next;
 }
 
+Result<AnuMap> AnuMap::handed_over(uint32_t partitions, uint32_t index, MdsId to) const {
+  if (empty() || partitions < partitions_.size() || partitions > kMaxPartitions || !std::has_single_bit(partitions))
+    return Status(Errc::invalid_argument, "hand-over grid out of range");
+  if (index >= partitions) return Status(Errc::invalid_argument, "hand-over partition past the grid");
+  if (!contains(to)) return Status(Errc::invalid_argument, "hand-over to a non-member");
+  AnuMap next = *this;
+  next.version_ = version_ + 1;
+  while (next.partitions_.size() < partitions) next.split_partitions();
+  Partition& p = next.partitions_[index];
+  if (!p.server || p.length != next.partition_length())
+    return Status(Errc::invalid_argument, "only a whole partition can be handed over");
+  if (*p.server == to) return Status(Errc::invalid_argument, "hand-over to the partition's own holder");
+  p.server = to;
+  PVFS_CHECK(next.validate().ok());
+  return next;
+}
+
 void AnuMap::split_partitions() {
   // Partition p covers [p, p+1) / P; its halves are partitions 2p and 2p+1
   // of the finer grid, so a server's piece [p/P, p/P + len) is exactly the

@@ -138,7 +138,8 @@ class AnuMap {
   // It is not a pure hand-over: growth into long-free space catches file
   // sets of every server, and file sets in space given up re-hash onto any
   // server -- the price of exactly half mapped with one partial partition
-  // per server (§4). A hand-over of whole partitions moves only the giver's.
+  // per server (§4). A hand-over of a whole partition (handed_over())
+  // moves only the giver's.
 
   // Each member's new share (weights, normalized as in from_shares()).
   // `targets` names every member exactly once; invalid_argument otherwise.
@@ -159,6 +160,15 @@ class AnuMap {
   // its region, so no file set moves (what add_server() does when k crosses
   // a power of two). Requires partition_count() < kMaxPartitions.
   AnuMap doubled() const;
+  // The partitions split until there are `partitions` of them (a power of
+  // two, at least partition_count() and at most kMaxPartitions; splitting
+  // moves nothing), then whole partition `index` of that grid given to
+  // member `to`, version + 1: exactly the file sets that hash into it move,
+  // all from its holder to `to` (ours, issue 21; the paper's §4 asks only
+  // that a server hold whole partitions and at most one partial one, which
+  // this keeps). invalid_argument for a grid out of range, an index past
+  // it, a partition that is not whole, or `to` not a member or its holder.
+  Result<AnuMap> handed_over(uint32_t partitions, uint32_t index, MdsId to) const;
 
   // Compact one-line text form, e.g.
   //   anu1 version=7 rounds=16 servers=1,2,5 partitions=1,1,2:4000000000000000,-,... by=1

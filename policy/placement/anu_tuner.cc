@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 namespace pvfs::placement {
 namespace {
@@ -158,6 +159,38 @@ std::map<MdsId, double> predicted_load(const AnuMap& map, std::span<const Latenc
 
 namespace {
 
+// What the guard weighs a new map against: each server's predicted load
+// under the current one, the busiest of them, and the bound, halfway from
+// the cluster's predicted utilization to 1 (`predicts` false: nothing
+// could be predicted).
+struct LoadBound {
+  std::map<MdsId, double> before;
+  double busiest_before = 0;
+  double bound = 1;
+  bool predicts = false;
+  // Whether `load` puts server `m` above the bound, and above what it
+  // carried before if that was more.
+  bool over(MdsId m, double load) const {
+    auto was = before.find(m);
+    return load > std::max(bound, was == before.end() ? 0.0 : was->second) * (1 + 1e-9);
+  }
+};
+
+LoadBound load_bound(const AnuMap& map, std::span<const LatencyReport> reports) {
+  LoadBound b;
+  b.before = predicted_load(map, reports);
+  const std::map<MdsId, double> service = service_times(reports);
+  double work = 0, capacity = 0;
+  for (const auto& [m, load] : b.before) {
+    work += load / service.at(m);
+    capacity += 1 / service.at(m);
+    b.busiest_before = std::max(b.busiest_before, load);
+  }
+  b.predicts = capacity > 0;
+  if (b.predicts) b.bound = (1 + work / capacity) / 2;
+  return b;
+}
+
 // The overload guard (TunerOptions::overload_guard): of the change from
 // the shares `old` of `map` to `target`, the largest part (all, a half, a
 // quarter, an eighth) under which no server is predicted busier than the
@@ -177,31 +210,75 @@ std::pair<AnuMap, double> guard_overload(const AnuMap& map, const std::vector<Se
     PVFS_CHECK(next.ok());
     return std::move(*next);
   };
-  const std::map<MdsId, double> before = predicted_load(map, reports);
-  const std::map<MdsId, double> service = service_times(reports);
-  double work = 0, capacity = 0, busiest_before = 0;
-  for (const auto& [m, load] : before) {
-    work += load / service.at(m);
-    capacity += 1 / service.at(m);
-    busiest_before = std::max(busiest_before, load);
-  }
-  if (capacity <= 0) return {with(1), 1};  // nothing predicted
-  const double bound = (1 + work / capacity) / 2;
+  const LoadBound b = load_bound(map, reports);
+  if (!b.predicts) return {with(1), 1};
   auto passes = [&](const AnuMap& candidate) {
     bool over = false;
     double busiest = 0;
     for (const auto& [m, load] : predicted_load(candidate, reports)) {
-      auto was = before.find(m);
-      over = over || load > std::max(bound, was == before.end() ? 0.0 : was->second) * (1 + 1e-9);
+      over = over || b.over(m, load);
       busiest = std::max(busiest, load);
     }
-    return !over || busiest < busiest_before * (1 - 1e-9);
+    return !over || busiest < b.busiest_before * (1 - 1e-9);
   };
   for (double part = 1; part >= 0.125; part /= 2) {
     AnuMap candidate = with(part);
     if (passes(candidate)) return {std::move(candidate), part};
   }
   return {map, 0};
+}
+
+// The grids a hand-over looks in, from the coarsest: a set that lies in
+// the giver's partial partition of one grid lies in a whole one of a finer
+// grid (splitting moves nothing, but the map keeps the finer grid).
+constexpr uint32_t kHandOverGrid = 128;
+constexpr uint32_t kHandOverFinestGrid = 1024;
+static_assert(kHandOverFinestGrid <= kMaxPartitions);
+
+// TunerOptions::hand_over: of `givers` (servers whose queue stands, the
+// busiest first), the first that can hand one whole partition over so that
+// it ends less busy and the taker within the bound (or no busier than it
+// was, if it was above it); the hand-over of it that leaves the busier of
+// the two least busy (a coarser grid on a tie). Not "the busiest server
+// ends less busy": two members may stand at their caps, and relieving one
+// leaves the other the busiest. Nothing when none qualifies.
+std::optional<std::pair<AnuMap, TuneResult::HandOver>> hand_over(const AnuMap& map,
+                                                                   std::span<const LatencyReport> reports,
+                                                                   std::span<const MdsId> givers) {
+  const LoadBound b = load_bound(map, reports);
+  if (!b.predicts) return std::nullopt;
+  const std::map<MdsId, double> service = service_times(reports);
+  for (MdsId giver : givers) {
+    const auto gave = b.before.find(giver);
+    if (gave == b.before.end()) continue;
+    std::optional<std::pair<AnuMap, TuneResult::HandOver>> best;
+    double best_peak = 0;
+    AnuMap grid = map;
+    while (grid.partition_count() < kHandOverGrid) grid = grid.doubled();
+    for (;;) {
+      for (uint32_t index = 0; index < grid.partition_count(); ++index) {
+        const Partition& p = grid.partitions()[index];
+        if (p.server != giver || p.length != grid.partition_length()) continue;
+        for (MdsId taker : map.servers()) {
+          if (taker == giver || !service.contains(taker)) continue;
+          auto candidate = map.handed_over(grid.partition_count(), index, taker);
+          PVFS_CHECK(candidate.ok());
+          const std::map<MdsId, double> load = predicted_load(*candidate, reports);
+          const double kept = load.at(giver), taken = load.at(taker);
+          if (!(kept < gave->second * (1 - 1e-9)) || b.over(taker, taken)) continue;
+          const double peak = std::max(kept, taken);
+          if (!best || peak < best_peak * (1 - 1e-9)) {
+            best.emplace(std::move(*candidate), TuneResult::HandOver{giver, taker, grid.partition_count(), index});
+            best_peak = peak;
+          }
+        }
+      }
+      if (grid.partition_count() >= kHandOverFinestGrid) break;
+      grid = grid.doubled();
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -530,6 +607,21 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
       result.taken = guarded.second;
     }
     if (next->partitions() != map.partitions()) result.map = std::move(*next);
+  }
+  if (!result.map && options.overload_guard && options.hand_over) {
+    // The map stays: a queue that stands would stand for good.
+    std::vector<std::pair<double, MdsId>> standing;
+    const std::map<MdsId, double> load = predicted_load(map, current);
+    for (const LatencyReport& r : members)
+      if (auto prev = before->find(r.server); prev != before->end() && standing_queue(now->at(r.server), &prev->second))
+        if (auto l = load.find(r.server); l != load.end()) standing.push_back({l->second, r.server});
+    std::sort(standing.begin(), standing.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<MdsId> givers;
+    for (const auto& s : standing) givers.push_back(s.second);
+    if (auto h = hand_over(map, current, givers)) {
+      result.map = std::move(h->first);
+      result.hand_over = h->second;
+    }
   }
   const AnuMap& final_map = result.map ? *result.map : map;
   for (ServerTuning& t : result.servers) t.new_share = final_map.share(t.server);

@@ -207,6 +207,21 @@ struct TunerOptions {
   // model emptied comes back to it when the others cannot carry the load.
   // The overload guard still cuts a raise that would overload it.
   double floor_share = 0.25;
+  // The hand-over (ours, issue 21; only with overload_guard): when a
+  // server's queue stands (standing_queue) and the map would stay as it
+  // is (the guard refused every part of the step, or nothing was scaled),
+  // that server gives one whole partition of its region to one other
+  // server: of every such pair, the one the reports predict leaves the
+  // busier of the two least busy, if the giver ends less busy and the
+  // taker not above the guard's bound (nor above what it carried, if it
+  // was). A shrinking region gives up whichever file sets hash into its
+  // end and re-hashes them onto any server, so when the set a stall hangs
+  // on fits only one member, no step the guard accepts moves it there
+  // (docs/benchmarks.md, "A hand-over from a standing queue"). It looks
+  // in grids of 128 to 1024 partitions (splitting moves nothing; the map
+  // keeps the finer grid), so a set that lies in the giver's partial
+  // partition of one grid lies in a whole one of another.
+  bool hand_over = true;
 };
 
 // Why a server's region was or was not scaled explicitly.
@@ -240,6 +255,13 @@ struct TuneResult {
   // The part of the shares' moves the overload guard let through: 1 all
   // (or the guard did not act), 0.5, 0.25, 0.125, or 0 (the map kept).
   double taken = 1;
+  // The hand-over that made `map` instead (TunerOptions::hand_over): whole
+  // partition `index` of a grid of `partitions`, from `from` to `to`.
+  struct HandOver {
+    MdsId from, to;
+    uint32_t partitions = 0, index = 0;
+  };
+  std::optional<HandOver> hand_over;
 };
 
 // Each server's busy fraction under `map` as `reports` predict it (the

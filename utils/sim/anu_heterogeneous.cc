@@ -321,6 +321,7 @@ Result<Report> run(const Params& p, uint64_t seed) {
   if (!(tuning.service_scv >= 0)) return Status(Errc::invalid_argument, "need scv >= 0");
   if (!(tuning.significance >= 0)) return Status(Errc::invalid_argument, "need significance >= 0");
   tuning.overload_guard = p.integer("guard") != 0;
+  tuning.hand_over = p.integer("hand_over") != 0;
   tuning.floor_share = p.number("floor_share");
   if (!(tuning.floor_share >= 0 && tuning.floor_share <= 1))
     return Status(Errc::invalid_argument, "need 0 <= floor_share <= 1");
@@ -506,6 +507,9 @@ Scenario anu_heterogeneous() {
       {"guard", ParamType::integer, "1", "",
        "1: no map change makes a server predicted busier than halfway from the cluster's load to saturation "
        "(ours); 0: off"},
+      {"hand_over", ParamType::integer, "1", "",
+       "guard: a server whose queue stands while the map would stay gives one whole partition to the server the "
+       "counts say can carry it (ours); 0: off"},
       {"floor_share", ParamType::number, "0.25", "",
        "a server below this part of an even share, not above the band, is raised to it (busy: when saturated; "
        "ours); 0: off"},
