@@ -69,12 +69,7 @@ struct Stall {
 // The paper's tuner on latency alone (so only the band decides who is
 // scaled), with the guard and the hand-over as asked.
 TunerOptions options(bool hand_over) {
-  TunerOptions o;
-  o.average = Average::mean;
-  o.backlog = false;
-  o.busy = false;
-  o.hand_over = hand_over;
-  return o;
+  return {.average = Average::mean, .backlog = false, .busy = false, .hand_over = hand_over};
 }
 
 std::set<uint16_t> moved(const AnuMap& from, const AnuMap& to) {
