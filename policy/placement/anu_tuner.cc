@@ -235,8 +235,8 @@ constexpr uint32_t kHandOverGrid = 128;
 constexpr uint32_t kHandOverFinestGrid = 1024;
 static_assert(kHandOverFinestGrid <= kMaxPartitions);
 
-// TunerOptions::hand_over: of `givers` (servers whose queue stands, the
-// busiest first), the first that can hand one whole partition over so that
+// TunerOptions::hand_over: of `standing` (servers whose queue stands), the
+// busiest by prediction that can hand one whole partition over so that
 // it ends less busy and the taker within the bound (or no busier than it
 // was, if it was above it); the hand-over of it that leaves the busier of
 // the two least busy (a coarser grid on a tie). Not "the busiest server
@@ -244,13 +244,15 @@ static_assert(kHandOverFinestGrid <= kMaxPartitions);
 // leaves the other the busiest. Nothing when none qualifies.
 std::optional<std::pair<AnuMap, TuneResult::HandOver>> hand_over(const AnuMap& map,
                                                                    std::span<const LatencyReport> reports,
-                                                                   std::span<const MdsId> givers) {
+                                                                   std::span<const MdsId> standing) {
   const LoadBound b = load_bound(map, reports);
   if (!b.predicts) return std::nullopt;
   const std::map<MdsId, double> service = service_times(reports);
-  for (MdsId giver : givers) {
-    const auto gave = b.before.find(giver);
-    if (gave == b.before.end()) continue;
+  std::vector<std::pair<double, MdsId>> givers;  // (predicted load, server), busiest first
+  for (MdsId m : standing)
+    if (auto it = b.before.find(m); it != b.before.end()) givers.push_back({it->second, m});
+  std::sort(givers.begin(), givers.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (const auto& [giver_load, giver] : givers) {
     std::optional<std::pair<AnuMap, TuneResult::HandOver>> best;
     double best_peak = 0;
     AnuMap grid = map;
@@ -265,7 +267,7 @@ std::optional<std::pair<AnuMap, TuneResult::HandOver>> hand_over(const AnuMap& m
           PVFS_CHECK(candidate.ok());
           const std::map<MdsId, double> load = predicted_load(*candidate, reports);
           const double kept = load.at(giver), taken = load.at(taker);
-          if (!(kept < gave->second * (1 - 1e-9)) || b.over(taker, taken)) continue;
+          if (!(kept < giver_load * (1 - 1e-9)) || b.over(taker, taken)) continue;
           const double peak = std::max(kept, taken);
           if (!best || peak < best_peak * (1 - 1e-9)) {
             best.emplace(std::move(*candidate), TuneResult::HandOver{giver, taker, grid.partition_count(), index});
@@ -610,15 +612,10 @@ Result<TuneResult> tune(const AnuMap& map, std::span<const LatencyReport> curren
   }
   if (!result.map && options.overload_guard && options.hand_over) {
     // The map stays: a queue that stands would stand for good.
-    std::vector<std::pair<double, MdsId>> standing;
-    const std::map<MdsId, double> load = predicted_load(map, current);
+    std::vector<MdsId> standing;
     for (const LatencyReport& r : members)
-      if (auto prev = before->find(r.server); prev != before->end() && standing_queue(now->at(r.server), &prev->second))
-        if (auto l = load.find(r.server); l != load.end()) standing.push_back({l->second, r.server});
-    std::sort(standing.begin(), standing.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::vector<MdsId> givers;
-    for (const auto& s : standing) givers.push_back(s.second);
-    if (auto h = hand_over(map, current, givers)) {
+      if (standing_queue(now->at(r.server), previous_of(r))) standing.push_back(r.server);
+    if (auto h = hand_over(map, current, standing)) {
       result.map = std::move(h->first);
       result.hand_over = h->second;
     }
