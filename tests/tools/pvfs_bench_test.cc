@@ -111,6 +111,34 @@ TEST_CASE("on a plain directory a shared-file write and verified read pass and l
   CHECK(fs::is_empty(tmp.path() / "data"));
 }
 
+TEST_CASE("with --segments the ranks' blocks of a shared file alternate, as IOR lays them out") {
+  TempDir tmp("pvfs-bench");
+  const fs::path file = tmp.path() / "shared";
+  constexpr uint64_t kBlock = 8 << 10;
+  auto run = bench(tmp.path(), {"-N", "3", "-t", "4k", "-b", "8k", "--segments", "4", "-w", "--keep", "--json",
+                                "-o", file.string()});
+  CAPTURE(run);
+  REQUIRE(run.status == 0);
+  CHECK(json_number(run.out, "segments") == 4);
+  CHECK(json_number(json_object(run.out, "write"), "bytes") == 3 * 4 * kBlock);
+  std::string data = slurp(file);
+  REQUIRE(data.size() == 3 * 4 * kBlock);
+  for (uint64_t segment = 0; segment < 4; ++segment) {
+    for (uint64_t rank = 0; rank < 3; ++rank) {
+      CAPTURE(segment);
+      CAPTURE(rank);
+      const uint64_t at = (segment * 3 + rank) * kBlock;
+      CHECK(first_wrong_byte(data.substr(at, kBlock), rank, at) == -1);
+    }
+  }
+  auto check = bench(tmp.path(), {"-N", "3", "-t", "4k", "-b", "8k", "--segments", "4", "-r", "--verify",
+                                  "--json", "-o", file.string()});
+  CAPTURE(check);
+  CHECK(check.status == 0);
+  CHECK(json_number(check.out, "verified_bytes") == 3 * 4 * kBlock);
+  CHECK(json_number(check.out, "verify_errors") == 0);
+}
+
 TEST_CASE("bad options give one line on stderr and exit 2") {
   TempDir tmp("pvfs-bench");
   const std::string out = (tmp.path() / "f").string();
@@ -122,6 +150,7 @@ TEST_CASE("bad options give one line on stderr and exit 2") {
       {"-N", "4"},                            // no -o
       {"--bogus", "-o", out},
       {"-w", "--verify", "-o", out},          // nothing to verify
+      {"--segments", "0", "-o", out},
   };
   for (const auto& args : cases) {
     auto run = bench(tmp.path(), args);

@@ -112,9 +112,10 @@ PhaseStats summarize(std::string name, uint64_t bytes, std::vector<double> compl
 std::string human_report(const RunInfo& info, const std::vector<PhaseStats>& phases,
                          const RunOutcome& outcome, bool per_process) {
   std::string out = fmt::format(
-      "pvfs-bench: {} process{}, {}, transfer {}, block {}{}{}: {}\n", info.procs,
+      "pvfs-bench: {} process{}, {}, transfer {}, block {}{}{}{}: {}\n", info.procs,
       info.procs == 1 ? "" : "es", info.file_per_process ? "file per process" : "one shared file",
-      exact_size(info.transfer_bytes), exact_size(info.block_bytes), info.fsync ? ", fsync" : "",
+      exact_size(info.transfer_bytes), exact_size(info.block_bytes),
+      info.segments > 1 ? fmt::format(" x {} segments", info.segments) : "", info.fsync ? ", fsync" : "",
       info.osync ? ", O_DSYNC" : "", info.path);
   out += fmt::format("{:<6} {:>12} {:>10} {:>10} {:>10} {:>16}\n", "phase", "bytes", "slowest s",
                      "fastest s", "mean s", "aggregate MiB/s");
@@ -145,9 +146,9 @@ std::string human_report(const RunInfo& info, const std::vector<PhaseStats>& pha
 std::string json_report(const RunInfo& info, const std::vector<PhaseStats>& phases,
                         const RunOutcome& outcome) {
   std::string out = fmt::format(
-      "{{\"path\":{},\"procs\":{},\"transfer_bytes\":{},\"block_bytes\":{},"
+      "{{\"path\":{},\"procs\":{},\"transfer_bytes\":{},\"block_bytes\":{},\"segments\":{},"
       "\"file_per_process\":{},\"fsync\":{},\"verify\":{},\"osync\":{}",
-      json_string(info.path), info.procs, info.transfer_bytes, info.block_bytes,
+      json_string(info.path), info.procs, info.transfer_bytes, info.block_bytes, info.segments,
       info.file_per_process, info.fsync, info.verify, info.osync);
   for (const auto& p : phases) {
     std::vector<double> cdf(p.deciles_s.begin(), p.deciles_s.end());

@@ -58,6 +58,7 @@ struct RunInfo {
   std::string path;
   uint32_t procs = 1;
   uint64_t transfer_bytes = 0, block_bytes = 0;
+  uint64_t segments = 1;  // blocks per process
   bool file_per_process = false, fsync = false, verify = false;
   bool osync = false;  // written through O_DSYNC descriptors
 };
@@ -76,11 +77,10 @@ std::string human_report(const RunInfo& info, const std::vector<PhaseStats>& pha
                          const RunOutcome& outcome, bool per_process);
 
 // One JSON object on one line (ending in '\n'): the run's parameters (path,
-// procs, transfer_bytes, block_bytes, file_per_process, fsync, verify, osync), an
-// object per phase run ("write", "read") with bytes, slowest_s, fastest_s,
-// mean_s, aggregate_mib_s, per_process_s, cdf_s (the deciles) and
-// failed_ranks, then
-// verify_errors, errors and ok.
+// procs, transfer_bytes, block_bytes, segments, file_per_process, fsync,
+// verify, osync), an object per phase run ("write", "read") with bytes,
+// slowest_s, fastest_s, mean_s, aggregate_mib_s, per_process_s, cdf_s (the
+// deciles) and failed_ranks, then verify_errors, errors and ok.
 std::string json_report(const RunInfo& info, const std::vector<PhaseStats>& phases,
                         const RunOutcome& outcome);
 

@@ -53,6 +53,7 @@ struct Options {
   uint32_t procs = 1;
   uint64_t transfer_bytes = 256 * 1024;
   uint64_t block_bytes = 1024 * 1024;
+  uint64_t segments = 1;  // blocks per rank, IOR's -s: in a shared file segment k holds every rank's block k
   bool file_per_process = false;
   bool write = false, read = false, verify = false;
   bool json = false, fsync = false, osync = false, keep = false, progress = false, verbose = false;
@@ -171,17 +172,25 @@ void fail(PhaseSlot& slot, fmt::format_string<Args...> format, Args&&... args) {
   slot.failed = true;
 }
 
-// Writes (or reads and, with `verify`, checks) this rank's block.
+// Where block `segment` of `rank` starts: blocks follow each other in a
+// rank's own file; in a shared file segment k holds block k of every rank,
+// rank by rank (IOR's layout).
+uint64_t block_offset(const Options& o, uint32_t rank, uint64_t segment) {
+  const uint64_t index = o.file_per_process ? segment : segment * o.procs + rank;
+  return index * o.block_bytes;
+}
+
+// Writes (or reads and, with `verify`, checks) this rank's blocks.
 void run_phase(const Options& o, Phase phase, uint32_t rank, std::byte* buf, PhaseSlot& slot) {
   const std::string path = rank_path(o, rank);
-  const uint64_t base = o.file_per_process ? 0 : uint64_t{rank} * o.block_bytes;
   const bool writing = phase == Phase::write;
   int flags = writing ? (o.file_per_process ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY) : O_RDONLY;
   if (writing && o.osync) flags |= O_DSYNC;
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
   if (fd < 0) return fail(slot, "open {}: {}", path, std::strerror(errno));
-  for (uint64_t done = 0; done < o.block_bytes; done += o.transfer_bytes) {
-    const uint64_t offset = base + done;
+  const uint64_t total = o.block_bytes * o.segments;
+  for (uint64_t done = 0; done < total; done += o.transfer_bytes) {
+    const uint64_t offset = block_offset(o, rank, done / o.block_bytes) + done % o.block_bytes;
     if (writing) bench::fill_pattern(buf, o.transfer_bytes, rank, offset);
     for (uint64_t moved = 0; moved < o.transfer_bytes;) {
       const size_t want = o.transfer_bytes - moved;
@@ -412,8 +421,15 @@ int run(Options o) {
     if (o.read) phases.push_back(Phase::read);
   }
 
-  bench::RunInfo info{o.path, o.procs, o.transfer_bytes, o.block_bytes, o.file_per_process, o.fsync, o.verify,
-                      o.osync};
+  bench::RunInfo info{.path = o.path,
+                      .procs = o.procs,
+                      .transfer_bytes = o.transfer_bytes,
+                      .block_bytes = o.block_bytes,
+                      .segments = o.segments,
+                      .file_per_process = o.file_per_process,
+                      .fsync = o.fsync,
+                      .verify = o.verify,
+                      .osync = o.osync};
   bench::RunOutcome outcome;
 
   if (!o.md && o.write && !o.file_per_process) {
@@ -462,7 +478,7 @@ int run(Options o) {
     const int index = static_cast<int>(phase);
     if (!wait_arrivals(area, o.procs, ranks, progress, -1)) break;
     const int64_t start = release(*area.barrier, false);
-    const uint64_t total = (o.md ? o.plan.files : o.block_bytes) * o.procs;
+    const uint64_t total = (o.md ? o.plan.files : o.block_bytes * o.segments) * o.procs;
     progress.start(phase_name(phase), total, start, o.md);
     const bool all_arrived = wait_arrivals(area, o.procs, ranks, progress, index);
     progress.finish();
@@ -486,7 +502,7 @@ int run(Options o) {
       }
       if (phase == Phase::read && o.verify && !slot.failed) {
         outcome.verify_errors += slot.mismatch.count;
-        outcome.verified_bytes += o.block_bytes;
+        outcome.verified_bytes += o.block_bytes * o.segments;
       }
     }
     if (o.md) {
@@ -559,8 +575,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, kMaxProcs));
   app.add_option("-t,--transfer", o.transfer_bytes, "bytes per read or write call; k, m, g suffixes [256k]")
       ->transform(size_transform());
-  app.add_option("-b,--block", o.block_bytes, "bytes per process, a multiple of -t; k, m, g suffixes [1m]")
+  app.add_option("-b,--block", o.block_bytes, "bytes per process (per segment with --segments), a multiple of -t; "
+                                          "k, m, g suffixes [1m]")
       ->transform(size_transform());
+  app.add_option("--segments", o.segments, "blocks per process (IOR's -s); in a shared file segment k holds "
+                                          "block k of every rank, so ranks write side by side")
+      ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
   app.add_flag("-F,--file-per-process", o.file_per_process, "each rank its own file PATH.<rank>");
   app.add_flag("-w,--write", o.write, "run the write phase");
   app.add_flag("-r,--read", o.read, "run the read phase (neither -w nor -r: both)");
@@ -598,8 +618,8 @@ int main(int argc, char** argv) {
     return usage_error(fmt::format("-t {} does not divide -b {}", bench::exact_size(o.transfer_bytes),
                                    bench::exact_size(o.block_bytes)));
   if (o.transfer_bytes > SSIZE_MAX) return usage_error("-t is too large");
-  if (o.block_bytes > (uint64_t{1} << 48) / o.procs)
-    return usage_error("-N times -b must stay below 256 TiB");
+  if (o.block_bytes > (uint64_t{1} << 48) / o.procs / o.segments)
+    return usage_error("-N times -b times --segments must stay below 256 TiB");
   if (!o.write && !o.read) o.write = o.read = true;
   if (o.verify && !o.read) return usage_error("--verify checks the read phase: it needs -r");
   if (o.path.empty()) return usage_error("-o needs a path");
@@ -619,13 +639,14 @@ int main(int argc, char** argv) {
     struct statvfs vfs {};
     if (::statvfs(dir.c_str(), &vfs) != 0)
       return usage_error(fmt::format("{}: {}", dir.string(), std::strerror(errno)));
-    const uint64_t need = o.block_bytes * o.procs;
+    const uint64_t need = o.block_bytes * o.segments * o.procs;
     const uint64_t free_bytes = uint64_t{vfs.f_bavail} * vfs.f_frsize;
     if (need > free_bytes) {
       const double gib = 1024.0 * 1024 * 1024;
-      std::fprintf(stderr, "pvfs-bench: -N %u x -b %s needs %.1f GiB, but %s has %.1f GiB free\n", o.procs,
-                   bench::exact_size(o.block_bytes).c_str(), static_cast<double>(need) / gib, dir.c_str(),
-                   static_cast<double>(free_bytes) / gib);
+      const std::string segments = o.segments > 1 ? fmt::format(" x --segments {}", o.segments) : "";
+      std::fprintf(stderr, "pvfs-bench: -N %u x -b %s%s needs %.1f GiB, but %s has %.1f GiB free\n", o.procs,
+                   bench::exact_size(o.block_bytes).c_str(), segments.c_str(), static_cast<double>(need) / gib,
+                   dir.c_str(), static_cast<double>(free_bytes) / gib);
       return 2;
     }
   }
