@@ -40,6 +40,14 @@ Nanos busiest_server_service(const Profile& profile) {
   return most;
 }
 
+std::map<uint32_t, double> busy_fractions(const Profile& profile) {
+  std::map<uint32_t, double> out;
+  for (const ProfileEpoch& r : profile.epochs) out[r.server] += secs(r.service);
+  const double io = secs(profile.io);
+  for (auto& [server, service] : out) service = io > 0 ? std::clamp(service / io, 0.0, 1.0) : 1.0;
+  return out;
+}
+
 Profile with_io(Profile p) {
   if (p.io_source == IoSource::job) return p;
   uint64_t longest = 0;
@@ -123,10 +131,11 @@ Result<Trained> train(const Profile& profile, Nanos required, const DiskCost& di
   if (!a) return a.status();
   Trained out;
   std::vector<Sample> samples;
+  const std::map<uint32_t, double> busy = busy_fractions(profile);
   for (const ProfileEpoch& r : profile.epochs) {
     const double b = r.throughput();
     if (b <= 0) continue;
-    samples.push_back({{r.avg_dist_bytes, r.avg_size_bytes}, b / *a});
+    samples.push_back({{r.avg_dist_bytes, r.avg_size_bytes}, b * busy.at(r.server) / *a});
   }
   out.profile_samples = samples.size();
   if (out.profile_samples < static_cast<size_t>(std::max(options.grow.folds, 1)))

@@ -81,6 +81,11 @@ void add_epochs(Profile& profile, std::span<const ProfileEpoch> records);
 // on different clocks, so they cannot be lined up).
 Nanos busiest_server_service(const Profile& profile);
 
+// Per server, the share of the job's I/O time during which the job had
+// work there: its summed service time over the profile's I/O time, at most
+// 1; 1 when the I/O time is unknown (0).
+std::map<uint32_t, double> busy_fractions(const Profile& profile);
+
 // The profile with its I/O time filled in: the job's own figure if it gave
 // one; else the clients' (the longest of any client's spans: a job's
 // processes on several nodes do their I/O side by side), when some client
@@ -130,7 +135,15 @@ struct Trained {
 // Trains the job's model for an execution time of `required`: alpha from
 // the profile's times (model.h's alpha()), every record with a service
 // time and every synthetic epoch as a sample ((AvgDist, AvgSize) ->
-// throughput / alpha), grown with grow(). Errors: invalid_argument when
+// throughput / alpha), grown with grow(). A record's throughput is §3.1's
+// B_profile (bytes per second of service) times its server's busy
+// fraction (busy_fractions()): the rate the job got from that server per
+// second of its I/O time. §3.1's B_profile alone is that rate only for a
+// job that keeps every server busy; the servers' bounds are summed into
+// the job's and compared with the bytes it gets per second, so a job with
+// few requests in flight (its servers idle between them) would be given
+// more than its goal needs, taken from the others. The synthetic epochs
+// describe the disk served back to back and are not scaled. Errors: invalid_argument when
 // the profile has not ended, has fewer usable records than folds, when
 // `disk` is unusable, or alpha()'s (a goal shorter than the profiling run).
 Result<Trained> train(const Profile& profile, Nanos required, const DiskCost& disk, const TrainOptions& options,

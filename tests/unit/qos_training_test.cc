@@ -17,9 +17,11 @@ constexpr double kBandwidth = 30e6;
 constexpr Nanos kSeek = 10ms;
 
 // A profile as the servers of a disk with a 10 ms seek and 30 MB/s report
-// it: two servers, alternating sequential and scattered epochs of 64 KiB
-// requests, 10 s of I/O in a 20 s run.
-Profile disk_profile() {
+// it: two servers, alternating sequential and scattered epochs of
+// `requests` 64 KiB requests each, 10 s of I/O in a 20 s run. With 28 a
+// record the job has work at each server for all 10 s (50 records of 28
+// requests: 10.06 s of service); with 14, for half of them.
+Profile disk_profile(int requests = 28) {
   Profile p;
   p.job = "job.1";
   p.start_unix_ms = 1'000'000;
@@ -30,12 +32,12 @@ Profile disk_profile() {
     ProfileEpoch e;
     e.server = static_cast<uint32_t>(i % 2);
     e.epoch = i / 2;
-    e.requests = 20;
+    e.requests = static_cast<uint64_t>(requests);
     e.avg_size_bytes = 65536;
     const bool scattered = (i / 2) % 2 == 1;
     e.avg_dist_bytes = scattered ? 1e9 : 0;
-    e.bytes = 20 * 65536;
-    e.service = 20 * disk.service(scattered ? 1 : 0, 65536);
+    e.bytes = e.requests * 65536;
+    e.service = requests * disk.service(scattered ? 1 : 0, 65536);
     records.push_back(e);
   }
   add_epochs(p, records);
@@ -133,6 +135,27 @@ TEST_CASE("the trained model gives B_profile / alpha and tells sequential from s
   auto t2 = train(p, 30s, DiskCost{kSeek, kBandwidth}, small_options(), again);
   REQUIRE(t2.ok());
   CHECK(serialize(t2->model) == serialize(t->model));
+}
+
+TEST_CASE("a job that leaves its servers idle part of its I/O time is bounded by the rate it got, not the disk's") {
+  // Half the requests in the same 10 s of I/O: each server had work for
+  // 5.03 s of it. Summed over the servers, B_profile alone would ask for
+  // twice what the job needed to finish its I/O in 10 s.
+  const Profile p = disk_profile(14);
+  const auto busy = busy_fractions(p);
+  REQUIRE(busy.size() == 2);
+  for (const auto& [server, fraction] : busy) CHECK(fraction == doctest::Approx(0.503).epsilon(0.01));
+  std::mt19937_64 rng(1);
+  auto t = train(p, 30s, DiskCost{kSeek, kBandwidth}, small_options(), rng);
+  REQUIRE_MESSAGE(t.ok(), t.status().to_string());
+  CHECK(t->model.alpha == doctest::Approx(2.0));
+  // Sequential: 30 MB/s on the disk, half of it used, halved by alpha.
+  CHECK(t->model.bound(0, 65536) == doctest::Approx(0.503 * kBandwidth / 2).epsilon(0.1));
+  // A server that had work throughout, or an unknown I/O time, counts whole.
+  Profile busier = disk_profile(40);
+  CHECK(busy_fractions(busier).at(0) == 1.0);
+  busier.io = Nanos(0);
+  CHECK(busy_fractions(busier).at(1) == 1.0);
 }
 
 TEST_CASE("the tree grows until its cross-validated error is under the threshold, or keeps its best depth") {
