@@ -162,9 +162,10 @@ namespace {
 // What the guard weighs a new map against: each server's predicted load
 // under the current one, the busiest of them, and the bound, halfway from
 // the cluster's predicted utilization to 1 (`predicts` false: nothing
-// could be predicted).
+// could be predicted); and the service times the loads came from.
 struct LoadBound {
   std::map<MdsId, double> before;
+  std::map<MdsId, double> service;
   double busiest_before = 0;
   double bound = 1;
   bool predicts = false;
@@ -179,11 +180,11 @@ struct LoadBound {
 LoadBound load_bound(const AnuMap& map, std::span<const LatencyReport> reports) {
   LoadBound b;
   b.before = predicted_load(map, reports);
-  const std::map<MdsId, double> service = service_times(reports);
+  b.service = service_times(reports);
   double work = 0, capacity = 0;
   for (const auto& [m, load] : b.before) {
-    work += load / service.at(m);
-    capacity += 1 / service.at(m);
+    work += load / b.service.at(m);
+    capacity += 1 / b.service.at(m);
     b.busiest_before = std::max(b.busiest_before, load);
   }
   b.predicts = capacity > 0;
@@ -247,7 +248,6 @@ std::optional<std::pair<AnuMap, TuneResult::HandOver>> hand_over(const AnuMap& m
                                                                    std::span<const MdsId> standing) {
   const LoadBound b = load_bound(map, reports);
   if (!b.predicts) return std::nullopt;
-  const std::map<MdsId, double> service = service_times(reports);
   std::vector<std::pair<double, MdsId>> givers;  // (predicted load, server), busiest first
   for (MdsId m : standing)
     if (auto it = b.before.find(m); it != b.before.end()) givers.push_back({it->second, m});
@@ -262,7 +262,7 @@ std::optional<std::pair<AnuMap, TuneResult::HandOver>> hand_over(const AnuMap& m
         const Partition& p = grid.partitions()[index];
         if (p.server != giver || p.length != grid.partition_length()) continue;
         for (MdsId taker : map.servers()) {
-          if (taker == giver || !service.contains(taker)) continue;
+          if (taker == giver || !b.service.contains(taker)) continue;
           auto candidate = map.handed_over(grid.partition_count(), index, taker);
           PVFS_CHECK(candidate.ok());
           const std::map<MdsId, double> load = predicted_load(*candidate, reports);
