@@ -204,8 +204,27 @@ void QosHost::plan_next(int64_t start_unix_ns) {
   if (!planner_ || planner_policy_ != p) reset_planner();
   plan_ = planner_->plan(reports);
   plan_start_ = start_unix_ns;
+  if (spdlog::should_log(spdlog::level::debug)) log_period(reports);
   for (const auto& [job, prof] : cluster_.qos_models().profiles)
     if (!prof.ended()) plan_profile(prof);
+}
+
+void QosHost::log_period(const std::vector<qos::JobReport>& reports) const {
+  std::string line;
+  for (const qos::JobReport& r : reports) {
+    if (!r.active) continue;
+    if (r.goal)
+      line += fmt::format("{}: bound {:.2f} MB/s, got {:.2f} MB ({:.2f} in its window), {} ms left; ", r.job,
+                          r.bound / 1e6, static_cast<double>(r.bytes) / 1e6,
+                          static_cast<double>(r.window_bytes) / 1e6, duration_cast<milliseconds>(r.left).count());
+    else
+      line += fmt::format("{}: best effort; ", r.job);
+  }
+  line += "plan:";
+  for (const qos::Window& w : plan_.windows)
+    line += fmt::format(" {}{}{} {} ms", kind_name(w.kind), w.job.empty() ? "" : " ", w.job,
+                        duration_cast<milliseconds>(w.length).count());
+  spdlog::debug("QoS period: {}", line);
 }
 
 Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder reply) {

@@ -144,6 +144,9 @@ class QosHost {
   // A running profiling run gets a window of its share of every period;
   // the planned windows of the other jobs share the rest (qos::with_profile).
   void plan_profile(const qos::Profile& p);
+  // At debug level, one line per period: what the planner was told of
+  // each job, and the plan it made.
+  void log_period(const std::vector<qos::JobReport>& reports) const;
   // Records the servers sent for jobs being profiled, kept at the next tick.
   asio::awaitable<void> flush_profiles();
   // Whether reports for `job` still go into its profile (a run in progress,
