@@ -44,7 +44,16 @@ bool IoQueue::in_own_window(std::string_view job, elevator::Nanos t) const {
   return false;
 }
 
-void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arrival, bool in_window) {
+uint64_t IoQueue::window_bytes(std::string_view job, uint64_t length, elevator::Nanos from,
+                               elevator::Nanos to) const {
+  if (!windows_.installed()) return 0;
+  if (to <= from) return in_own_window(job, from) ? length : 0;
+  const double share = static_cast<double>(windows_.own_time(job, from, to).count()) /
+                       static_cast<double>((to - from).count());
+  return static_cast<uint64_t>(static_cast<double>(length) * std::clamp(share, 0.0, 1.0));
+}
+
+void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arrival, uint64_t window_bytes) {
   if (!observer_ || qos_ == qos::QosPolicy::off || !op.counted) return;
   Served s;
   s.job = op.job;
@@ -53,7 +62,7 @@ void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arriv
   s.length = length;
   s.arrival = arrival;
   s.done = now();
-  s.in_window = in_window;
+  s.window_bytes = window_bytes;
   s.client = op.client;
   s.client_io_ns = op.client_io_ns;
   observer_(s);
@@ -178,11 +187,7 @@ void IoQueue::pump() {
 asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
   std::vector<Pending*> ops;
   for (uint64_t id : d.ids) ops.push_back(pending_.at(id));
-  std::vector<char> in_window;
-  if (observer_ && qos_ != qos::QosPolicy::off) {
-    const elevator::Nanos t = now();
-    for (Pending* p : ops) in_window.push_back(in_own_window(p->op.job, t));
-  }
+  const elevator::Nanos dispatched = now();
   ObjectStore* store = ops.front()->op.store;
   const ObjectId key = ops.front()->op.key;
   bool sync = false;
@@ -218,7 +223,8 @@ asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
       p->result = static_cast<size_t>(*done > start ? std::min<uint64_t>(*done - start, p->length) : 0);
     }
     p->done = true;
-    if (i < in_window.size()) report_served(p->op, p->length, p->arrival, in_window[i] != 0);
+    if (observer_ && qos_ != qos::QosPolicy::off)
+      report_served(p->op, p->length, p->arrival, window_bytes(p->op.job, p->length, dispatched, now()));
     pending_.erase(d.ids[i]);
     p->wake->cancel();
   }

@@ -93,8 +93,9 @@ class IoQueue {
   // Drops the plan: every job is let in again.
   void clear_plan();
   // A request served while QoS is on, for the QoS agent (server/qos_agent.h)
-  // to measure locality and window use. `in_window`: it was dispatched in
-  // the window its plan gives it (its own, or the shared one it is in).
+  // to measure locality and window use. `window_bytes`: the part of
+  // `length` served in the window its plan gives it (its own, or the shared
+  // one it is in), in proportion to the time its operation spent there.
   struct Served {
     std::string_view job;
     ObjectId object;  // the elevator's key
@@ -102,7 +103,7 @@ class IoQueue {
     uint64_t length = 0;
     elevator::Nanos arrival{0};
     elevator::Nanos done{0};  // not decreasing from one call to the next
-    bool in_window = false;
+    uint64_t window_bytes = 0;
     uint64_t client = 0;        // Op::client
     uint64_t client_io_ns = 0;  // Op::client_io_ns
   };
@@ -136,7 +137,10 @@ class IoQueue {
   };
   // Whether a request of `job` dispatched at `t` is in the window its plan gives it.
   bool in_own_window(std::string_view job, elevator::Nanos t) const;
-  void report_served(const Op& op, uint64_t length, elevator::Nanos arrival, bool in_window);
+  // The part of `length` served in `job`'s own windows by an operation
+  // that ran over [from, to).
+  uint64_t window_bytes(std::string_view job, uint64_t length, elevator::Nanos from, elevator::Nanos to) const;
+  void report_served(const Op& op, uint64_t length, elevator::Nanos arrival, uint64_t window_bytes);
   void pump();
   // The elevator's next dispatch under the window in force.
   std::optional<elevator::Dispatch> next_dispatch();

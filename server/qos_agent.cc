@@ -71,7 +71,7 @@ void QosAgent::served(const IoQueue::Served& s) {
   Totals& t = totals_[std::string(s.job)];
   t.bytes += s.length;
   t.requests += 1;
-  if (s.in_window) t.window_bytes += s.length;
+  t.window_bytes += s.window_bytes;
   if (s.job.empty()) return;  // best effort: no locality to learn
   if (s.client != 0 && !profiling_.empty() && profiling_.contains(s.job))
     qos::join_span(t.clients, s.client, {s.client_io_ns, s.client_io_ns});

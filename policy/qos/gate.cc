@@ -85,4 +85,21 @@ Admission WindowGate::admit(std::string_view job, Nanos now) const {
   return Admission::yes;
 }
 
+Nanos WindowGate::own_time(std::string_view job, Nanos from, Nanos to) const {
+  Nanos own{0};
+  if (!plan_) return own;
+  // A window at a time; an operation spans a few, so the bound only
+  // guards against a span of many periods.
+  Nanos t = from;
+  for (int step = 0; t < to && step < 256; ++step) {
+    const Current c = current(t);
+    const Nanos end = std::min(c.ends, to);
+    const bool mine = (c.kind == Current::Kind::dedicated && c.job == job) ||
+                      (c.kind == Current::Kind::shared && shared_member(job));
+    if (mine) own += end - t;
+    t = end;
+  }
+  return own;
+}
+
 }  // namespace pvfs::qos

@@ -61,6 +61,14 @@ class WindowGate {
 
   bool installed() const { return plan_.has_value(); }
 
+  // How much of [from, to) lies in `job`'s own windows: its dedicated
+  // window, or the shared one when it is a member. An operation that
+  // started in its job's window and ran on into the next owner's counts
+  // for its job's window only in the part that fell there, so the rate a
+  // job gets in its window (§3.2.2's D_ushape / T_window) is not inflated
+  // by windows shorter than one of its operations.
+  Nanos own_time(std::string_view job, Nanos from, Nanos to) const;
+
  private:
   bool has_own_window(std::string_view job) const;
   bool shared_member(std::string_view job) const;

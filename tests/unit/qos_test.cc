@@ -564,3 +564,23 @@ TEST_CASE("the gate serves each window's jobs in turn and opens when no plan is 
   CHECK(g.admit("b", 599ms) == qos::Admission::no);
   CHECK(g.admit("b", 600ms) == qos::Admission::yes);
 }
+
+TEST_CASE("an operation counts for its job's window only in the part that fell there") {
+  WindowGate g;
+  CHECK(g.own_time("a", 0ms, 100ms) == 0ms);  // no plan: no window of its own
+  Plan plan{1000ms,
+            {{WindowKind::dedicated, "a", 50ms}, {WindowKind::dedicated, "b", 450ms},
+             {WindowKind::shared, "", 300ms}, {WindowKind::best_effort, "", 200ms}},
+            {"c"}};
+  g.install(plan, 0ms, 2);
+  // a's 115 ms write dispatched as its 50 ms window opened.
+  CHECK(g.own_time("a", 0ms, 115ms) == 50ms);
+  CHECK(g.own_time("b", 0ms, 115ms) == 65ms);
+  // A shared member's, from b's window into the shared one.
+  CHECK(g.own_time("c", 450ms, 550ms) == 50ms);
+  // Across the period's end: best effort's window is no one's own, a's next one is.
+  CHECK(g.own_time("a", 900ms, 1030ms) == 30ms);
+  CHECK(g.own_time("c", 900ms, 1030ms) == 0ms);
+  // Past the plan's last period the gate is open: no one's own.
+  CHECK(g.own_time("a", 1990ms, 2100ms) == 0ms);
+}

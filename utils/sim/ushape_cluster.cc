@@ -188,9 +188,7 @@ void Cluster::start(size_t s) {
   // C-SCAN over the requests of the programs the gate admits: the nearest
   // at or after the head, wrapping round (unsigned distance does that).
   std::optional<std::pair<uint64_t, size_t>> best;  // (distance, program)
-  bool own_window = true;
   for (const qos::Admission pass : {qos::Admission::yes, qos::Admission::if_idle}) {
-    own_window = pass == qos::Admission::yes;
     for (size_t p = 0; p < programs_.size(); ++p) {
       const auto& q = sv.pending[p];
       if (q.empty()) continue;
@@ -226,12 +224,22 @@ void Cluster::start(size_t s) {
   sv.busy = true;
   const Nanos took = setup_.disk.service(sv.head, pc.lba, pc.length);
   sv.head = pc.lba + pc.length;
-  queue_.after(took, [this, s, pc, own_window] {
+  const Nanos started = queue_.now();
+  queue_.after(took, [this, s, pc, started] {
     Server& v = servers_[s];
-    v.tracker.record(programs_[pc.program].name, pc.lba, pc.length, pc.arrival, queue_.now());
+    const std::string& name = programs_[pc.program].name;
+    v.tracker.record(name, pc.lba, pc.length, pc.arrival, queue_.now());
     ServerPeriod& sp = v.period[pc.program];
     sp.bytes += pc.length;
-    if (own_window) sp.window_bytes += pc.length;
+    // As the daemons count it (server/io_queue.cc): the part of the
+    // request's service that fell in its program's own windows.
+    if (!gated_) {
+      sp.window_bytes += pc.length;
+    } else if (queue_.now() > started) {
+      const double share = static_cast<double>(v.gate.own_time(name, started, queue_.now()).count()) /
+                           static_cast<double>((queue_.now() - started).count());
+      sp.window_bytes += static_cast<uint64_t>(static_cast<double>(pc.length) * std::clamp(share, 0.0, 1.0));
+    }
     ++sp.requests;
     sp.lba_sum += static_cast<double>(pc.lba);
     v.last_done[pc.program] = queue_.now();
