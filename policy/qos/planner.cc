@@ -128,7 +128,11 @@ Plan WindowPlanner::plan(std::span<const JobReport> reports) {
       // goes back to the shared one next period, where locality put it.
       if (p.promoted && p.window <= floor) p.promoted = false;
     } else if (before.count() > 0) {
-      p.window = before;  // served nothing in it: no evidence to adjust on
+      // Served nothing in it, so no rate to adjust by: a window shorter
+      // than what another job's operation ran into it, or a job that sent
+      // nothing while it lasted. Behind its bound, the job gets twice the
+      // window (a window of the same size would stay empty); else the same.
+      p.window = static_cast<double>(r.bytes) < r.bound * Ts ? std::min(before * 2, T) : before;
     } else {
       fresh.push_back(&r);
       continue;

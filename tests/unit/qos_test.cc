@@ -357,6 +357,26 @@ TEST_CASE("a new job's window starts inversely proportional to throughput, then 
   CHECK(planner.job("a")->rate == doctest::Approx(6.25e6));
 }
 
+TEST_CASE("a window that served nothing grows while its job is behind, and stays once it is not") {
+  WindowPlanner planner({1000ms, 20ms, true});
+  std::vector<JobReport> r{goal("a", 20e6, 0, 100s), best_effort("be")};
+  planner.plan(r);
+  set_bytes(r[0], 25'000'000);  // 25 MB in 500 ms: 50 MB/s, 100 ms less
+  CHECK(window_of(planner.plan(r), "a") == 400ms);
+  // Then another job's operations ran through the whole window: a got 5
+  // MB elsewhere and nothing in it, so there is no rate to adjust by.
+  r[0].bytes = 5'000'000;
+  r[0].window_bytes = 0;
+  CHECK(window_of(planner.plan(r), "a") == 800ms);
+  // Nothing in its window, but its bound met elsewhere: the same window.
+  r[0].bytes = 20'000'000;
+  CHECK(window_of(planner.plan(r), "a") == 800ms);
+  CHECK(window_of(planner.plan(r), "a") == 800ms);
+  // Served in it again: T_adjust as before (40 MB in 800 ms, 400 ms less).
+  set_bytes(r[0], 40'000'000);
+  CHECK(window_of(planner.plan(r), "a") == 400ms);
+}
+
 TEST_CASE("a profiled job's window takes its share, and the other jobs' windows shrink into the rest") {
   Plan planned;
   planned.period = 1000ms;
