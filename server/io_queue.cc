@@ -36,23 +36,6 @@ void IoQueue::clear_plan() {
   pump();
 }
 
-bool IoQueue::in_own_window(std::string_view job, elevator::Nanos t) const {
-  if (!windows_.installed()) return false;
-  const auto w = windows_.current(t);
-  if (w.kind == qos::WindowGate::Current::Kind::dedicated) return w.job == job;
-  if (w.kind == qos::WindowGate::Current::Kind::shared) return windows_.admit(job, t) == qos::Admission::yes;
-  return false;
-}
-
-uint64_t IoQueue::window_bytes(std::string_view job, uint64_t length, elevator::Nanos from,
-                               elevator::Nanos to) const {
-  if (!windows_.installed()) return 0;
-  if (to <= from) return in_own_window(job, from) ? length : 0;
-  const double share = static_cast<double>(windows_.own_time(job, from, to).count()) /
-                       static_cast<double>((to - from).count());
-  return static_cast<uint64_t>(static_cast<double>(length) * std::clamp(share, 0.0, 1.0));
-}
-
 void IoQueue::report_served(const Op& op, uint64_t length, elevator::Nanos arrival, uint64_t window_bytes) {
   if (!observer_ || qos_ == qos::QosPolicy::off || !op.counted) return;
   Served s;
@@ -224,7 +207,7 @@ asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
     }
     p->done = true;
     if (observer_ && qos_ != qos::QosPolicy::off)
-      report_served(p->op, p->length, p->arrival, window_bytes(p->op.job, p->length, dispatched, now()));
+      report_served(p->op, p->length, p->arrival, windows_.own_bytes(p->op.job, p->length, dispatched, now()));
     pending_.erase(d.ids[i]);
     p->wake->cancel();
   }

@@ -135,11 +135,6 @@ class IoQueue {
     std::shared_ptr<asio::steady_timer> wake;
     elevator::Nanos arrival{0};
   };
-  // Whether a request of `job` dispatched at `t` is in the window its plan gives it.
-  bool in_own_window(std::string_view job, elevator::Nanos t) const;
-  // The part of `length` served in `job`'s own windows by an operation
-  // that ran over [from, to).
-  uint64_t window_bytes(std::string_view job, uint64_t length, elevator::Nanos from, elevator::Nanos to) const;
   void report_served(const Op& op, uint64_t length, elevator::Nanos arrival, uint64_t window_bytes);
   void pump();
   // The elevator's next dispatch under the window in force.

@@ -102,4 +102,10 @@ Nanos WindowGate::own_time(std::string_view job, Nanos from, Nanos to) const {
   return own;
 }
 
+uint64_t WindowGate::own_bytes(std::string_view job, uint64_t length, Nanos from, Nanos to) const {
+  if (to <= from) return own_time(job, from, from + Nanos(1)).count() > 0 ? length : 0;
+  const double share = static_cast<double>(own_time(job, from, to).count()) / static_cast<double>((to - from).count());
+  return static_cast<uint64_t>(static_cast<double>(length) * std::clamp(share, 0.0, 1.0));
+}
+
 }  // namespace pvfs::qos

@@ -68,6 +68,11 @@ class WindowGate {
   // job gets in its window (§3.2.2's D_ushape / T_window) is not inflated
   // by windows shorter than one of its operations.
   Nanos own_time(std::string_view job, Nanos from, Nanos to) const;
+  // Of `length` bytes served over [from, to), the part that counts for
+  // `job`'s own windows: in proportion to own_time(); for an instant
+  // (to <= from), all or nothing by the window in force at `from`. What
+  // the storage servers and pvfs-sim report as a job's window bytes.
+  uint64_t own_bytes(std::string_view job, uint64_t length, Nanos from, Nanos to) const;
 
  private:
   bool has_own_window(std::string_view job) const;

@@ -603,4 +603,8 @@ TEST_CASE("an operation counts for its job's window only in the part that fell t
   CHECK(g.own_time("c", 900ms, 1030ms) == 0ms);
   // Past the plan's last period the gate is open: no one's own.
   CHECK(g.own_time("a", 1990ms, 2100ms) == 0ms);
+  // In bytes: 1.15 MB over those first 115 ms, 50 of them in a's window.
+  CHECK(g.own_bytes("a", 1'150'000, 0ms, 115ms) == 500'000);
+  CHECK(g.own_bytes("a", 4096, 10ms, 10ms) == 4096);  // an instant in a's window
+  CHECK(g.own_bytes("a", 4096, 60ms, 60ms) == 0);
 }

@@ -233,13 +233,7 @@ void Cluster::start(size_t s) {
     sp.bytes += pc.length;
     // As the daemons count it (server/io_queue.cc): the part of the
     // request's service that fell in its program's own windows.
-    if (!gated_) {
-      sp.window_bytes += pc.length;
-    } else if (queue_.now() > started) {
-      const double share = static_cast<double>(v.gate.own_time(name, started, queue_.now()).count()) /
-                           static_cast<double>((queue_.now() - started).count());
-      sp.window_bytes += static_cast<uint64_t>(static_cast<double>(pc.length) * std::clamp(share, 0.0, 1.0));
-    }
+    sp.window_bytes += gated_ ? v.gate.own_bytes(name, pc.length, started, queue_.now()) : pc.length;
     ++sp.requests;
     sp.lba_sum += static_cast<double>(pc.lba);
     v.last_done[pc.program] = queue_.now();
