@@ -170,7 +170,9 @@ void IoQueue::pump() {
 asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
   std::vector<Pending*> ops;
   for (uint64_t id : d.ids) ops.push_back(pending_.at(id));
-  const elevator::Nanos dispatched = now();
+  // Only QoS needs to know when the operation started (its window bytes).
+  const bool report = observer_ && qos_ != qos::QosPolicy::off;
+  const elevator::Nanos dispatched = report ? now() : elevator::Nanos(0);
   ObjectStore* store = ops.front()->op.store;
   const ObjectId key = ops.front()->op.key;
   bool sync = false;
@@ -206,7 +208,7 @@ asio::awaitable<void> IoQueue::execute(elevator::Dispatch d) {
       p->result = static_cast<size_t>(*done > start ? std::min<uint64_t>(*done - start, p->length) : 0);
     }
     p->done = true;
-    if (observer_ && qos_ != qos::QosPolicy::off)
+    if (report)
       report_served(p->op, p->length, p->arrival, windows_.own_bytes(p->op.job, p->length, dispatched, now()));
     pending_.erase(d.ids[i]);
     p->wake->cancel();
