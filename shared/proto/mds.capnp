@@ -178,7 +178,7 @@ struct Request {
   struct QosJobReport {
     job @0 :Text;                 # "": requests without a job id (best effort)
     bytes @1 :UInt64;             # served for it
-    windowBytes @2 :UInt64;       # of those, served in the window the plan gave it
+    windowBytes @2 :UInt64;       # of those, the part whose service fell in its own window (by time)
     requests @3 :UInt64;
     queued @4 :Bool;              # it has requests waiting now
     avgDistBytes @5 :Float64;     # §3.1's AvgDist over the period's epochs (request-weighted)
