@@ -67,6 +67,15 @@ TEST_CASE("a 1 GiB file written to 4 servers reads back bit-identical and is spr
     REQUIRE(writer.release(file).ok());
   }
 
+  // Two-choice may have sent a few pieces away from a busy home server
+  // (a loaded CI machine does); the idle servers pull them back, and then
+  // each home object holds its quarter.
+  const auto even = [&] {
+    for (uint32_t s = 0; s < 4; ++s)
+      if (object_bytes_on(cluster.config(), s, ino) != kFileBytes / 4) return false;
+    return true;
+  };
+  CHECK(eventually(even, std::chrono::seconds(30)));
   for (uint32_t s = 0; s < 4; ++s) {
     CAPTURE(s);
     CHECK(object_bytes_on(cluster.config(), s, ino) == kFileBytes / 4);
@@ -332,7 +341,8 @@ TEST_CASE("an unlinked file's objects disappear from every storage server") {
   fill_pattern(buf.span(), 5, 0);
   REQUIRE(s.write(*file, 0, buf.span()).ok());
   REQUIRE(s.release(file).ok());
-  REQUIRE(object_count(cluster.config(), attr.ino) == 4);
+  // Once any piece sent away by two-choice is back home: one object per server.
+  REQUIRE(eventually([&] { return object_count(cluster.config(), attr.ino) == 4; }, std::chrono::seconds(30)));
 
   REQUIRE(s.run(s->unlink(kRoot, kRootInode, "doomed")).ok());
   CHECK(s.lookup(kRootInode, "doomed").code() == Errc::not_found);
@@ -357,7 +367,8 @@ TEST_CASE("an unlinked file stays readable through an open handle until its last
   // both unlinks; the open one must have been spared.
   REQUIRE(eventually([&] { return object_count(cluster.config(), victim_attr.ino) == 0; }));
   CHECK(s.lookup(kRootInode, "held").code() == Errc::not_found);
-  CHECK(object_count(cluster.config(), held_attr.ino) == 4);
+  // Four once any piece two-choice sent away is back home.
+  CHECK(eventually([&] { return object_count(cluster.config(), held_attr.ino) == 4; }));
   std::memset(buf.data(), 0, buf.size());
   auto got = s.read(*held, 0, buf.span());
   REQUIRE(got.ok());
