@@ -67,7 +67,7 @@ struct Config {
   // The delegate's tuning step: threshold (k), thresholding, top_off,
   // divergent, backlog, busy, overload_guard and floor_share are keys of [mds_cluster]; average,
   // max_factor and significance are not. busy is off on the daemons until
-  // it settles on them as it does in pvfs-sim (docs/benchmarks.md, issue 21).
+  // it settles on them as it does in pvfs-sim (docs/bench/anu.md, issue 21).
   placement::TunerOptions anu = [] {
     placement::TunerOptions o;
     o.busy = false;

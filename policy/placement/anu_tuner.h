@@ -217,7 +217,7 @@ struct TunerOptions {
   // was). A shrinking region gives up whichever file sets hash into its
   // end and re-hashes them onto any server, so when the set a stall hangs
   // on fits only one member, no step the guard accepts moves it there
-  // (docs/benchmarks.md, "A hand-over from a standing queue"). It looks
+  // (docs/bench/anu.md, "A hand-over from a standing queue"). It looks
   // in grids of 128 to 1024 partitions (splitting moves nothing; the map
   // keeps the finer grid), so a set that lies in the giver's partial
   // partition of one grid lies in a whole one of another.

@@ -8,7 +8,7 @@
 // was saturated, the time ANU takes to converge, whether its steady state is
 // balanced (issue 21's goal), and a last line `RESULT key=value ...`;
 // with --repeat N, each policy N times and a line over its runs.
-// Driven by tests/bench/anu; see docs/benchmarks.md. Not a test. One
+// Driven by tests/bench/anu; see docs/bench/anu.md. Not a test. One
 // thread runs the client (libpvfs-client, no FUSE), another samples the
 // members. Stopped by SIGINT, SIGTERM or SIGHUP, it kills the daemons it
 // started and removes its folder (kept with --keep) before it dies.
@@ -555,7 +555,7 @@ std::vector<std::string> split(const std::string& text) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"tests/bench/anu: ANU against simple hashing and round-robin on five metadata servers of "
-               "unequal speed, under a skewed create/stat workload. See docs/benchmarks.md."};
+               "unequal speed, under a skewed create/stat workload. See docs/bench/anu.md."};
   std::string policies = "anu,hash,round-robin";
   app.add_option("--policies", policies,
                  "comma-separated placements to run: anu (the daemons' default tuner), anu-busy (with the busy "

@@ -6,7 +6,7 @@ sets); each member serves one request at a time in its own service time,
 under Poisson arrivals, so it is an M/D/1 queue. For a bound B on every
 member's latency (members with 1% of the requests or more), prints the
 least request-weighted mean latency L any split reaches, its worst/L and
-how busy the fastest member is. docs/benchmarks.md, session 30, reads it.
+how busy the fastest member is. docs/bench/anu.md, session 30, reads it.
 No I/O but printing; defaults are the bench's (--slowdown 1,3,5,7,9,
 --service-us 1000, --load 0.8).
 """
