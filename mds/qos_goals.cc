@@ -16,7 +16,8 @@ namespace pvfs::mds {
 
 namespace {
 
-constexpr std::string_view kGoalsMagic = "pvfs-qos-goals 1";
+constexpr std::string_view kGoalsMagic = "pvfs-qos-goals 2";
+constexpr std::string_view kGoalsMagicV1 = "pvfs-qos-goals 1";  // goals without ids
 
 uint64_t fnv1a(std::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -57,7 +58,7 @@ std::string serialize(const QosGoals& goals) {
   std::string out = fmt::format("{}\nversion {}\npolicy {}\n", kGoalsMagic, goals.version,
                                 goals.policy.empty() ? "-" : goals.policy);
   for (const auto& [job, g] : goals.goals)
-    out += fmt::format("goal {} {} {} {}\n", job, g.runtime_ms, g.start_unix_ms, g.bytes);
+    out += fmt::format("goal {} {} {} {} {}\n", job, g.runtime_ms, g.start_unix_ms, g.bytes, g.id);
   out += fmt::format("checksum {:016x}\n", fnv1a(out));
   return out;
 }
@@ -78,7 +79,9 @@ Result<QosGoals> parse_goals(std::string_view text) {
   std::string line;
   int n = 0;
   QosGoals out;
-  if (!std::getline(in, line) || line != kGoalsMagic) return corrupt(1, fmt::format("expected \"{}\"", kGoalsMagic));
+  if (!std::getline(in, line) || (line != kGoalsMagic && line != kGoalsMagicV1))
+    return corrupt(1, fmt::format("expected \"{}\"", kGoalsMagic));
+  const bool with_ids = line == kGoalsMagic;
   ++n;
   bool have_version = false, have_policy = false;
   while (std::getline(in, line)) {
@@ -95,7 +98,8 @@ Result<QosGoals> parse_goals(std::string_view text) {
       have_policy = true;
     } else if (key == "goal") {
       QosGoal g;
-      if (!(f >> g.job >> g.runtime_ms >> g.start_unix_ms >> g.bytes)) return corrupt(n, "bad goal");
+      if (!(f >> g.job >> g.runtime_ms >> g.start_unix_ms >> g.bytes) || (with_ids && !(f >> g.id)))
+        return corrupt(n, "bad goal");
       if (!check_goal_job(g.job).ok() || g.runtime_ms == 0) return corrupt(n, "bad goal");
       if (!out.goals.emplace(g.job, g).second) return corrupt(n, "a job's goal twice");
     } else {

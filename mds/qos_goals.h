@@ -24,6 +24,10 @@ struct QosGoal {
   uint64_t runtime_ms = 0;     // the required execution time, > 0
   int64_t start_unix_ms = 0;   // when the clock started; 0: not yet (at the job's first I/O)
   uint64_t bytes = 0;          // the job's declared total I/O; 0: unknown
+  // Which goal this is: the goals' version that set it (0: set before
+  // goals had ids). A job given a goal again gets a new id, and the
+  // storage servers count its bytes afresh (QosPlan.goalIds).
+  uint64_t id = 0;
   auto operator<=>(const QosGoal&) const = default;
 };
 
@@ -38,13 +42,15 @@ struct QosGoals {
 Status check_goal_job(std::string_view job);
 
 // The text form:
-//   pvfs-qos-goals 1
+//   pvfs-qos-goals 2
 //   version <n>
 //   policy <name or ->
-//   goal <job> <runtime_ms> <start_unix_ms> <bytes>      (one per goal, by job)
-//   checksum <16 hex digits>                             (FNV-1a 64 of every byte before it)
+//   goal <job> <runtime_ms> <start_unix_ms> <bytes> <id>   (one per goal, by job)
+//   checksum <16 hex digits>                               (FNV-1a 64 of every byte before it)
+// Form 1, without <id>, is still read (ids 0).
 std::string serialize(const QosGoals& goals);
-// corrupt, naming the line, for anything serialize() would not write.
+// corrupt, naming the line, for anything serialize() would not write
+// (in either form).
 Result<QosGoals> parse_goals(std::string_view text);
 
 // Writes `goals` to `path` durably (temporary file, fsync, rename, fsync of

@@ -241,7 +241,9 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
     for (auto j : req.getJobs()) {
       const std::string_view job = text(j.getJob());
       if (job.size() > kMaxJobIdBytes) continue;
-      if (j.getGoalBytes() > 0 && cluster_.qos().goals.contains(job))
+      // Bytes counted for an earlier goal of the job are not this one's.
+      if (auto goal = cluster_.qos().goals.find(job);
+          j.getGoalBytes() > 0 && goal != cluster_.qos().goals.end() && j.getGoalId() == goal->second.id)
         runs_[std::string(job)].served[req.getServer()] = j.getGoalBytes();
       Measured& m = period_[std::string(job)];
       m.bytes += j.getBytes();
@@ -313,8 +315,12 @@ Status QosHost::report(mp::Request::QosReport::Reader req, mp::Reply::Builder re
   for (size_t i = 0; i < plan_.shared_members.size(); ++i) shared.set(static_cast<unsigned>(i), plan_.shared_members[i]);
   const auto& goals = cluster_.qos().goals;
   auto names = out.initGoals(static_cast<unsigned>(goals.size()));
+  auto ids = out.initGoalIds(static_cast<unsigned>(goals.size()));
   unsigned i = 0;
-  for (const auto& [job, g] : goals) names.set(i++, job);
+  for (const auto& [job, g] : goals) {
+    ids.set(i, g.id);
+    names.set(i++, job);
+  }
   std::vector<std::string> profiling;
   for (const auto& [job, prof] : cluster_.qos_models().profiles)
     if (collecting(prof)) profiling.push_back(job);
@@ -379,6 +385,9 @@ asio::awaitable<Status> QosHost::set_goal(mp::Request::QosGoal::Reader req, mp::
   g.runtime_ms = req.getRuntimeMs();
   g.start_unix_ms = req.getStartUnixMs();
   g.bytes = req.getBytes();
+  // The version share() gives this change: unique to this goal, so the
+  // servers tell it from the job's last one (nothing awaits in between).
+  g.id = next.version + 1;
   next.goals[job] = g;
   runs_.erase(job);
   spdlog::info("QoS: job {} has a goal of {} ms{}", job, g.runtime_ms, req.getFromEnv() ? " (from its environment)" : "");

@@ -148,15 +148,15 @@ void QosAgent::keep_report() {
   }
   // The period's bytes of each job with a goal join its total here, once a
   // period, not on every request served.
-  for (auto& [job, bytes] : goal_bytes_)
-    if (auto it = totals_.find(job); it != totals_.end()) bytes += it->second.bytes;
+  for (auto& [job, goal] : goal_bytes_)
+    if (auto it = totals_.find(job); it != totals_.end()) goal.bytes += it->second.bytes;
   const auto queued = queue_.queued_by_job();
   std::vector<std::string> jobs;
   for (const auto& [job, t] : totals_) jobs.push_back(job);
   for (const auto& [job, n] : queued)
     if (!totals_.contains(job)) jobs.push_back(job);
-  for (const auto& [job, bytes] : goal_bytes_)
-    if (bytes > 0 && !totals_.contains(job) && !queued.contains(job)) jobs.push_back(job);
+  for (const auto& [job, goal] : goal_bytes_)
+    if (goal.bytes > 0 && !totals_.contains(job) && !queued.contains(job)) jobs.push_back(job);
   std::sort(jobs.begin(), jobs.end());
   auto list = r.initJobs(static_cast<unsigned>(jobs.size()));
   const nanoseconds seek = config_.emulated_bandwidth_bytes > 0
@@ -167,7 +167,10 @@ void QosAgent::keep_report() {
     auto j = list[static_cast<unsigned>(i)];
     j.setJob(jobs[i]);
     j.setQueued(queued.contains(jobs[i]));
-    if (auto goal = goal_bytes_.find(jobs[i]); goal != goal_bytes_.end()) j.setGoalBytes(goal->second);
+    if (auto goal = goal_bytes_.find(jobs[i]); goal != goal_bytes_.end()) {
+      j.setGoalBytes(goal->second.bytes);
+      j.setGoalId(goal->second.id);
+    }
     auto it = totals_.find(jobs[i]);
     if (it == totals_.end()) continue;
     const Totals& t = it->second;
@@ -254,15 +257,29 @@ void QosAgent::install(rpc::InMessage& reply) {
   profiling_.clear();
   for (auto job : p.getProfiling()) profiling_.emplace(text(job));
   goals_.clear();
-  for (auto job : p.getGoals()) goals_.emplace(text(job));
-  // A goal new to this server counts from here; a cleared one is forgotten.
+  std::map<std::string, uint64_t, std::less<>> ids;  // by job; 0 from a delegate that sends none
+  const auto goal_ids = p.getGoalIds();
+  for (unsigned i = 0; i < p.getGoals().size(); ++i) {
+    const std::string job(text(p.getGoals()[i]));
+    ids[job] = i < goal_ids.size() ? goal_ids[i] : 0;
+    goals_.insert(job);
+  }
+  // A goal new to this server counts from here, as does a job's new goal
+  // (another id); a cleared one is forgotten.
   std::erase_if(goal_bytes_, [&](const auto& kv) {
     if (goals_.contains(kv.first)) return false;
     spdlog::info("QoS: job {}'s goal is cleared", kv.first);
     return true;
   });
-  for (const std::string& job : goals_)
-    if (goal_bytes_.try_emplace(job, 0).second) spdlog::info("QoS: job {} has a goal; counting its bytes", job);
+  for (const auto& [job, id] : ids) {
+    auto [it, added] = goal_bytes_.try_emplace(job, GoalCount{id, 0});
+    if (added) {
+      spdlog::info("QoS: job {} has a goal; counting its bytes", job);
+    } else if (it->second.id != id) {
+      spdlog::info("QoS: job {} has a new goal; counting its bytes from 0", job);
+      it->second = GoalCount{id, 0};
+    }
+  }
   if (*policy != queue_.qos_policy()) {
     spdlog::info("QoS: policy {} (was {})", qos::qos_policy_name(*policy), qos::qos_policy_name(queue_.qos_policy()));
     queue_.set_qos_policy(*policy);

@@ -106,8 +106,13 @@ class QosAgent {
   // Bytes served for each job of goals_ since the period in which this
   // server learned of its goal (added up at each report, off the request
   // path); reported every period while the goal lasts, so that a delegate
-  // that takes over knows the job's bytes done (QosJobReport.goalBytes).
-  std::map<std::string, uint64_t, std::less<>> goal_bytes_;
+  // that takes over knows the job's bytes done (QosJobReport.goalBytes),
+  // with the goal's id: a new goal for the job counts from 0.
+  struct GoalCount {
+    uint64_t id = 0;
+    uint64_t bytes = 0;
+  };
+  std::map<std::string, GoalCount, std::less<>> goal_bytes_;
   std::chrono::steady_clock::time_point last_report_;
   int64_t installed_start_ = 0;
   bool warned_ = false;

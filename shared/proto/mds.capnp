@@ -193,6 +193,8 @@ struct Request {
                                   # delegate counts the job's bytes done from (0: no goal known)
     clientSpans @12 :List(QosClientSpan);  # a job being profiled: the clients' I/O time stamps
                                   # (Envelope.jobIoNs) on its requests served this period
+    goalId @13 :UInt64;           # the goal goalBytes counts for (QosPlan.goalIds); the coordinator
+                                  # takes goalBytes only for the job's current goal
   }
   struct QosClientSpan {
     client @0 :UInt64;            # Envelope.clientId
@@ -394,6 +396,9 @@ struct Reply {
     sharedMembers @5 :List(Text);
     goals @6 :List(Text);         # jobs with a goal (the others are best effort)
     profiling @7 :List(Text);     # jobs being profiled: report their epochs (QosJobReport.epochs)
+    goalIds @8 :List(UInt64);     # goals[i]'s id: a job given a goal again gets a new one, and a
+                                  # server then counts its goalBytes from 0 (shorter from an older
+                                  # delegate: ids 0)
   }
   struct QosWindow {
     kind @0 :Text;                # "dedicated", "shared" or "best-effort"

@@ -340,6 +340,49 @@ TEST_CASE("a job started as soon as its goal is set has every byte counted, and 
         doctest::Approx(static_cast<double>(done.done_ms) / 1000.0));
 }
 
+TEST_CASE("a job given a goal again starts afresh: the new clock waits for its next I/O, and counts only that") {
+  TestCluster tc(qos_cluster(2, 1));
+  Ctl ctl{tc};
+  set_policy(tc, "average");
+  REQUIRE(ctl({"qos", "set", "again", "--runtime", "1h", "--bytes", "8M"}).status == 0);
+  const Status first = write_as(tc.config(), "again", "again-1", 8 << 20);
+  REQUIRE_MESSAGE(first.ok(), first.to_string());
+  REQUIRE_MESSAGE(eventually([&] {
+    auto v = status_of(tc.config());
+    const QosJobRow* j = v.ok() ? job_in(*v, "again") : nullptr;
+    return j && j->done_ms > 0;
+  }, milliseconds(5000)), "the first goal was never met");
+
+  // The next run of the job: a goal set before it starts. The servers
+  // counted 8 MiB for the last goal; none of it is this one's.
+  REQUIRE(ctl({"qos", "set", "again", "--runtime", "1h", "--bytes", "8M"}).status == 0);
+  std::this_thread::sleep_for(milliseconds(3000));  // three periods without I/O
+  auto v = status_of(tc.config());
+  REQUIRE_MESSAGE(v.ok(), v.status().to_string());
+  const QosJobRow* idle = job_in(*v, "again");
+  REQUIRE(idle);
+  CHECK(idle->start_unix_ms == 0);
+  CHECK(idle->bytes_done == 0);
+  CHECK(idle->done_ms == 0);
+  const auto listed = ctl({"qos", "status"});
+  CAPTURE(listed.out);
+  CHECK(listed.out.find("not started") != std::string::npos);
+  CHECK(listed.out.find(" met") == std::string::npos);
+
+  const Status second = write_as(tc.config(), "again", "again-2", 4 << 20);
+  REQUIRE_MESSAGE(second.ok(), second.to_string());
+  QosJobRow half;
+  CHECK_MESSAGE(eventually([&] {
+    auto w = status_of(tc.config());
+    const QosJobRow* j = w.ok() ? job_in(*w, "again") : nullptr;
+    if (j) half = *j;
+    return j && j->bytes_done >= (4u << 20);
+  }, milliseconds(5000)), "the new goal's bytes were never counted");
+  CHECK(half.bytes_done == (4u << 20));
+  CHECK(half.start_unix_ms > 0);
+  CHECK(half.done_ms == 0);  // 4 of its 8 MiB
+}
+
 TEST_CASE("a metadata server paused past the servers' report timeout loses none of a job's bytes, and counts none twice") {
   TestCluster tc(qos_cluster(2, 1));
   Ctl ctl{tc};

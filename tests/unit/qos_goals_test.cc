@@ -2,6 +2,7 @@
 // form round-trips, damage is refused naming what is wrong, and the file
 // is written and read back.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 
@@ -15,9 +16,19 @@ QosGoals sample_goals() {
   QosGoals g;
   g.version = 7;
   g.policy = "ushape";
-  g.goals["jobA"] = {"jobA", 600000, 0, 64 << 20};
-  g.goals["slurm.1234"] = {"slurm.1234", 90000, 1764201600000, 0};
+  g.goals["jobA"] = {"jobA", 600000, 0, 64 << 20, 6};
+  g.goals["slurm.1234"] = {"slurm.1234", 90000, 1764201600000, 0, 3};
   return g;
+}
+
+// The text form's checksum (FNV-1a 64), for hand-written texts.
+std::string with_checksum(const std::string& body) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : body) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return body + fmt::format("checksum {:016x}\n", h);
 }
 
 }  // namespace
@@ -32,6 +43,16 @@ TEST_CASE("QoS goals round-trip through their text form") {
   REQUIRE(none.ok());
   CHECK(none->policy.empty());
   CHECK(none->goals.empty());
+}
+
+TEST_CASE("goals saved before goals had ids read back, with id 0; the current form needs the id") {
+  auto old = parse_goals(with_checksum("pvfs-qos-goals 1\nversion 4\npolicy -\ngoal jobA 600000 0 1024\n"));
+  REQUIRE_MESSAGE(old.ok(), old.status().to_string());
+  REQUIRE(old->goals.contains("jobA"));
+  CHECK(old->goals.at("jobA") == QosGoal{"jobA", 600000, 0, 1024, 0});
+  CHECK(parse_goals(with_checksum("pvfs-qos-goals 2\nversion 4\npolicy -\ngoal jobA 600000 0 1024\n")).code() ==
+        Errc::corrupt);
+  CHECK(serialize(*old).find("goal jobA 600000 0 1024 0\n") != std::string::npos);
 }
 
 TEST_CASE("a damaged QoS goals text is corrupt, naming what is wrong") {
