@@ -244,6 +244,22 @@ TEST_CASE("pvfs-ctl fileset create outside pvfs fails without making the directo
   CHECK_FALSE(fs::exists(dir));
 }
 
+TEST_CASE("pvfs-ctl fileset names a missing path as missing, and says how to show a file set") {
+  TempDir scratch;
+  const fs::path gone = scratch.path() / "gone";
+  auto missing = run_tool("PVFS_CTL", scratch.path(), {"fileset", gone.string()});
+  CAPTURE(missing);
+  CHECK(missing.status == 1);
+  CHECK(missing.err == "pvfs-ctl: fileset " + gone.string() + ": No such file or directory\n");
+  // `fileset show PATH` reads "show" as a path.
+  auto guessed = run_tool("PVFS_CTL", scratch.path(), {"fileset", "show", scratch.path().string()});
+  CAPTURE(guessed);
+  CHECK(guessed.status == 1);
+  CHECK(contains(guessed.err, "pvfs-ctl: fileset show: No such file or directory (pvfs-ctl fileset PATH... shows "
+                              "the file set of each PATH)\n"));
+  CHECK(contains(guessed.err, "pvfs-ctl: fileset " + scratch.path().string() + ": not on a pvfs file system\n"));
+}
+
 TEST_CASE("pvfs-cluster down and status in a folder without a cluster say so in one line") {
   TempDir scratch;
   for (const char* command : {"down", "status"}) {

@@ -461,6 +461,16 @@ int fileset_create(const std::vector<std::string>& dirs) {
 int fileset_show(const std::vector<std::string>& paths) {
   int status = 0;
   for (const auto& path : paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      const int err = errno;
+      // `fileset show X`, `fileset list`: a guess at a subcommand, read as a path.
+      const bool word = err == ENOENT && (path == "show" || path == "list" || path == "status");
+      error("fileset {}: {}{}", path, std::strerror(err),
+            word ? " (pvfs-ctl fileset PATH... shows the file set of each PATH)" : "");
+      status = 1;
+      continue;
+    }
     if (!on_pvfs(path)) {
       error("fileset {}: not on a pvfs file system", path);
       status = 1;
