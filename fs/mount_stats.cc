@@ -21,9 +21,14 @@ std::string MountStats::render(const std::string& extra) const {
                   bytes_read, bytes_written, mds_retries, mds_redirects, cache_hits, busy_waits, writes_behind,
                   behind_waits, behind_failures);
   out += extra;
-  for (const auto& [name, o] : ops_)
-    out += fmt::format("op {} {} {} {:.0f} {:.0f} {:.0f}\n", name, o.count, o.errors, o.latency.sum_seconds() * 1e6,
+  for (const auto& [name, o] : ops_) {
+    out += fmt::format("op {} {} {} {:.0f} {:.0f} {:.0f}", name, o.count, o.errors, o.latency.sum_seconds() * 1e6,
                        o.latency.quantile_seconds(0.5) * 1e6, o.latency.quantile_seconds(0.99) * 1e6);
+    const auto& buckets = o.latency.buckets();
+    for (size_t k = 0; k < buckets.size(); ++k)
+      if (buckets[k] > 0) out += fmt::format(" {}:{}", k, buckets[k]);
+    out += '\n';
+  }
   return out;
 }
 
@@ -59,7 +64,18 @@ Result<MountStatsView> parse_mount_stats(std::string_view text) {
       uint64_t v[5];
       for (uint64_t& x : v)
         if (!number(next_word(line), x)) return bad();
-      view.ops[name] = {v[0], v[1], static_cast<double>(v[2]), static_cast<double>(v[3]), static_cast<double>(v[4])};
+      MountStatsView::Op op{v[0], v[1], static_cast<double>(v[2]), static_cast<double>(v[3]),
+                            static_cast<double>(v[4])};
+      for (std::string_view word = next_word(line); !word.empty(); word = next_word(line)) {
+        const size_t colon = word.find(':');
+        uint64_t k = 0, n = 0;
+        if (colon == std::string_view::npos || !number(word.substr(0, colon), k) ||
+            !number(word.substr(colon + 1), n) || k >= op.buckets.size())
+          return bad();
+        op.buckets[k] = n;
+        op.has_buckets = true;
+      }
+      view.ops[name] = op;
       continue;
     }
     // Counters; a value that is not a whole number (the dispatch policy's
@@ -69,6 +85,17 @@ Result<MountStatsView> parse_mount_stats(std::string_view text) {
     if (number(next_word(line), value)) view.counters[std::string(key)] = value;
   }
   return view;
+}
+
+std::optional<std::pair<double, double>> interval_percentiles(const MountStatsView::Op& now,
+                                                              const MountStatsView::Op& before) {
+  if (!now.has_buckets) return std::nullopt;
+  std::array<uint64_t, metrics::LatencyBuckets::kBuckets> change{};
+  // A count below the earlier one: the mount restarted; all of it is new.
+  for (size_t k = 0; k < change.size(); ++k)
+    change[k] = now.buckets[k] >= before.buckets[k] ? now.buckets[k] - before.buckets[k] : now.buckets[k];
+  return std::pair{metrics::LatencyBuckets::quantile_of(change, 0.5) * 1e6,
+                   metrics::LatencyBuckets::quantile_of(change, 0.99) * 1e6};
 }
 
 }  // namespace pvfs

@@ -8,11 +8,14 @@
 // by the client's io thread, like the rest of the client.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "shared/metrics/request_stats.h"
 #include "shared/status.h"
@@ -37,8 +40,11 @@ class MountStats {
   uint64_t writes_behind = 0, behind_waits = 0, behind_failures = 0;
 
   // The text of the xattr: "key value" lines, then one line per operation
-  // kind, "op NAME COUNT ERRORS SUM_US P50_US P99_US". `extra` lines
-  // (already "key value\n") go before the operations.
+  // kind, "op NAME COUNT ERRORS SUM_US P50_US P99_US K:N...", where each
+  // K:N is a latency bucket K (metrics::LatencyBuckets) holding N > 0
+  // operations, so a reader can tell the percentiles of an interval from
+  // two snapshots. `extra` lines (already "key value\n") go before the
+  // operations.
   std::string render(const std::string& extra = {}) const;
 
  private:
@@ -54,6 +60,10 @@ struct MountStatsView {
   struct Op {
     uint64_t count = 0, errors = 0;
     double sum_us = 0, p50_us = 0, p99_us = 0;
+    // The latency buckets' counts; has_buckets false from a mount whose
+    // text has none (an older pvfsmount).
+    std::array<uint64_t, metrics::LatencyBuckets::kBuckets> buckets{};
+    bool has_buckets = false;
   };
   std::map<std::string, uint64_t> counters;  // every "key value" line
   std::map<std::string, Op> ops;
@@ -61,5 +71,13 @@ struct MountStatsView {
 
 // invalid_argument naming the line for text render() did not write.
 Result<MountStatsView> parse_mount_stats(std::string_view text);
+
+// An operation's p50 and p99 (us) over the interval between an earlier
+// snapshot of it (`before`; a default Op if it had none) and `now`, from
+// the change in its latency buckets: each the upper bound of the bucket
+// holding it. nullopt when `now` has no buckets (an older pvfsmount),
+// whose percentiles are since the mount started, not the interval's.
+std::optional<std::pair<double, double>> interval_percentiles(const MountStatsView::Op& now,
+                                                              const MountStatsView::Op& before);
 
 }  // namespace pvfs

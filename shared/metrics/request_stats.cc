@@ -16,20 +16,25 @@ void LatencyBuckets::add(std::chrono::nanoseconds latency) {
   max_ns_ = std::max(max_ns_, ns);
 }
 
-double LatencyBuckets::quantile_seconds(double q) const {
-  if (count_ == 0) return 0;
+double LatencyBuckets::quantile_of(const std::array<uint64_t, kBuckets>& counts, double q) {
+  uint64_t total = 0;
+  for (uint64_t n : counts) total += n;
+  if (total == 0) return 0;
   // The rank of the q-quantile among the samples, counted from 1.
   const uint64_t rank =
-      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_) - 1e-9)));
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(total) - 1e-9)));
   uint64_t seen = 0;
-  for (size_t k = 0; k < kBuckets; ++k) {
-    seen += buckets_[k];
-    if (seen >= rank) {
-      const double bound_s = static_cast<double>(uint64_t{1} << k) / 1e6;
-      return std::min(bound_s, static_cast<double>(max_ns_) / 1e9);
-    }
+  size_t k = 0;
+  for (; k + 1 < kBuckets; ++k) {
+    seen += counts[k];
+    if (seen >= rank) break;
   }
-  return static_cast<double>(max_ns_) / 1e9;
+  return static_cast<double>(uint64_t{1} << k) / 1e6;
+}
+
+double LatencyBuckets::quantile_seconds(double q) const {
+  if (count_ == 0) return 0;
+  return std::min(quantile_of(buckets_, q), static_cast<double>(max_ns_) / 1e9);
 }
 
 RequestStats::RequestStats(std::vector<std::string> type_names) : names_(std::move(type_names)) {

@@ -32,6 +32,13 @@ class LatencyBuckets {
   // of a microsecond or more). Capped at the largest latency seen. Zero
   // when empty. Requires 0 <= q <= 1.
   double quantile_seconds(double q) const;
+  // The count in each bucket (for a histogram of an interval: one
+  // snapshot's counts less an earlier one's).
+  const std::array<uint64_t, kBuckets>& buckets() const { return buckets_; }
+  // The upper bound (seconds) of the bucket holding the q-quantile of
+  // bucket counts `counts` (such as buckets() gives), uncapped; zero when
+  // they are all zero. Requires 0 <= q <= 1.
+  static double quantile_of(const std::array<uint64_t, kBuckets>& counts, double q);
 
  private:
   std::array<uint64_t, kBuckets> buckets_{};

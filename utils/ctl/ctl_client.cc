@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -77,6 +78,13 @@ uint64_t counter(const MountStatsView& v, const std::string& key) {
 
 uint64_t minus(uint64_t now, uint64_t before) { return now >= before ? now - before : now; }
 
+// An operation's p50 and p99 (us): since the mount started (`was` null), or
+// over the interval since `was` (nullopt from an older pvfsmount).
+std::optional<std::pair<double, double>> percentiles(const MountStatsView::Op& op, const MountStatsView::Op* was) {
+  if (!was) return std::pair{op.p50_us, op.p99_us};
+  return interval_percentiles(op, *was);
+}
+
 // Totals (`before` null) or the change since `before` over `seconds`.
 std::string render_text(const MountStatsView& now, const MountStatsView* before, double seconds) {
   const bool rates = before != nullptr;
@@ -89,9 +97,11 @@ std::string render_text(const MountStatsView& now, const MountStatsView* before,
     const uint64_t count = minus(op.count, was.count);
     if (rates && count == 0) continue;
     const double mean_us = count ? (op.sum_us - was.sum_us) / static_cast<double>(count) : 0;
+    const auto pct = percentiles(op, rates ? &was : nullptr);
+    const auto cell = [](double us) { return human_micros(static_cast<uint64_t>(us)); };
     rows.push_back({name, rates ? fmt::format("{:.1f}", static_cast<double>(count) / seconds) : std::to_string(count),
-                    std::to_string(minus(op.errors, was.errors)), human_micros(static_cast<uint64_t>(mean_us)),
-                    human_micros(static_cast<uint64_t>(op.p50_us)), human_micros(static_cast<uint64_t>(op.p99_us))});
+                    std::to_string(minus(op.errors, was.errors)), cell(mean_us), pct ? cell(pct->first) : "-",
+                    pct ? cell(pct->second) : "-"});
   }
   std::string out = table(rows, {1, 2, 3, 4, 5});
   auto delta = [&](const char* key) { return minus(counter(now, key), rates ? counter(*before, key) : 0); };
@@ -123,9 +133,11 @@ std::string render_json(const MountStatsView& now, const MountStatsView* before,
     MountStatsView::Op was;
     if (before)
       if (auto it = before->ops.find(name); it != before->ops.end()) was = it->second;
-    out += fmt::format("{}{}: {{\"count\": {}, \"errors\": {}, \"sum_us\": {:.0f}, \"p50_us\": {:.0f}, \"p99_us\": {:.0f}}}",
+    const auto pct = percentiles(op, before ? &was : nullptr);
+    const auto number = [](double us) { return fmt::format("{:.0f}", us); };
+    out += fmt::format("{}{}: {{\"count\": {}, \"errors\": {}, \"sum_us\": {:.0f}, \"p50_us\": {}, \"p99_us\": {}}}",
                        first ? "" : ", ", json_string(name), minus(op.count, was.count), minus(op.errors, was.errors),
-                       op.sum_us - was.sum_us, op.p50_us, op.p99_us);
+                       op.sum_us - was.sum_us, pct ? number(pct->first) : "null", pct ? number(pct->second) : "null");
     first = false;
   }
   return out + "}}\n";
