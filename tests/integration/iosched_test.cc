@@ -600,7 +600,11 @@ TEST_CASE("an explicit step never ended is given up a lease after its last write
 
   const auto unknown = run_tool("PVFS_CTL", tc.dir(), {"iostep", "end", "--job", "nobody", mnt});
   CHECK(unknown.status == 1);
-  CHECK(unknown.err.find("the job has no I/O step on this mount") != std::string::npos);
+  CHECK(unknown.err.find("job nobody has no I/O step on this mount") != std::string::npos);
+  // A path off pvfs is named as such, before anything is asked.
+  const auto elsewhere = run_tool("PVFS_CTL", tc.dir(), {"iostep", "begin", "--job", "nobody", tc.dir().string()});
+  CHECK(elsewhere.status == 1);
+  CHECK(elsewhere.err == "pvfs-ctl: iostep begin: " + tc.dir().string() + ": not on a pvfs file system\n");
 }
 
 TEST_CASE("a pvfsmount killed mid-step loses its token within the lease, and what it acknowledged stays") {

@@ -8,10 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -45,10 +43,7 @@ std::optional<MountStatsView> read_stats(const std::string& path) {
     error("client {}: {}", path, ec.message());
     return std::nullopt;
   }
-  std::ifstream in("/proc/self/mountinfo");
-  std::stringstream mountinfo;
-  mountinfo << in.rdbuf();
-  if (mount_type_of(mountinfo.str(), canonical.string()) != kPvfsMountType) {
+  if (!on_pvfs(path)) {
     error("client {}: not on a pvfs file system", path);
     return std::nullopt;
   }

@@ -1,6 +1,20 @@
 #include "utils/ctl/ctl_cluster.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace pvfs::ctl {
+
+bool on_pvfs(const std::string& path) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::canonical(path, ec);
+  if (ec) return false;
+  std::ifstream in("/proc/self/mountinfo");
+  std::stringstream mountinfo;
+  mountinfo << in.rdbuf();
+  return mount_type_of(mountinfo.str(), canonical.string()) == kPvfsMountType;
+}
 
 std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* command) {
   if (options.config_path.empty()) {

@@ -1,6 +1,7 @@
 // What the pvfs-ctl commands that talk to daemons share: the one-line
-// error format, opening a cluster's config and key, and asking many daemons
-// at once. Blocking; not thread-safe (ask_all runs its calls on threads of
+// error format, opening a cluster's config and key, asking many daemons
+// at once, and telling whether a path is on a pvfs mount. Blocking; not
+// thread-safe (ask_all runs its calls on threads of
 // its own, which must share nothing but their result slot).
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -40,6 +42,11 @@ struct Cluster {
 // config's connect timeout); prints "pvfs-ctl: COMMAND: why" and returns
 // nullopt on failure.
 std::optional<Cluster> open_cluster(const DaemonOptions& options, const char* command);
+
+// Whether `path` (which must exist) is on a pvfs mount, by the mount table
+// (/proc/self/mountinfo): the layout xattr alone would not tell, since
+// other file systems store user.* attributes of any name.
+bool on_pvfs(const std::string& path);
 
 // Daemons asked at once, each on a thread of its own.
 inline constexpr size_t kMaxParallelProbes = 32;

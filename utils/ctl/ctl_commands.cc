@@ -11,10 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <chrono>
 #include <thread>
 
@@ -42,19 +40,6 @@ using std::chrono::milliseconds;
 constexpr const char* kLayoutXattr = "user.pvfs.layout";
 // And the file set of an inode (fs/client.h's kFileSetXattr).
 constexpr const char* kFileSetXattr = "user.pvfs.fileset";
-
-// Whether `path` (which must exist) is on a pvfs mount, by the mount table:
-// the layout xattr alone would not tell, since other file systems store
-// user.* attributes of any name.
-bool on_pvfs(const std::string& path) {
-  std::error_code ec;
-  const auto canonical = std::filesystem::canonical(path, ec);
-  if (ec) return false;
-  std::ifstream in("/proc/self/mountinfo");
-  std::stringstream mountinfo;
-  mountinfo << in.rdbuf();
-  return mount_type_of(mountinfo.str(), canonical.string()) == kPvfsMountType;
-}
 
 // Whether `path` is a regular file or a directory, the kinds that have a layout.
 bool has_layout(const std::string& path) {

@@ -1,5 +1,6 @@
 #include "utils/ctl/ctl_iosched.h"
 
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include <cerrno>
@@ -55,6 +56,21 @@ int iostep(const IostepOptions& o) {
     return 2;
   }
   const std::string& at = o.paths[0];
+  for (const auto& p : o.paths) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) {
+      error("iostep {}: {}: {}", o.verb, p, std::strerror(errno));
+      return 1;
+    }
+    if (!on_pvfs(p)) {
+      error("iostep {}: {}: not on a pvfs file system", o.verb, p);
+      return 1;
+    }
+  }
+  // Whose step: -j, or the job id the mount reads from this process's
+  // environment.
+  const std::string whose = o.job.empty() ? "this shell's job (PVFS_JOBID, SLURM_JOB_ID...; -j names one)"
+                                          : "job " + o.job;
   if (o.verb == "status") {
     const std::string name = o.job.empty() ? std::string(kIoStepXattr) : std::string(kIoStepXattr) + "." + o.job;
     char value[64];
@@ -91,7 +107,7 @@ int iostep(const IostepOptions& o) {
   if (::setxattr(at.c_str(), kIoStepXattr, command.data(), command.size(), 0) != 0) {
     const int err = errno;
     error("iostep {}: {}: {}", o.verb, at,
-          err == ENOENT ? "the job has no I/O step on this mount" : std::strerror(err));
+          err == ENOENT ? whose + " has no I/O step on this mount" : std::strerror(err));
     return 1;
   }
   return 0;
