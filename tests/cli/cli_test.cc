@@ -260,6 +260,18 @@ TEST_CASE("pvfs-ctl fileset names a missing path as missing, and says how to sho
   CHECK(contains(guessed.err, "pvfs-ctl: fileset " + scratch.path().string() + ": not on a pvfs file system\n"));
 }
 
+TEST_CASE("pvfs-ctl locks and iostep of a path off pvfs say so, before asking any daemon") {
+  TempDir scratch;
+  auto locks = run_tool("PVFS_CTL", scratch.path(), {"locks", scratch.path().string()});
+  CAPTURE(locks);
+  CHECK(locks.status == 1);
+  CHECK(locks.err == "pvfs-ctl: locks: " + scratch.path().string() + ": not on a pvfs file system\n");
+  auto step = run_tool("PVFS_CTL", scratch.path(), {"iostep", "begin", scratch.path().string()});
+  CAPTURE(step);
+  CHECK(step.status == 1);
+  CHECK(step.err == "pvfs-ctl: iostep begin: " + scratch.path().string() + ": not on a pvfs file system\n");
+}
+
 TEST_CASE("pvfs-cluster down and status in a folder without a cluster say so in one line") {
   TempDir scratch;
   for (const char* command : {"down", "status"}) {

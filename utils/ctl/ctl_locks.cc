@@ -23,6 +23,11 @@ int locks(const DaemonOptions& options, const std::string& path) {
       error("locks: {}: {}", path, std::strerror(errno));
       return 1;
     }
+    // Elsewhere its inode number would name some pvfs file, or none.
+    if (!on_pvfs(path)) {
+      error("locks: {}: not on a pvfs file system", path);
+      return 1;
+    }
     ino = st.st_ino;
   }
   auto cluster = open_cluster(options, "locks");
