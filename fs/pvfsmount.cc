@@ -259,6 +259,8 @@ int run(const CommandLine& cl) {
   if (!ec && already_mounted(mountpoint))
     return fail(mountpoint.lexically_normal().string() +
                 " is already a pvfs mount (unmount it first: fusermount3 -u " + cl.mountpoint + ")");
+  if (!ec && !std::filesystem::exists(mountpoint, ec) && !ec)
+    return fail("mount point " + cl.mountpoint + " does not exist (mkdir -p " + cl.mountpoint + ")");
   if (ec || !std::filesystem::is_directory(mountpoint, ec))
     return fail("mount point " + cl.mountpoint + " is not a directory");
 

@@ -457,6 +457,13 @@ TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs m
   CHECK(twice.err == "pvfsmount: " + mnt.string() + " is already a pvfs mount (unmount it first: fusermount3 -u " +
                          mnt.string() + ")\n");
   CHECK(pvfs_mounts_at(mnt) == 1);
+  // A mount point that is not there: one line saying how to make it.
+  const fs::path nowhere = scratch.path() / "nowhere";
+  auto absent = run_tool("PVFSMOUNT", scratch.path(), {config, nowhere.string()});
+  CAPTURE(absent);
+  CHECK(absent.status == 1);
+  CHECK(absent.err == "pvfsmount: mount point " + nowhere.string() + " does not exist (mkdir -p " + nowhere.string() +
+                          ")\n");
 
   // A key that is not the cluster's: one line saying so.
   const fs::path other_key = scratch.path() / "other.key";
