@@ -538,6 +538,50 @@ TEST_CASE("a failed up --mount says what failed in one line, without stale lines
   CHECK_FALSE(contains(status.out, "answers"));
 }
 
+TEST_CASE("pvfs-cluster down stops what still runs from a folder whose files were removed") {
+  if (pvfs::test::skip_without_fuse()) return;
+  TempDir scratch;
+  const fs::path dir = scratch.path() / "cluster";
+  const fs::path mnt = scratch.path() / "mnt";
+  Down down(scratch.path(), dir);
+  auto up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--mount", mnt.string()});
+  CAPTURE(up);
+  REQUIRE(up.status == 0);
+  std::vector<int> pids;
+  for (const char* name : {"mds0", "server0", "server1", "server2", "server3"}) {
+    int pid = 0;
+    std::ifstream(dir / "run" / (std::string(name) + ".pid")) >> pid;
+    REQUIRE(pid > 0);
+    pids.push_back(pid);
+  }
+  // What `rm -rf` of the folder takes before it fails on the busy mount
+  // point: the run/ folder (pids, mount point), then the config too.
+  fs::remove_all(dir / "run");
+  auto partly = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
+  CAPTURE(partly);
+  CHECK(partly.status == 0);
+  CHECK(partly.out == "pvfs cluster in " + fs::canonical(dir).string() +
+                          " is down (also stopped 5 daemons and 1 mount that its run/ folder no longer listed)\n");
+  CHECK(pvfs_mounts_at(mnt) == 0);
+  for (int pid : pids) CHECK_FALSE(pvfs::process_alive(pid));
+
+  up = run_tool("PVFS_CLUSTER", scratch.path(), {"up", "--dir", dir.string(), "--mount", mnt.string()});
+  REQUIRE(up.status == 0);
+  fs::remove_all(dir / "run");
+  fs::remove(dir / "pvfs.toml");
+  auto gone = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
+  CAPTURE(gone);
+  CHECK(gone.status == 0);
+  CHECK(gone.out == "pvfs cluster in " + dir.string() +
+                        " is down: stopped 5 daemons and 1 mount that still ran from it without its pvfs.toml\n");
+  CHECK(pvfs_mounts_at(mnt) == 0);
+  // Nothing left: the usual one line.
+  auto again = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
+  CAPTURE(again);
+  CHECK(again.status == 1);
+  CHECK(contains(again.err, "no cluster in " + dir.string()));
+}
+
 TEST_CASE("the README's pvfs-ctl lines work as written once PVFS_CONFIG names a cluster") {
   const char* root = std::getenv("PVFS_SOURCE_ROOT");
   REQUIRE_MESSAGE(root, "PVFS_SOURCE_ROOT is not set: run this test through `meson test`");

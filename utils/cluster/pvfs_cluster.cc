@@ -12,6 +12,7 @@
 #include "shared/usage_error.h"
 #include "utils/common/daemon_probe.h"
 #include "utils/common/health_probe.h"
+#include "utils/cluster/left_behind.h"
 #include "utils/cluster/local_cluster.h"
 
 namespace {
@@ -20,6 +21,15 @@ namespace {
 int fail(const pvfs::Status& st) {
   std::fprintf(stderr, "pvfs-cluster: %s\n", st.detail().empty() ? st.to_string().c_str() : st.detail().c_str());
   return 1;
+}
+
+// "2 daemons and 1 mount"
+std::string describe(const pvfs::LeftBehind& left) {
+  std::string out;
+  if (left.daemons > 0) out = fmt::format("{} daemon{}", left.daemons, left.daemons == 1 ? "" : "s");
+  if (left.mounts > 0)
+    out += fmt::format("{}{} mount{}", out.empty() ? "" : " and ", left.mounts, left.mounts == 1 ? "" : "s");
+  return out;
 }
 
 int status(const std::string& dir) {
@@ -142,9 +152,22 @@ int main(int argc, char** argv) {
   if (*st) return status(dir);
   if (*down) {
     auto cluster = pvfs::LocalCluster::attach(dir);
-    if (!cluster) return fail(cluster.status());
+    if (!cluster) {
+      // No pvfs.toml: maybe removed while the cluster ran.
+      const pvfs::LeftBehind left = pvfs::stop_left_behind(dir);
+      if (left.daemons + left.mounts == 0) return fail(cluster.status());
+      std::printf("pvfs cluster in %s is down: stopped %s that still ran from it without its pvfs.toml\n",
+                  dir.c_str(), describe(left).c_str());
+      return 0;
+    }
     if (auto s = cluster->down(); !s.ok()) return fail(s);
-    std::printf("pvfs cluster in %s is down\n", cluster->dir().c_str());
+    // Daemons whose pid files are gone (run/ removed while they ran).
+    const pvfs::LeftBehind left = pvfs::stop_left_behind(cluster->dir());
+    if (left.daemons + left.mounts > 0)
+      std::printf("pvfs cluster in %s is down (also stopped %s that its run/ folder no longer listed)\n",
+                  cluster->dir().c_str(), describe(left).c_str());
+    else
+      std::printf("pvfs cluster in %s is down\n", cluster->dir().c_str());
     return 0;
   }
   return 0;

@@ -1,0 +1,23 @@
+// Daemons and mounts still running from a local cluster's folder that the
+// folder no longer knows of: its run/ files (pids, mount point) or its
+// whole pvfs.toml were removed while they ran, as an `rm -rf` of the
+// folder does before it fails on the busy mount point. `pvfs-cluster down`
+// stops them too, so that "is down" holds.
+#pragma once
+
+#include <filesystem>
+
+namespace pvfs {
+
+struct LeftBehind {
+  int daemons = 0;  // pvfs-mds and pvfs-server processes stopped
+  int mounts = 0;   // pvfsmount processes stopped (each unmounts first)
+};
+
+// Stops every pvfs-mds, pvfs-server and pvfsmount whose command line names
+// DIR/pvfs.toml: pvfsmount first (SIGTERM makes it unmount), then the
+// daemons; SIGKILL for any still running 5 s later, and a lazy unmount of a
+// mount point a killed pvfsmount left behind.
+LeftBehind stop_left_behind(const std::filesystem::path& dir);
+
+}  // namespace pvfs
