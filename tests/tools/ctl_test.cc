@@ -417,6 +417,14 @@ TEST_CASE("inject slows one server down until it is told to stop") {
         std::map<int, double>{{0, 1}, {1, 1}, {2, 2.5}});
   CHECK(by_server(sched_objects(after.out), "delay_remaining_ms") ==
         std::map<int, double>{{0, 0}, {1, 0}, {2, 0}});
+
+  // --clear says the same as a factor of 1.
+  auto cleared = ctl(cluster.dir(), {"inject", "server2", "--clear", "-c", config});
+  CAPTURE(cleared);
+  CHECK(cleared.status == 0);
+  CHECK(cleared.out == "server 2: serving at normal speed\n");
+  auto last = ctl(cluster.dir(), {"sched", "--json", "-c", config});
+  CHECK(by_server(sched_objects(last.out), "delay_factor") == std::map<int, double>{{0, 1}, {1, 1}, {2, 1}});
 }
 
 TEST_CASE("inject refuses bad factors and unknown servers in one line") {
@@ -441,6 +449,7 @@ TEST_CASE("inject refuses bad factors and unknown servers in one line") {
         std::vector<std::string>{"inject", "one", "--delay-factor", "5", "-c", config},
         std::vector<std::string>{"inject", "1", "--delay-factor", "fast", "-c", config},
         std::vector<std::string>{"inject", "1", "--delay-factor", "5", "--for", "-3", "-c", config},
+        std::vector<std::string>{"inject", "1", "--delay-factor", "5", "--clear", "-c", config},
         std::vector<std::string>{"sched", "x", "-c", config}}) {
     auto bad = ctl(cluster.dir(), usage);
     CAPTURE(bad);

@@ -571,18 +571,22 @@ void add_inject(Commands& commands) {
   struct Options {
     uint32_t id = 0;
     double delay_factor = 1;
+    bool clear = false;
     uint32_t seconds = 0;
   };
   auto o = std::make_shared<Options>();
   auto* command = commands.add(
       "inject", "make a storage server serve data requests slower, to test straggler handling",
-      [o](const DaemonOptions& d) { return inject(d, o->id, o->delay_factor, o->seconds); });
+      [o](const DaemonOptions& d) { return inject(d, o->id, o->clear ? 1.0 : o->delay_factor, o->seconds); });
   commands.add_daemon_options(command);
   command->add_option("server", o->id, "storage server: its id (3) or name (server3)")
       ->required()
       ->transform(server_name_transform());
-  command->add_option("-f,--delay-factor", o->delay_factor, "this many times slower, 1 to 1000 (1 ends a delay)")
-      ->required();
+  // One of the two: how much slower, or back to normal.
+  auto* delay = command->add_option_group("delay", "-f FACTOR or --clear");
+  delay->add_option("-f,--delay-factor", o->delay_factor, "this many times slower, 1 to 1000 (1 ends a delay)");
+  delay->add_flag("--clear", o->clear, "end the delay in force (as --delay-factor 1)");
+  delay->require_option(1);
   command->add_option("--for", o->seconds, "seconds the delay lasts; 0 = until changed")->capture_default_str();
 }
 
