@@ -561,7 +561,7 @@ TEST_CASE("pvfs-cluster down stops what still runs from a folder whose files wer
   CAPTURE(partly);
   CHECK(partly.status == 0);
   CHECK(partly.out == "pvfs cluster in " + fs::canonical(dir).string() +
-                          " is down (also stopped 5 daemons and 1 mount that its run/ folder no longer listed)\n");
+                          " is down (also stopped 5 daemons and 1 mount that its run/ folder did not list)\n");
   CHECK(pvfs_mounts_at(mnt) == 0);
   for (int pid : pids) CHECK_FALSE(pvfs::process_alive(pid));
 

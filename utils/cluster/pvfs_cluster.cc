@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     // Daemons whose pid files are gone (run/ removed while they ran).
     const pvfs::LeftBehind left = pvfs::stop_left_behind(cluster->dir());
     if (left.daemons + left.mounts > 0)
-      std::printf("pvfs cluster in %s is down (also stopped %s that its run/ folder no longer listed)\n",
+      std::printf("pvfs cluster in %s is down (also stopped %s that its run/ folder did not list)\n",
                   cluster->dir().c_str(), describe(left).c_str());
     else
       std::printf("pvfs cluster in %s is down\n", cluster->dir().c_str());
