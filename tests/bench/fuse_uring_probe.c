@@ -140,6 +140,7 @@ static size_t arg_size(uint32_t opcode) {
 }
 
 static int fuse_fd;
+static int use_uring;  // uring, uring-percpu: offer FUSE_OVER_IO_URING and serve ring entries
 static int use_epoll;  // dev-epoll: wait for /dev/fuse in epoll, as pvfsmount's loop does
 static atomic_int initialized;
 static atomic_long dev_requests, ring_requests;
@@ -155,7 +156,6 @@ static void report_and_exit(void) {
           (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
   exit(0);
 }
-static int use_uring;
 
 static void reply_dev(uint64_t unique, int result, const char* data) {
   struct fuse_out_header h = {.unique = unique};
