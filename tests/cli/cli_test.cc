@@ -538,7 +538,7 @@ TEST_CASE("a failed up --mount says what failed in one line, without stale lines
   CHECK_FALSE(contains(status.out, "answers"));
 }
 
-TEST_CASE("pvfs-cluster down stops what still runs from a folder whose files were removed") {
+TEST_CASE("pvfs-cluster status shows, and down stops, what still runs from a folder whose files were removed") {
   if (pvfs::test::skip_without_fuse()) return;
   TempDir scratch;
   const fs::path dir = scratch.path() / "cluster";
@@ -554,9 +554,17 @@ TEST_CASE("pvfs-cluster down stops what still runs from a folder whose files wer
     REQUIRE(pid > 0);
     pids.push_back(pid);
   }
+  auto whole = run_tool("PVFS_CLUSTER", scratch.path(), {"status", "--dir", dir.string()});
+  CAPTURE(whole);
+  CHECK(whole.status == 0);
+  CHECK_FALSE(contains(whole.out, "also running"));
   // What `rm -rf` of the folder takes before it fails on the busy mount
   // point: the run/ folder (pids, mount point), then the config too.
   fs::remove_all(dir / "run");
+  auto seen = run_tool("PVFS_CLUSTER", scratch.path(), {"status", "--dir", dir.string()});
+  CAPTURE(seen);
+  CHECK(contains(seen.out, "also running from this folder, not in its run/ files: 5 daemons and 1 mount (`pvfs-cluster "
+                           "down --dir " + dir.string() + "` stops them)\n"));
   auto partly = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
   CAPTURE(partly);
   CHECK(partly.status == 0);
@@ -569,6 +577,11 @@ TEST_CASE("pvfs-cluster down stops what still runs from a folder whose files wer
   REQUIRE(up.status == 0);
   fs::remove_all(dir / "run");
   fs::remove(dir / "pvfs.toml");
+  auto lost = run_tool("PVFS_CLUSTER", scratch.path(), {"status", "--dir", dir.string()});
+  CAPTURE(lost);
+  CHECK(lost.status == 1);
+  CHECK(lost.err == "pvfs-cluster: no pvfs.toml in " + dir.string() + ", but 5 daemons and 1 mount still run from it " +
+                        "(`pvfs-cluster down --dir " + dir.string() + "` stops them)\n");
   auto gone = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
   CAPTURE(gone);
   CHECK(gone.status == 0);

@@ -4,6 +4,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -77,13 +78,31 @@ bool pvfs_mount_at(const std::string& mount_point) {
   return has_mount_at(table, fs::path(mount_point).lexically_normal().string(), kPvfsMountType);
 }
 
-}  // namespace
-
-LeftBehind stop_left_behind(const fs::path& dir) {
+// DIR/pvfs.toml as the daemons were given it: canonical while DIR exists.
+fs::path config_of(const fs::path& dir) {
   std::error_code ec;
   fs::path where = fs::canonical(dir, ec);
   if (ec) where = fs::absolute(dir, ec).lexically_normal();
-  const auto found = find_from((where / "pvfs.toml").lexically_normal());
+  return (where / "pvfs.toml").lexically_normal();
+}
+
+}  // namespace
+
+LeftBehind find_left_behind(const fs::path& dir, const std::vector<int>& known_pids, const std::string& known_mount) {
+  LeftBehind left;
+  for (const Found& f : find_from(config_of(dir))) {
+    if (f.mount) {
+      if (known_mount.empty() || fs::path(f.mount_point).lexically_normal() != fs::path(known_mount).lexically_normal())
+        ++left.mounts;
+    } else if (std::find(known_pids.begin(), known_pids.end(), f.pid) == known_pids.end()) {
+      ++left.daemons;
+    }
+  }
+  return left;
+}
+
+LeftBehind stop_left_behind(const fs::path& dir) {
+  const auto found = find_from(config_of(dir));
   std::vector<Found> mounts, daemons;
   for (const Found& f : found) (f.mount ? mounts : daemons).push_back(f);
   // Mounts first: a daemon gone under a live mount leaves its callers waiting.

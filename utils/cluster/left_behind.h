@@ -6,6 +6,8 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace pvfs {
 
@@ -13,6 +15,13 @@ struct LeftBehind {
   int daemons = 0;  // pvfs-mds and pvfs-server processes stopped
   int mounts = 0;   // pvfsmount processes stopped (each unmounts first)
 };
+
+// Counts the pvfs-mds, pvfs-server and pvfsmount processes whose command
+// line names DIR/pvfs.toml, leaving out the daemons whose pids are in
+// `known_pids` and the pvfsmount of `known_mount` (what the folder's run/
+// files name).
+LeftBehind find_left_behind(const std::filesystem::path& dir, const std::vector<int>& known_pids,
+                            const std::string& known_mount);
 
 // Stops every pvfs-mds, pvfs-server and pvfsmount whose command line names
 // DIR/pvfs.toml: pvfsmount first (SIGTERM makes it unmount), then the

@@ -34,11 +34,19 @@ std::string describe(const pvfs::LeftBehind& left) {
 
 int status(const std::string& dir) {
   auto cluster = pvfs::LocalCluster::attach(dir);
-  if (!cluster) return fail(cluster.status());
+  if (!cluster) {
+    const pvfs::LeftBehind left = pvfs::find_left_behind(dir, {}, {});
+    if (left.daemons + left.mounts == 0) return fail(cluster.status());
+    std::fprintf(stderr, "pvfs-cluster: no pvfs.toml in %s, but %s still run from it "
+                 "(`pvfs-cluster down --dir %s` stops them)\n", dir.c_str(), describe(left).c_str(), dir.c_str());
+    return 1;
+  }
   auto key = pvfs::load_secret(cluster->config().secret_file);
   if (!key) return fail(key.status());
   std::printf("%-10s %-8s %-22s %-22s %-9s %s\n", "DAEMON", "PID", "ADDRESS", "METRICS", "STATE", "DETAIL");
+  std::vector<int> known;
   for (const auto& d : cluster->daemons()) {
+    if (d.running) known.push_back(d.pid);
     std::string state = "stopped", detail;
     if (d.running) {
       auto ep = pvfs::parse_endpoint(d.address);
@@ -61,6 +69,10 @@ int status(const std::string& dir) {
   std::ifstream mount_file(cluster->dir() / "run" / "mountpoint");
   std::string mnt;
   if (std::getline(mount_file, mnt) && !mnt.empty()) std::printf("mounted at %s\n", mnt.c_str());
+  // Processes of this cluster that run/ does not name (removed while they ran).
+  if (const pvfs::LeftBehind left = pvfs::find_left_behind(cluster->dir(), known, mnt); left.daemons + left.mounts > 0)
+    std::printf("also running from this folder, not in its run/ files: %s (`pvfs-cluster down --dir %s` stops them)\n",
+                describe(left).c_str(), dir.c_str());
   // The same verdict as pvfs-ctl health, with its default thresholds.
   const auto verdict = pvfs::health::judge(
       pvfs::gather_health(cluster->config(), *key, std::chrono::milliseconds(2000)), pvfs::health::Thresholds{});
