@@ -327,12 +327,7 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
   if (auto fresh = impl_->take_post_op_attr(ino)) co_return *fresh;
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
-  auto attr = co_await attr_reply(*impl_, out, true);
-  // An inode that no longer exists is a stale handle (as NFS says): the
-  // kernel then looks the name up again instead of reporting ENOENT for a
-  // name that now leads elsewhere (another client's rename, a file set made).
-  if (attr.code() == Errc::not_found) co_return Status(Errc::stale_map, "inode no longer exists");
-  co_return attr;
+  co_return stale_if_gone(co_await attr_reply(*impl_, out, true));
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
@@ -374,7 +369,7 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
   auto s = impl_->begin_mds(out, who).initSetattr();
   s.setIno(ino.value);
   rpc::to_wire(change, s);
-  co_return co_await attr_reply(*impl_, out, true);
+  co_return stale_if_gone(co_await attr_reply(*impl_, out, true));
 }
 
 asio::awaitable<Result<Attr>> Client::mknod(const Credentials& who, InodeId parent, std::string name,
@@ -441,7 +436,7 @@ asio::awaitable<Status> Client::rmdir(const Credentials& who, InodeId parent, st
   auto r = impl_->begin_mds(out, who).initRmdir();
   r.setParent(parent.value);
   r.setName(name);
-  co_return co_await none_reply(*impl_, out, false);
+  co_return stale_if_gone(co_await none_reply(*impl_, out, false));
 }
 
 asio::awaitable<Result<Attr>> Client::symlink(const Credentials& who, InodeId parent, std::string name,
@@ -459,7 +454,7 @@ asio::awaitable<Result<Attr>> Client::symlink(const Credentials& who, InodeId pa
 asio::awaitable<Result<std::string>> Client::readlink(const Credentials& who, InodeId ino) {
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initReadlink().setIno(ino.value);
-  auto reply = co_await impl_->call_mds(out, true);
+  auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
   if (!reply) co_return reply.status();
   co_return std::string((*reply)->body<mp::Reply>().getReadlink().cStr());
 }
@@ -586,7 +581,7 @@ asio::awaitable<Status> Client::access(const Credentials& who, InodeId ino, uint
   auto a = impl_->begin_mds(out, who).initAccess();
   a.setIno(ino.value);
   a.setMask(mask);
-  co_return co_await none_reply(*impl_, out, true);
+  co_return stale_if_gone(co_await none_reply(*impl_, out, true));
 }
 
 // --- extended attributes (user.pvfs.layout is virtual) ------------------------
@@ -624,7 +619,7 @@ asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, st
     auto s = req.initSetLayout();
     s.setIno(ino.value);
     rpc::to_wire(*policy, s.initPolicy());
-    co_return co_await none_reply(*impl_, out, true);
+    co_return stale_if_gone(co_await none_reply(*impl_, out, true));
   }
   impl_->forget_xattr(ino, name);
   auto s = req.initSetxattr();
@@ -632,7 +627,7 @@ asio::awaitable<Status> Client::setxattr(const Credentials& who, InodeId ino, st
   s.setName(name);
   s.setValue(kj::arrayPtr(reinterpret_cast<const kj::byte*>(value.data()), value.size()));
   s.setFlags(flags);
-  co_return co_await none_reply(*impl_, out, false);
+  co_return stale_if_gone(co_await none_reply(*impl_, out, false));
 }
 
 asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, InodeId ino,
@@ -682,7 +677,7 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
   auto g = impl_->begin_mds(out, who).initGetxattr();
   g.setIno(ino.value);
   g.setName(name);
-  auto reply = co_await impl_->call_mds(out, true);
+  auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
   if (reply.code() == Errc::no_data) impl_->remember_xattr(ino, name, std::nullopt);
   if (!reply) co_return reply.status();
   auto data = (*reply)->body<mp::Reply>().getXattr();
@@ -695,7 +690,7 @@ asio::awaitable<Result<std::vector<std::string>>> Client::listxattr(const Creden
                                                                     InodeId ino) {
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initListxattr().setIno(ino.value);
-  auto reply = co_await impl_->call_mds(out, true);
+  auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
   if (!reply) co_return reply.status();
   std::vector<std::string> names;
   // user.pvfs.layout is deliberately not listed: cp -a, rsync -X and tar
@@ -717,7 +712,7 @@ asio::awaitable<Status> Client::removexattr(const Credentials& who, InodeId ino,
   auto r = impl_->begin_mds(out, who).initRemovexattr();
   r.setIno(ino.value);
   r.setName(name);
-  co_return co_await none_reply(*impl_, out, false);
+  co_return stale_if_gone(co_await none_reply(*impl_, out, false));
 }
 
 asio::awaitable<Result<std::vector<StorageServer>>> Client::servers() {

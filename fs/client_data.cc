@@ -146,7 +146,10 @@ asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credential
   auto o = impl_->begin_mds(out, who).initOpen();
   o.setIno(ino.value);
   o.setMask(access_mask(flags));
-  auto reply = co_await impl_->call_mds(out, true);
+  // Reopening a file this mount holds (/proc/PID/fd/N) works after its
+  // last unlink, as on a local file system; from elsewhere it is gone.
+  o.setHeldHere(impl_->open_state(ino) != nullptr);
+  auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
   if (!reply) co_return reply.status();
   Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
   if (S_ISDIR(attr.mode) && (flags & O_ACCMODE) != O_RDONLY) co_return Status(Errc::is_dir);

@@ -36,6 +36,20 @@ using std::chrono::milliseconds;
 // Waits `d` on the calling coroutine's executor.
 asio::awaitable<void> pause(milliseconds d);
 
+// The result of an MDS request that names an inode the kernel holds
+// (getattr, setattr, open, access, readlink, the xattr calls). If the MDS
+// no longer has that inode, the kernel holds a stale handle, as NFS says,
+// not a missing name: on ESTALE the kernel looks the path up again and
+// retries the call once. So a name another client has just removed or
+// replaced (a rename over it, a file set made of its directory) leads to
+// what is there now instead of failing with ENOENT, and an open with
+// O_CREAT creates the file again.
+template <typename R>
+R stale_if_gone(R result) {
+  if (result.code() == Errc::not_found) return Status(Errc::stale_map, "inode no longer exists");
+  return result;
+}
+
 // A client's announcement to the MDS that it writes a file (the writer
 // field of UpdateSize): writes wait for it before they are acknowledged.
 struct WriterAnnouncement {

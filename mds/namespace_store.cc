@@ -381,10 +381,12 @@ Result<Attr> NamespaceStore::access(const Caller& caller, InodeId ino, uint32_t 
   return attr;
 }
 
-Result<Attr> NamespaceStore::check_open(const Caller& caller, InodeId ino, uint32_t mask) {
+Result<Attr> NamespaceStore::check_open(const Caller& caller, InodeId ino, uint32_t mask,
+                                        bool held_here) {
   if ((mask & ~(kMayRead | kMayWrite)) != 0) return Status(Errc::invalid_argument, "bad open mask");
   auto attr = getattr(ino);
   if (!attr) return attr;
+  if (S_ISREG(attr->mode) && attr->nlink == 0 && !held_here) return Status(Errc::not_found, "file was unlinked");
   if (S_ISLNK(attr->mode)) return Errc::loop;
   if (S_ISDIR(attr->mode) && (mask & kMayWrite) != 0) return Errc::is_dir;
   if (Status s = check_permission(caller, *attr, mask); !s.ok()) return s;

@@ -138,9 +138,12 @@ class NamespaceStore {
   // existence). Returns the attributes. Errors: invalid_argument for other
   // bits; access_denied.
   Result<Attr> access(const Caller& caller, InodeId ino, uint32_t mask);
-  // Whether `caller` may open `ino` for kMayRead/kMayWrite `mask`. Errors:
-  // is_dir when writing a directory; loop for a symlink; access_denied.
-  Result<Attr> check_open(const Caller& caller, InodeId ino, uint32_t mask);
+  // Whether `caller` may open `ino` for kMayRead/kMayWrite `mask`. A file
+  // unlinked while open (an orphan) opens only for a caller that has it
+  // open already (`held_here`): to anyone else it is gone, though a stale
+  // name may still lead there. Errors: not_found for an orphan; is_dir when
+  // writing a directory; loop for a symlink; access_denied.
+  Result<Attr> check_open(const Caller& caller, InodeId ino, uint32_t mask, bool held_here = false);
   // Records that regular file `ino` is at least `size` bytes (sizes only
   // grow here); `touch_mtime` sets mtime and ctime to `now`; `blocks`, when
   // given, replaces the allocated blocks (Attr::blocks). No permission

@@ -332,7 +332,12 @@ struct Request {
   }
   struct Setxattr { ino @0 :UInt64; name @1 :Text; value @2 :Data; flags @3 :UInt32; }  # XATTR_CREATE=1, XATTR_REPLACE=2
   struct Getxattr { ino @0 :UInt64; name @1 :Text; }
-  struct Access { ino @0 :UInt64; mask @1 :UInt32; }   # R_OK=4 W_OK=2 X_OK=1, F_OK=0
+  struct Access {
+    ino @0 :UInt64;
+    mask @1 :UInt32;              # R_OK=4 W_OK=2 X_OK=1, F_OK=0
+    heldHere @2 :Bool;            # open only: the caller has the file open already (a reopen
+                                  # through /proc/PID/fd), so it may open it after its last unlink
+  }
   struct UpdateSize {
     ino @0 :UInt64;
     size @1 :UInt64;              # new size is max(current, size): writers only grow a file

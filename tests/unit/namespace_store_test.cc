@@ -1119,6 +1119,16 @@ TEST_CASE_FIXTURE(Fixture, "check_open refuses writing a directory, opening a sy
   CHECK(store->check_open(kRoot, f.ino, kMayExec).code() == Errc::invalid_argument);
 }
 
+// A client that still has a name cached may ask to open a file another
+// client unlinked while it was open somewhere: that file is gone for it.
+TEST_CASE_FIXTURE(Fixture, "check_open refuses an unlinked file still held open, except to a client holding it") {
+  Attr f = file(kRoot, root, "journal", 0644);
+  REQUIRE(store->unlink(kRoot, root, "journal", true, tick()).ok());
+  CHECK(store->check_open(kRoot, f.ino, kMayRead | kMayWrite).code() == Errc::not_found);
+  CHECK(store->check_open(kRoot, f.ino, kMayRead, true).ok());
+  CHECK(store->getattr(f.ino).ok());  // fstat of the open file still works
+}
+
 TEST_CASE_FIXTURE(Fixture, "update_size only grows a file and touches mtime on request") {
   Attr f = file(kRoot, root, "f");
   CHECK(store->update_size(f.ino, 100, false, tick())->size == 100);

@@ -1,0 +1,155 @@
+// Two clients of one file system, each with its own kernel caches: names
+// one client removes or replaces while the other still has them cached.
+// The other client's kernel then holds an inode the MDS no longer has; the
+// calls it makes through that name must act on what the name leads to now
+// (the MDS answers stale, the kernel looks the name up again), as they do
+// on Linux, where a name always leads to what is there.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "tests/posix/posix_support.h"
+
+namespace {
+
+using namespace pvfs::test;
+using namespace pvfs::test::posix;
+
+TestCluster* cluster() { return shared_cluster("allow_other"); }
+
+// Writes `data` to `path` with plain system calls (for a thread: no
+// doctest macros); whether every call succeeded.
+bool put(const std::string& path, const std::string& data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return false;
+  const bool written = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  return ::close(fd) == 0 && written;
+}
+
+}  // namespace
+
+// The way jobs and editors update a file: write a new one, rename it over
+// the old. A reader elsewhere must always find a whole version, never ENOENT.
+TEST_CASE("a file another client keeps replacing by rename always opens and stats as a whole version") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "replaced-by-rename");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/status";
+  const std::string there = other.view(here);
+  write_file(here, "version 0\n");
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> replaced{0}, writer_failures{0};
+  std::thread writer([&] {
+    for (int i = 1; !stop; ++i) {
+      const bool ok = put(there + ".tmp", "version " + std::to_string(i) + "\n") &&
+                      ::rename((there + ".tmp").c_str(), there.c_str()) == 0;
+      ok ? ++replaced : ++writer_failures;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+
+  int attempts = 0, missing = 0, other_errors = 0, torn = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < until) {
+    ++attempts;
+    const int fd = ::open(here.c_str(), O_RDONLY);
+    if (fd < 0) {
+      ++(errno == ENOENT ? missing : other_errors);
+      continue;
+    }
+    char buf[64];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n < 0) ++other_errors;
+    else if (std::string(buf, static_cast<size_t>(n)).rfind("version ", 0) != 0) ++torn;
+    struct stat st {};
+    if (::stat(here.c_str(), &st) != 0) ++(errno == ENOENT ? missing : other_errors);
+  }
+  stop = true;
+  writer.join();
+
+  INFO(attempts << " opens while " << replaced.load() << " renames replaced the file");
+  REQUIRE(writer_failures == 0);
+  REQUIRE(replaced > 50);
+  // The name always exists: ENOENT would be the old inode's answer.
+  CHECK(missing == 0);
+  CHECK(torn == 0);
+  // The kernel looks a stale name up once more; only a second rename in
+  // that moment leaves the caller ESTALE (as on NFS).
+  CHECK(other_errors * 50 <= attempts);
+}
+
+// SQLite's rollback journal: a process writes the journal, closes it,
+// unlinks it; a process on another client that still has the journal's
+// name cached then opens it with O_CREAT for its own transaction. It must
+// get a new file, not the unlinked one (which the first client's pending
+// close still keeps), or its journal and what it writes there are gone.
+TEST_CASE("open(O_CREAT) of a name another client unlinked while open creates a new file that keeps its data") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "unlinked-while-open");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/journal";
+  const std::string there = other.view(here);
+  write_file(here, "old journal");
+  const int kept = ::open(here.c_str(), O_RDONLY);
+  REQUIRE(kept >= 0);
+  struct stat st {};
+  REQUIRE(::stat(there.c_str(), &st) == 0);  // the other client's kernel now has the name
+  REQUIRE(st.st_size == 11);
+  REQUIRE(::unlink(here.c_str()) == 0);  // still open here: the MDS keeps the file, unnamed
+
+  const int fd = ::open(there.c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::fstat(fd, &st) == 0);
+  CHECK(st.st_size == 0);  // a new file, not the unlinked one
+  REQUIRE(::write(fd, "new journal", 11) == 11);
+  REQUIRE(::close(fd) == 0);
+
+  CHECK(read_file(here) == "new journal");
+  CHECK(read_file(there) == "new journal");
+  char buf[16] = {};
+  CHECK(::pread(kept, buf, sizeof buf, 0) == 11);  // the open file keeps its own bytes
+  CHECK(std::string(buf) == "old journal");
+  REQUIRE(::close(kept) == 0);
+
+  // Without O_CREAT the name is simply gone, as on Linux.
+  write_file(here + "2", "gone");
+  const int kept2 = ::open((here + "2").c_str(), O_RDONLY);
+  REQUIRE(kept2 >= 0);
+  REQUIRE(::stat((there + "2").c_str(), &st) == 0);
+  REQUIRE(::unlink((here + "2").c_str()) == 0);
+  CHECK(outcome([&] { return ::open((there + "2").c_str(), O_RDONLY); }) == Outcome::fail(ENOENT));
+  REQUIRE(::close(kept2) == 0);
+}
+
+// The client that keeps an unlinked file open may still open it again by
+// its inode, as Linux allows through /proc/self/fd.
+TEST_CASE("a file unlinked while open reopens through /proc/self/fd as on Linux") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "reopen-unlinked");
+  CHECK_SAME_AS_LINUX(s, [](const std::string& root) -> long {
+    const std::string path = root + "/scratch";
+    write_file(path, "still here");
+    const int fd = ::open(path.c_str(), O_RDWR);
+    if (fd < 0 || ::unlink(path.c_str()) != 0) return -1;
+    const int again = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDONLY);
+    char buf[16] = {};
+    const long n = again < 0 ? -1 : ::read(again, buf, sizeof buf);
+    const int saved = errno;
+    if (again >= 0) ::close(again);
+    ::close(fd);
+    errno = saved;
+    return n == 10 && std::string(buf) == "still here" ? 0 : -1;
+  });
+}
