@@ -1,4 +1,4 @@
-// Real programs on a real pvfs mount: tar, make with gcc, git, rsync and du do
+// Real programs on a real pvfs mount: tar, make with gcc, git, rsync, sqlite3 and du do
 // their ordinary jobs there, and the results are checked the way a user
 // would (exit statuses, program output, diff -r against the original).
 // A missing tool skips its case with a message outside CI and fails in CI
@@ -286,6 +286,32 @@ TEST_CASE("rsync -a copies a tree into pvfs and back out unchanged, and a second
   const Run again_out = sh("rsync -a -i " + quote(dest + "/") + " " + quote(back + "/"));
   INFO("second rsync out itemizes: " << again_out.output);
   CHECK(again_out.output.empty());
+}
+
+// SQLite in its default (rollback journal) mode on a shared file system, as
+// NFS users run it: fcntl locks across clients, and a journal file made,
+// written, closed and unlinked by each transaction, whose name the other
+// clients' kernels may still have cached.
+TEST_CASE("sqlite3 transactions from processes on two mounts all commit and none is lost") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  if (!tools_or_skip({"sqlite3"})) return;
+  Scratch s(*c, "sqlite");
+  SecondMount other(*c);
+  const std::string db = s.pvfs() + "/counter.db";
+  REQUIRE_RUN(sh("sqlite3 " + quote(db) + " 'create table k(v integer); insert into k values (0);'"));
+  constexpr int kPerProcess = 60;
+  const auto adder = [&](const std::string& path) {
+    return "(for i in $(seq " + std::to_string(kPerProcess) + "); do sqlite3 -cmd '.timeout 60000' " +
+           quote(path) + " 'begin immediate; update k set v = v + 1; commit;' || exit 1; done)";
+  };
+  const Run run = sh(adder(db) + " & a=$!; " + adder(other.view(db)) + " & b=$!; " + adder(other.view(db)) +
+                     " & c=$!; wait $a && wait $b && wait $c");
+  INFO("output: " << run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.empty());
+  const Run total = sh("sqlite3 " + quote(other.view(db)) + " 'select v from k; pragma integrity_check;'");
+  CHECK(total.output == std::to_string(3 * kPerProcess) + "\nok\n");
 }
 
 namespace {
