@@ -280,7 +280,7 @@ asio::awaitable<Result<DirPage>> readdir_page(Client::Impl& impl, const Credenti
   r.setCookie(cookie);
   r.setMaxEntries(max_entries);
   r.setPlus(plus);
-  auto reply = co_await impl.call_mds(out, true);
+  auto reply = stale_if_gone(co_await impl.call_mds(out, true));
   if (!reply) co_return reply.status();
   co_return rpc::from_wire((*reply)->body<mp::Reply>().getReaddir());
 }
@@ -328,6 +328,14 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
   co_return stale_if_gone(co_await attr_reply(*impl_, out, true));
+}
+
+asio::awaitable<Result<Attr>> Client::opendir(const Credentials& who, InodeId ino) {
+  rpc::OutMessage out;
+  impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
+  auto attr = stale_if_gone(co_await attr_reply(*impl_, out, true));
+  if (attr && !S_ISDIR(attr->mode)) co_return Status(Errc::not_dir);
+  co_return attr;
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {

@@ -170,6 +170,12 @@ class Client {
   asio::awaitable<Result<Looked>> lookup_entry(const Credentials& who, InodeId parent,
                                                std::string name);
   asio::awaitable<Result<Attr>> getattr(const Credentials& who, InodeId ino);
+  // Asks the MDS whether directory `ino` still exists, on every opendir
+  // (close-to-open for directories, as NFS revalidates them on open):
+  // stale when another client removed or replaced it while the kernel had
+  // its name cached, so that the kernel looks the name up again rather
+  // than list a directory that is gone. Its attributes.
+  asio::awaitable<Result<Attr>> opendir(const Credentials& who, InodeId ino);
   // kSetSize also truncates the file's objects (before the MDS records it).
   asio::awaitable<Result<Attr>> setattr(const Credentials& who, InodeId ino, SetAttr change);
   // Regular files, FIFOs, sockets and devices. A regular file gets its

@@ -46,7 +46,7 @@ asio::awaitable<void> pause(milliseconds d);
 // O_CREAT creates the file again.
 template <typename R>
 R stale_if_gone(R result) {
-  if (result.code() == Errc::not_found) return Status(Errc::stale_map, "inode no longer exists");
+  if (result.code() == Errc::not_found) return Status(Errc::stale, "inode no longer exists");
   return result;
 }
 

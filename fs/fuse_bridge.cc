@@ -120,6 +120,19 @@ void Bridge::set_session(fuse_session* session) {
   });
 }
 
+void Bridge::remember_dir(const Attr& attr, fuse_ino_t parent, std::string_view name) {
+  if (!S_ISDIR(attr.mode)) return;
+  if (dir_names_.size() >= kMaxDirNames) dir_names_.clear();
+  dir_names_.insert_or_assign(attr.ino.value, std::make_pair(parent, std::string(name)));
+}
+
+void Bridge::forget_stale_dir(fuse_ino_t dir) {
+  auto it = dir_names_.find(dir);
+  if (it == dir_names_.end()) return;
+  invalidator_.post(it->second.first, std::move(it->second.second));
+  dir_names_.erase(it);
+}
+
 Credentials Bridge::credentials(fuse_req_t req) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   Credentials who;
@@ -314,12 +327,20 @@ namespace {
 
 constexpr std::string_view kSelinuxXattr = "security.selinux";
 
+// A lookup in a directory the MDS no longer has (stale) also makes the
+// kernel forget the directory's own entry (Bridge::forget_stale_dir).
+asio::awaitable<Result<Client::Looked>> lookup(Bridge& b, Credentials who, fuse_ino_t parent,
+                                               std::string name) {
+  auto found = co_await b.client().lookup_entry(who, InodeId(parent), std::move(name));
+  if (found.code() == Errc::stale) b.forget_stale_dir(parent);
+  co_return found;
+}
+
 void on_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Bridge& b = bridge(req);
-  b.spawn(req, "lookup",
-          call(b.client(), &Client::lookup_entry, b.credentials(req), InodeId(parent),
-               std::string(name)),
-          [&b](fuse_req_t r, const Client::Looked& found) {
+  b.spawn(req, "lookup", lookup(b, b.credentials(req), parent, std::string(name)),
+          [&b, parent, name = std::string(name)](fuse_req_t r, const Client::Looked& found) {
+            b.remember_dir(found.attr, parent, name);
             // From statahead the attributes are already `age` old: the
             // kernel keeps them only for what is left of the timeouts.
             const double age_s = std::chrono::duration<double>(found.age).count();

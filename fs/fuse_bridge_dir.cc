@@ -32,7 +32,10 @@ void on_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
   b.spawn(req, "mkdir",
           call(b.client(), &Client::mkdir, b.credentials(req), InodeId(parent), std::string(name),
                static_cast<uint32_t>(mode)),
-          [&b](fuse_req_t r, const Attr& attr) { reply_entry(b, r, attr); });
+          [&b, parent, name = std::string(name)](fuse_req_t r, const Attr& attr) {
+            b.remember_dir(attr, parent, name);
+            reply_entry(b, r, attr);
+          });
 }
 
 void on_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
@@ -81,10 +84,16 @@ void on_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
                InodeId(new_parent), std::string(new_name), pvfs_flags));
 }
 
-// Listings need no per-open state: every readdir names its position.
-void on_opendir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  fi->fh = 0;
-  fuse_reply_open(req, fi);
+// Listings need no per-open state: every readdir names its position. The
+// open only asks the MDS whether the directory still exists (ESTALE makes
+// the kernel look its name up again: another client may have replaced it).
+void on_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Bridge& b = bridge(req);
+  b.spawn(req, "opendir", call(b.client(), &Client::opendir, b.credentials(req), InodeId(ino)),
+          [info = *fi](fuse_req_t r, const Attr&) mutable {
+            info.fh = 0;
+            fuse_reply_open(r, &info);
+          });
 }
 
 void on_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
@@ -185,6 +194,7 @@ asio::awaitable<Result<std::string>> list_directory(Bridge& b, fuse_req_t req, C
         full = true;
         break;
       }
+      if (plus && e.attr) b.remember_dir(*e.attr, dir.value, e.name);
       cookie = e.cookie;
     }
     if (page->eof || full) break;

@@ -190,6 +190,19 @@ class Bridge {
   // Stops sending notifications: before the session is destroyed.
   void stop_notifications() { invalidator_.stop(); }
 
+  // Where the kernel has each directory it was handed (by lookup, mkdir
+  // or readdirplus): its parent and name. When the MDS says a directory is
+  // gone, removed or replaced by another client while the kernel had it
+  // cached, forget_stale_dir() makes the kernel forget that entry, so its
+  // next path walk looks the name up again. The kernel repeats most calls
+  // that meet a stale directory by itself, but not mkdir, mknod, symlink
+  // and link, which would otherwise fail with ESTALE until the entry
+  // timeout ran out. Bounded: all forgotten at once past kMaxDirNames (such
+  // a directory stays stale only for the entry timeout).
+  void remember_dir(const Attr& attr, fuse_ino_t parent, std::string_view name);
+  void forget_stale_dir(fuse_ino_t dir);
+  static constexpr size_t kMaxDirNames = 65536;
+
   // Runs `work` on the client's io thread (this thread); its end sends the reply.
   template <typename T, typename Reply>
   void spawn(fuse_req_t req, const char* op, asio::awaitable<Result<T>> work, Reply reply) {
@@ -217,6 +230,7 @@ class Bridge {
   const FuseMountParams params_;
   XattrAbsence xattr_absence_;
   std::unordered_map<uint64_t, SetidFile> setid_files_;
+  std::unordered_map<fuse_ino_t, std::pair<fuse_ino_t, std::string>> dir_names_;
   fuse_session* session_ = nullptr;
   EntryInvalidator invalidator_;
   // Request ids: a random tag of this mount in the top 24 bits, so ids

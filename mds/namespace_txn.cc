@@ -91,6 +91,11 @@ Result<InodeId> NsTxn::allocate_ino() {
 
 Result<InodeRecord> NsTxn::dir_for_lookup(const Caller& caller, InodeId parent) {
   auto dir = inode(parent);
+  // Another client removed the directory while the caller's kernel still
+  // had it cached: stale, so that the kernel looks its name up again,
+  // where not_found would say the entry is missing from a directory that
+  // (under the same name) may well exist.
+  if (dir.code() == Errc::not_found) return Status(Errc::stale, "directory no longer exists");
   if (!dir) return dir;
   if (!S_ISDIR(dir->attr.mode)) return Errc::not_dir;
   if (Status s = check_permission(caller, dir->attr, kMayExec); !s.ok()) return s;

@@ -58,7 +58,7 @@ class NsTxn {
   // A fresh inode number of this file set. Errors: no_space when exhausted.
   Result<InodeId> allocate_ino();
 
-  // Directory `parent` for a lookup by `caller`: it exists (not_found), is a
+  // Directory `parent` for a lookup by `caller`: it exists (stale), is a
   // directory (not_dir) and the caller may search it (access_denied).
   Result<InodeRecord> dir_for_lookup(const Caller& caller, InodeId parent);
   // The entry `name` of `dir`, or nullopt. Errors: corrupt.

@@ -40,6 +40,7 @@ constexpr ErrcInfo kInfo[] = {
     {"too many symbolic links", ELOOP},
     {"bad handle", EBADF},
     {"try again", EAGAIN},
+    {"stale file handle", ESTALE},
 };
 static_assert(std::size(kInfo) == static_cast<size_t>(Errc::kLast) + 1);
 }  // namespace

@@ -42,7 +42,8 @@ enum class Errc : uint16_t {
   loop,               // ELOOP
   bad_handle,         // EBADF
   again,              // EAGAIN
-  kLast = again,
+  stale,              // ESTALE: the inode a request names no longer exists
+  kLast = stale,
 };
 
 // Short lowercase name for logs and CLI messages ("not found").

@@ -39,6 +39,7 @@ enum Errc {
   loop @24;
   badHandle @25;
   again @26;
+  stale @27;                    # ESTALE: the inode the request names no longer exists
 }
 
 # Root of every message. Requests and replies share it; `body` holds the

@@ -6,7 +6,7 @@ namespace pvfs::rpc {
 // the two in step (one per end of the range is enough to catch a shift).
 static_assert(static_cast<int>(proto::Errc::NOT_FOUND) == static_cast<int>(Errc::not_found));
 static_assert(static_cast<int>(proto::Errc::STALE_MAP) == static_cast<int>(Errc::stale_map));
-static_assert(static_cast<int>(proto::Errc::AGAIN) == static_cast<int>(Errc::again));
+static_assert(static_cast<int>(proto::Errc::STALE) == static_cast<int>(Errc::stale));
 
 proto::Errc to_wire(Errc code) { return static_cast<proto::Errc>(code); }
 

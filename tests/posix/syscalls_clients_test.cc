@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -152,4 +154,48 @@ TEST_CASE("a file unlinked while open reopens through /proc/self/fd as on Linux"
     errno = saved;
     return n == 10 && std::string(buf) == "still here" ? 0 : -1;
   });
+}
+
+// `rm -rf out; mkdir out` on one node, then the job's next step writes
+// there from another: every call through the old directory's cached name
+// must reach the new directory.
+TEST_CASE("in a directory another client replaced, create, listing, rename and unlink act on the new one") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "replaced-dir");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/out";
+  const std::string there = other.view(here);
+  REQUIRE(::mkdir(here.c_str(), 0755) == 0);
+  // Each step: the other client looks at the directory (its kernel keeps
+  // the name), then this one replaces it.
+  const auto replace = [&](const std::vector<std::string>& files) {
+    struct stat st {};
+    REQUIRE(::stat(there.c_str(), &st) == 0);
+    (void)list_dir(there);
+    std::filesystem::remove_all(here);
+    REQUIRE(::mkdir(here.c_str(), 0755) == 0);
+    for (const auto& f : files) write_file(here + "/" + f, f);
+  };
+
+  replace({"a"});
+  CHECK(list_dir(there) == std::vector<std::string>{"a"});
+  replace({});
+  write_file(there + "/created", "from the other client");
+  CHECK(read_file(here + "/created") == "from the other client");
+  // mkdir (as mknod, symlink and link) is the exception: the kernel does
+  // not repeat it when the lookup of its new name finds the directory
+  // stale, so the first attempt may fail with ESTALE; never with ENOENT,
+  // and the next attempt lands in the new directory.
+  replace({});
+  const Outcome first = outcome([&] { return ::mkdir((there + "/sub").c_str(), 0755); });
+  CHECK((first == Outcome::ok() || first == Outcome::fail(ESTALE)));
+  if (first != Outcome::ok()) CHECK(::mkdir((there + "/sub").c_str(), 0755) == 0);
+  CHECK(std::filesystem::is_directory(here + "/sub"));
+  replace({"old-name"});
+  CHECK(::rename((there + "/old-name").c_str(), (there + "/new-name").c_str()) == 0);
+  CHECK(list_dir(here) == std::vector<std::string>{"new-name"});
+  replace({"doomed", "kept"});
+  CHECK(::unlink((there + "/doomed").c_str()) == 0);
+  CHECK(list_dir(there) == std::vector<std::string>{"kept"});
 }
