@@ -330,12 +330,18 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
   co_return stale_if_gone(co_await attr_reply(*impl_, out, true));
 }
 
-asio::awaitable<Result<Attr>> Client::opendir(const Credentials& who, InodeId ino) {
-  rpc::OutMessage out;
-  impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
-  auto attr = stale_if_gone(co_await attr_reply(*impl_, out, true));
-  if (attr && !S_ISDIR(attr->mode)) co_return Status(Errc::not_dir);
-  co_return attr;
+asio::awaitable<Status> Client::opendir(const Credentials& who, InodeId ino) {
+  const auto max_age = impl_->attr_ttl();
+  const bool ahead = max_age > rpc::Clock::duration::zero();
+  const uint64_t epoch = impl_->local_changes;
+  const auto asked_at = rpc::Clock::now();
+  auto page = co_await readdir_page(*impl_, who, ino, 0, ahead ? ListingAhead::kAheadEntries : 1, true);
+  if (!page) co_return page.status();
+  if (ahead && epoch == impl_->local_changes) {
+    const ListingAhead::Key key{ino, true, who.caller.uid, who.caller.gid};
+    impl_->listing_ahead.keep(key, 0, std::move(page->entries), page->eof, epoch, asked_at);
+  }
+  co_return Status{};
 }
 
 asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId ino, SetAttr change) {
@@ -524,6 +530,13 @@ asio::awaitable<Result<ReaddirPage>> Client::readdir(const Credentials& who, Ino
   if (ahead) {
     auto kept = impl_->listing_ahead.take(key, cookie, max_entries, impl_->local_changes,
                                           rpc::Clock::now(), max_age);
+    // A plain listing may go on from a plus one (the kernel's first
+    // READDIR, at opendir's offset 0, is always plus; its next ones need
+    // not be): the same entries, their attributes dropped in finish().
+    if (!kept && !plus) {
+      kept = impl_->listing_ahead.take({dir, true, who.caller.uid, who.caller.gid}, cookie, max_entries,
+                                       impl_->local_changes, rpc::Clock::now(), max_age);
+    }
     if (kept) co_return finish(std::move(kept->page), kept->age);
   }
   const uint64_t epoch = impl_->local_changes;

@@ -174,8 +174,11 @@ class Client {
   // (close-to-open for directories, as NFS revalidates them on open):
   // stale when another client removed or replaced it while the kernel had
   // its name cached, so that the kernel looks the name up again rather
-  // than list a directory that is gone. Its attributes.
-  asio::awaitable<Result<Attr>> opendir(const Credentials& who, InodeId ino);
+  // than list a directory that is gone. It asks by fetching the listing's
+  // first entries with their attributes, which the kernel's first
+  // READDIRPLUS (always plus, at offset 0) then takes from ListingAhead:
+  // no request more than before.
+  asio::awaitable<Status> opendir(const Credentials& who, InodeId ino);
   // kSetSize also truncates the file's objects (before the MDS records it).
   asio::awaitable<Result<Attr>> setattr(const Credentials& who, InodeId ino, SetAttr change);
   // Regular files, FIFOs, sockets and devices. A regular file gets its

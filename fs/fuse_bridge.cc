@@ -126,11 +126,16 @@ void Bridge::remember_dir(const Attr& attr, fuse_ino_t parent, std::string_view 
   dir_names_.insert_or_assign(attr.ino.value, std::make_pair(parent, std::string(name)));
 }
 
-void Bridge::forget_stale_dir(fuse_ino_t dir) {
+asio::awaitable<void> Bridge::forget_stale_dir(fuse_ino_t dir) {
   auto it = dir_names_.find(dir);
-  if (it == dir_names_.end()) return;
-  invalidator_.post(it->second.first, std::move(it->second.second));
+  if (it == dir_names_.end() || !session_) co_return;
+  const auto [parent, name] = std::move(it->second);
   dir_names_.erase(it);
+  auto done = std::make_shared<asio::steady_timer>(client_.io(), asio::steady_timer::time_point::max());
+  asio::io_context& io = client_.io();
+  invalidator_.post(parent, name, [done, &io] { asio::post(io, [done] { done->cancel(); }); });
+  asio::error_code ec;
+  co_await done->async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
 Credentials Bridge::credentials(fuse_req_t req) {
@@ -332,7 +337,7 @@ constexpr std::string_view kSelinuxXattr = "security.selinux";
 asio::awaitable<Result<Client::Looked>> lookup(Bridge& b, Credentials who, fuse_ino_t parent,
                                                std::string name) {
   auto found = co_await b.client().lookup_entry(who, InodeId(parent), std::move(name));
-  if (found.code() == Errc::stale) b.forget_stale_dir(parent);
+  if (found.code() == Errc::stale) co_await b.forget_stale_dir(parent);
   co_return found;
 }
 

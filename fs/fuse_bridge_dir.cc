@@ -87,13 +87,20 @@ void on_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
 // Listings need no per-open state: every readdir names its position. The
 // open only asks the MDS whether the directory still exists (ESTALE makes
 // the kernel look its name up again: another client may have replaced it).
+asio::awaitable<void> opendir_and_reply(Bridge& b, fuse_req_t req, Credentials who, fuse_ino_t ino,
+                                        fuse_file_info info) {
+  Status st = co_await b.client().opendir(who, InodeId(ino));
+  if (!st.ok()) {
+    reply_error(req, "opendir", st);
+    co_return;
+  }
+  info.fh = 0;
+  fuse_reply_open(req, &info);
+}
+
 void on_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Bridge& b = bridge(req);
-  b.spawn(req, "opendir", call(b.client(), &Client::opendir, b.credentials(req), InodeId(ino)),
-          [info = *fi](fuse_req_t r, const Attr&) mutable {
-            info.fh = 0;
-            fuse_reply_open(r, &info);
-          });
+  b.spawn_replying(req, "opendir", opendir_and_reply(b, req, b.credentials(req), ino, *fi));
 }
 
 void on_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }

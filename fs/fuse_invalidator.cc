@@ -12,13 +12,16 @@ void EntryInvalidator::start(fuse_session* session) {
   thread_ = std::thread([this] { run(); });
 }
 
-void EntryInvalidator::post(uint64_t parent, std::string name) {
+void EntryInvalidator::post(uint64_t parent, std::string name, std::function<void()> done) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || !thread_.joinable()) return;
-    queue_.push_back({parent, std::move(name), {}});
+    if (!stopping_ && thread_.joinable()) {
+      queue_.push_back({parent, std::move(name), std::move(done)});
+      done = nullptr;
+    }
   }
-  wake_.notify_one();
+  if (done) done();
+  else wake_.notify_one();
 }
 
 void EntryInvalidator::post_pages(uint64_t ino, std::function<void()> done) {
@@ -50,16 +53,16 @@ void EntryInvalidator::run() {
     Job job = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    if (job.done) {
+    if (job.name.empty()) {
       // ENOENT: the kernel has nothing of it cached.
       int rc = fuse_lowlevel_notify_inval_inode(session_, job.ino, 0, 0);
       if (rc != 0 && rc != -ENOENT) spdlog::debug("forgetting the cached pages of {}: {}", job.ino, rc);
-      job.done();
     } else {
       // ENOENT: the kernel had no such entry cached; nothing to forget.
       int rc = fuse_lowlevel_notify_inval_entry(session_, job.ino, job.name.c_str(), job.name.size());
       if (rc != 0 && rc != -ENOENT) spdlog::debug("forgetting entry '{}' of {}: {}", job.name, job.ino, rc);
     }
+    if (job.done) job.done();
     lock.lock();
   }
 }

@@ -27,8 +27,10 @@ class EntryInvalidator {
 
   // Starts the thread; notifications go to `session`, which must outlive stop().
   void start(fuse_session* session);
-  // Queues "forget entry `name` of directory `parent`". Ignored when stopped.
-  void post(uint64_t parent, std::string name);
+  // Queues "forget entry `name` of directory `parent`"; `done`, if given,
+  // runs on this object's thread once the kernel has (or at once when
+  // stopped).
+  void post(uint64_t parent, std::string name, std::function<void()> done = {});
   // Queues "forget the cached pages and attributes of `ino`"; `done` runs
   // on this object's thread once the kernel has (or at once when stopped).
   void post_pages(uint64_t ino, std::function<void()> done);
@@ -44,7 +46,7 @@ class EntryInvalidator {
   struct Job {
     uint64_t ino = 0;
     std::string name;             // an entry of directory `ino`; empty: the file's pages
-    std::function<void()> done;   // pages only
+    std::function<void()> done;   // run once the kernel has forgotten
   };
   std::deque<Job> queue_;
   bool stopping_ = false;

@@ -7,7 +7,7 @@ namespace pvfs {
 
 void ListingAhead::keep(const Key& key, uint64_t after, std::vector<DirEntry> entries, bool eof,
                         uint64_t epoch, Clock::time_point fetched) {
-  if (entries.empty()) {
+  if (entries.empty() && !eof) {
     rests_.erase(key);
     return;
   }
@@ -46,9 +46,11 @@ std::optional<ListingAhead::Page> ListingAhead::take(const Key& key, uint64_t af
   Page out;
   out.age = now - rest.fetched;
   if (start == rest.entries.size()) {
-    // All of it went to the kernel: the end of the directory, or the MDS's turn.
+    // All of it went to the kernel: the end of the directory, or the MDS's
+    // turn. An empty directory's rest stays (until max_age): the kernel,
+    // given only "." and "..", asks again from the same start.
     const bool eof = rest.eof;
-    rests_.erase(it);
+    if (!rest.entries.empty() || !eof) rests_.erase(it);
     if (!eof) return std::nullopt;
     out.page.eof = true;
     return out;

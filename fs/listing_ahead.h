@@ -46,8 +46,10 @@ class ListingAhead {
 
   // Keeps `entries` (in listing order), which follow the entry of cookie
   // `after`; `eof` when the directory ends after them. Replaces what was
-  // kept for `key`; nothing is kept when `entries` is empty. The client
-  // keeps a whole page from the MDS and takes the kernel's first part of it.
+  // kept for `key`; nothing is kept when `entries` is empty, unless the
+  // directory ends there (an empty directory's listing, fetched at
+  // opendir). The client keeps a whole page from the MDS and takes the
+  // kernel's first part of it.
   void keep(const Key& key, uint64_t after, std::vector<DirEntry> entries, bool eof,
             uint64_t epoch, Clock::time_point fetched);
 

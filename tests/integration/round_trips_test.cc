@@ -203,6 +203,34 @@ TEST_CASE("ls -l of 2000 entries asks the MDS for the listing a few times and sh
   CHECK(readdirs <= 12);
 }
 
+// opendir asks the MDS whether the directory still exists (another client
+// may have replaced it) by fetching the listing's start, which the kernel's
+// first readdir then takes: a listing costs one request, not two.
+TEST_CASE("listing a directory of a few entries, or none, costs one readdir and no getattr") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(1), true);
+  constexpr int kDirs = 30;
+  std::vector<std::multiset<std::string>> made(kDirs);
+  for (int d = 0; d < kDirs; ++d) {
+    REQUIRE(fs::create_directory(c.mnt() / ("d" + std::to_string(d))));
+    for (int i = 0; i < d % 4; ++i) {
+      create_empty(c.mnt() / ("d" + std::to_string(d)) / ("f" + std::to_string(i)));
+      made[d].insert("f" + std::to_string(i));
+    }
+  }
+  drop_kernel_caches();
+  const auto getattrs = [&] {
+    return daemon_metric(c.dir(), c.cluster().config_path(), "mds0", "pvfs_mds_requests_total",
+                         "type=\"getattr\"");
+  };
+  const double readdirs_before = mds_readdirs(c), getattrs_before = getattrs();
+  // Newest first: lookups in listing order would start statahead's
+  // listing of the parent.
+  for (int d = kDirs - 1; d >= 0; --d) CHECK(list_long(c.mnt() / ("d" + std::to_string(d))) == made[d]);
+  CHECK(mds_readdirs(c) - readdirs_before == kDirs);
+  CHECK(getattrs() - getattrs_before == 0);
+}
+
 TEST_CASE("a listing in progress never hands the kernel attributes older than this mount's chmod") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(1), true);

@@ -46,6 +46,26 @@ TEST_CASE("the kernel's next pages come from what was fetched, in order, to the 
   CHECK(ahead.size() == 0);
 }
 
+TEST_CASE("an empty directory's listing, fetched at opendir, answers the kernel's asks at its start") {
+  ListingAhead ahead;
+  ahead.keep(dir1(), 0, {}, true, 3, listing_t0);
+  // The first READDIRPLUS gets "." and ".." from the bridge and the end
+  // from here; the kernel asks once more from the same start.
+  for (int ask = 0; ask < 2; ++ask) {
+    auto end = ahead.take(dir1(), 0, 10, 3, listing_t0 + 10ms, 1s);
+    REQUIRE(end);
+    CHECK(end->page.entries.empty());
+    CHECK(end->page.eof);
+  }
+  // Not past the attribute timeout, nor after a change made here.
+  CHECK_FALSE(ahead.take(dir1(), 0, 10, 4, listing_t0 + 20ms, 1s));
+  ahead.keep(dir1(), 0, {}, true, 3, listing_t0);
+  CHECK_FALSE(ahead.take(dir1(), 0, 10, 3, listing_t0 + 2s, 1s));
+  // Short of the end, nothing empty is kept.
+  ahead.keep(dir1(), 0, {}, false, 3, listing_t0);
+  CHECK(ahead.size() == 0);
+}
+
 TEST_CASE("the kernel may take fewer entries than handed (long names): it comes back for the others") {
   ListingAhead ahead;
   ahead.keep(dir1(), 0, entries(1, 30), false, 0, listing_t0);
