@@ -1,9 +1,11 @@
-// Two clients of one file system, each with its own kernel caches: names
-// one client removes or replaces while the other still has them cached.
-// The other client's kernel then holds an inode the MDS no longer has; the
-// calls it makes through that name must act on what the name leads to now
-// (the MDS answers stale, the kernel looks the name up again), as they do
-// on Linux, where a name always leads to what is there.
+// Two clients of one file system, each with its own kernel caches:
+// close-to-open (what one client wrote and closed, the other's next open
+// sees), names one makes and removes, and names one removes or replaces
+// while the other still has them cached. The other client's kernel then
+// holds an inode the MDS no longer has; the calls it makes through that
+// name must act on what the name leads to now (the MDS answers stale, the
+// kernel looks the name up again), as they do on Linux, where a name
+// always leads to what is there.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <filesystem>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +39,53 @@ bool put(const std::string& path, const std::string& data) {
 }
 
 }  // namespace
+
+// Close-to-open across clients: the bridge drops the kernel's cached
+// attributes after every open, so a client that looked at a file moments
+// before another client rewrote and closed it still sees the new size.
+TEST_CASE("a later open on another client sees everything written before a close") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "close-to-open");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/f";
+  const std::string there = other.view(here);
+  write_file(here, "short");
+  CHECK(read_file(there) == "short");  // the other client now has the file's attributes
+  write_file(here, "much longer content here");
+  CHECK(read_file(there) == "much longer content here");
+  write_file(here, "tiny");
+  CHECK(read_file(there) == "tiny");
+  int fd = ::open(here.c_str(), O_WRONLY | O_APPEND);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, " + more", 7) == 7);
+  REQUIRE(::close(fd) == 0);
+  CHECK(read_file(there) == "tiny + more");
+}
+
+TEST_CASE("names made and removed on one client are seen by another") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "two-clients");
+  SecondMount other(*c);
+  // Names the other client has never looked up are found at once; names it
+  // never saw as missing are not cached as missing.
+  REQUIRE(::mkdir((s.pvfs() + "/dir").c_str(), 0750) == 0);
+  write_file(s.pvfs() + "/dir/file", "from the first client");
+  CHECK(read_file(other.view(s.pvfs() + "/dir/file")) == "from the first client");
+  struct stat st {};
+  REQUIRE(::stat(other.view(s.pvfs() + "/dir").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0750);
+  CHECK(outcome([&] { return ::access(other.view(s.pvfs() + "/missing").c_str(), F_OK); }) ==
+        Outcome::fail(ENOENT));
+  write_file(s.pvfs() + "/missing", "now here");
+  CHECK(read_file(other.view(s.pvfs() + "/missing")) == "now here");
+  // The other client writes; the first reads it back after the close.
+  write_file(other.view(s.pvfs() + "/dir/reply"), "from the second client");
+  CHECK(read_file(s.pvfs() + "/dir/reply") == "from the second client");
+  const std::vector<std::string> listed = list_dir(other.view(s.pvfs() + "/dir"));
+  CHECK(std::set<std::string>(listed.begin(), listed.end()) == std::set<std::string>{"file", "reply"});
+}
 
 // The way jobs and editors update a file: write a new one, rename it over
 // the old. A reader elsewhere must always find a whole version, never ENOENT.

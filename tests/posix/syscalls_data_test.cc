@@ -844,53 +844,6 @@ TEST_CASE("user.pvfs.layout shows layouts, sets them on directories and empty fi
   CHECK(layout_field(get_xattr(root + "/narrow", "user.pvfs.layout"), "stripe_count") == 2);
 }
 
-// Close-to-open across clients: the bridge drops the kernel's cached
-// attributes after every open, so a client that looked at a file moments
-// before another client rewrote and closed it still sees the new size.
-TEST_CASE("a later open on another client sees everything written before a close") {
-  TestCluster* c = cluster();
-  if (!c) return;
-  Scratch s(*c, "close-to-open");
-  SecondMount other(*c);
-  const std::string here = s.pvfs() + "/f";
-  const std::string there = other.view(here);
-  write_file(here, "short");
-  CHECK(read_file(there) == "short");  // the other client now has the file's attributes
-  write_file(here, "much longer content here");
-  CHECK(read_file(there) == "much longer content here");
-  write_file(here, "tiny");
-  CHECK(read_file(there) == "tiny");
-  int fd = ::open(here.c_str(), O_WRONLY | O_APPEND);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, " + more", 7) == 7);
-  REQUIRE(::close(fd) == 0);
-  CHECK(read_file(there) == "tiny + more");
-}
-
-TEST_CASE("names made and removed on one client are seen by another") {
-  TestCluster* c = cluster();
-  if (!c) return;
-  Scratch s(*c, "two-clients");
-  SecondMount other(*c);
-  // Names the other client has never looked up are found at once; names it
-  // never saw as missing are not cached as missing.
-  REQUIRE(::mkdir((s.pvfs() + "/dir").c_str(), 0750) == 0);
-  write_file(s.pvfs() + "/dir/file", "from the first client");
-  CHECK(read_file(other.view(s.pvfs() + "/dir/file")) == "from the first client");
-  struct stat st {};
-  REQUIRE(::stat(other.view(s.pvfs() + "/dir").c_str(), &st) == 0);
-  CHECK((st.st_mode & 07777) == 0750);
-  CHECK(outcome([&] { return ::access(other.view(s.pvfs() + "/missing").c_str(), F_OK); }) ==
-        Outcome::fail(ENOENT));
-  write_file(s.pvfs() + "/missing", "now here");
-  CHECK(read_file(other.view(s.pvfs() + "/missing")) == "now here");
-  // The other client writes; the first reads it back after the close.
-  write_file(other.view(s.pvfs() + "/dir/reply"), "from the second client");
-  CHECK(read_file(s.pvfs() + "/dir/reply") == "from the second client");
-  const std::vector<std::string> listed = list_dir(other.view(s.pvfs() + "/dir"));
-  CHECK(std::set<std::string>(listed.begin(), listed.end()) == std::set<std::string>{"file", "reply"});
-}
-
 namespace {
 
 // The kernel's view of a FUSE mount: /sys/fs/fuse/connections/DEV/NAME,
