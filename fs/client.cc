@@ -304,8 +304,11 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
   const Statahead::Walker walker{parent, who.caller.uid, who.caller.gid};
   const bool statahead = max_age > rpc::Clock::duration::zero();
   if (statahead) {
-    if (auto hit = impl_->statahead.take(walker, name, rpc::Clock::now(), max_age))
-      co_return Looked{impl_->merge_local(std::move(hit->attr)), hit->age};
+    if (auto hit = impl_->statahead.take(walker, name, rpc::Clock::now(), max_age)) {
+      Looked found{impl_->merge_local(std::move(hit->attr)), hit->age};
+      co_await impl_->glimpse_size(found.attr, origin_of(who));
+      co_return found;
+    }
   }
   rpc::OutMessage out;
   auto l = impl_->begin_mds(out, who).initLookup();
@@ -315,6 +318,7 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
   if (!reply) co_return reply.status();
   auto body = (*reply)->body<mp::Reply>();
   Looked found{impl_->merge_local(rpc::from_wire(body.getAttr())), {}};
+  co_await impl_->glimpse_size(found.attr, origin_of(who));
   if (statahead) {
     if (auto after = impl_->statahead.note_lookup(walker, body.getEntryCookie(), rpc::Clock::now()))
       co_await fetch_window(*impl_, who, walker, *after);
@@ -327,7 +331,9 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
   if (auto fresh = impl_->take_post_op_attr(ino)) co_return *fresh;
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
-  co_return stale_if_gone(co_await attr_reply(*impl_, out, true));
+  auto attr = stale_if_gone(co_await attr_reply(*impl_, out, true));
+  if (attr) co_await impl_->glimpse_size(*attr, origin_of(who));
+  co_return attr;
 }
 
 asio::awaitable<Status> Client::opendir(const Credentials& who, InodeId ino) {
@@ -522,7 +528,9 @@ asio::awaitable<Result<ReaddirPage>> Client::readdir(const Credentials& who, Ino
   const ListingAhead::Key key{dir, plus, who.caller.uid, who.caller.gid};
   auto finish = [&](DirPage page, rpc::Clock::duration age) {
     for (DirEntry& entry : page.entries) {
-      if (!plus) entry.attr.reset();
+      // A file another client is writing: the kernel looks it up, and the
+      // lookup asks the storage servers for its size (glimpse_size).
+      if (!plus || (entry.attr && entry.attr->written_elsewhere)) entry.attr.reset();
       else if (entry.attr) entry.attr = impl_->merge_local(*entry.attr);
     }
     return ReaddirPage{std::move(page), age};

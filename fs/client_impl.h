@@ -143,6 +143,13 @@ struct Client::Impl {
   // How long a close waits for the servers' block counts (st_blocks) before
   // it publishes the size without them: a slow server must not hold up close.
   milliseconds blocks_timeout() const { return std::min(timeout, milliseconds(1000)); }
+  // Another client is writing the file `attr` describes and has not closed
+  // it (Attr::written_elsewhere): raises attr.size to the end of the data
+  // its objects hold, as the storage servers report it (as Lustre's
+  // glimpse), so that `tail -f` or `ls -l` on this node sees a running
+  // job's output grow. Best effort within blocks_timeout(): a server that
+  // does not answer leaves the size the others and the MDS give.
+  asio::awaitable<void> glimpse_size(Attr& attr, rpc::Origin origin);
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
   MdsRouter router;

@@ -150,6 +150,33 @@ asio::awaitable<Result<uint64_t>> Client::allocated_blocks(const Credentials& wh
   co_return total;
 }
 
+asio::awaitable<void> Client::Impl::glimpse_size(Attr& attr, rpc::Origin origin) {
+  if (!attr.written_elsewhere || !S_ISREG(attr.mode) || !attr.layout.valid()) co_return;
+  const Layout layout = attr.layout;
+  auto ends = std::make_shared<std::vector<uint64_t>>(layout.stripe_count(), 0);
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
+    tasks.push_back([](Impl& impl, Layout layout, InodeId ino, uint32_t index, rpc::Origin origin,
+                       std::shared_ptr<std::vector<uint64_t>> ends) -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
+      set_object(out.init_body<sp::Request>().initStat(), ino, index);
+      auto reply = co_await impl.call_storage(layout.servers[index], out, {}, impl.blocks_timeout());
+      if (!reply) co_return reply.status();
+      // Pieces redirected to other servers count too (dataEnd).
+      auto stat = (*reply)->body<sp::Reply>().getStat();
+      (*ends)[index] = file_size_for_object_size(layout, index, std::max(stat.getSize(), stat.getDataEnd()));
+      co_return Status{};
+    }(*this, layout, attr.ino, j, origin, ends));
+  }
+  // Each object's end bounds the size from below: those that answered count.
+  (void)co_await rpc::run_all(std::move(tasks));
+  attr.size = std::max(attr.size, *std::max_element(ends->begin(), ends->end()));
+  // Reads here go as far as an open file's size (merge_local() set it from
+  // the MDS's, which lags).
+  if (auto state = open_state(attr.ino); state && !state->size_dirty) state->size = std::max(state->size, attr.size);
+}
+
 void Client::Impl::make_hole_objects(std::shared_ptr<InodeState> state, uint64_t offset,
                                      std::span<const Piece> pieces, rpc::Origin origin,
                                      std::vector<asio::awaitable<Status>>& tasks) {

@@ -74,25 +74,44 @@ void MdsService::writer_starts(const std::shared_ptr<rpc::Connection>& conn, Ino
   auto& w = writers_[conn.get()];
   // The address of a connection gone unnoticed, now reused: its files first.
   if (w.conn.lock() != conn) {
-    for (InodeId file : w.files) unreconciled_.emplace(file, false);
+    for (InodeId file : w.files) {
+      unreconciled_.emplace(file, false);
+      forget_writer_of(file, conn.get());
+    }
     w.files.clear();
     w.conn = conn;
   }
-  w.files.insert(ino);
+  if (w.files.insert(ino).second) writers_of_[ino].push_back(conn.get());
 }
 
 void MdsService::writer_stops(const rpc::Connection* conn, InodeId ino) {
   auto it = writers_.find(conn);
   if (it == writers_.end()) return;
-  it->second.files.erase(ino);
+  if (it->second.files.erase(ino)) forget_writer_of(ino, conn);
   if (it->second.files.empty()) writers_.erase(it);
 }
 
 void MdsService::writer_gone(const rpc::Connection* conn) {
   auto it = writers_.find(conn);
   if (it == writers_.end()) return;
-  for (InodeId file : it->second.files) unreconciled_.emplace(file, false);
+  for (InodeId file : it->second.files) {
+    unreconciled_.emplace(file, false);
+    forget_writer_of(file, conn);
+  }
   writers_.erase(it);
+}
+
+void MdsService::forget_writer_of(InodeId ino, const rpc::Connection* conn) {
+  auto it = writers_of_.find(ino);
+  if (it == writers_of_.end()) return;
+  std::erase(it->second, conn);
+  if (it->second.empty()) writers_of_.erase(it);
+}
+
+bool MdsService::written_by_other(InodeId ino, const rpc::Connection* asker) const {
+  auto it = writers_of_.find(ino);
+  if (it == writers_of_.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [asker](const auto* c) { return c != asker; });
 }
 
 asio::awaitable<void> MdsService::writer_loop() {

@@ -91,6 +91,9 @@ class MdsService {
   // UpdateSize.writer: `conn` writes `ino` from now on / no longer.
   void writer_starts(const std::shared_ptr<rpc::Connection>& conn, InodeId ino);
   void writer_stops(const rpc::Connection* conn, InodeId ino);
+  // Whether a connection other than `asker` has said it writes `ino` and
+  // not yet that it stopped: its size here may be behind the data.
+  bool written_by_other(InodeId ino, const rpc::Connection* asker) const;
 
   // Orphans (mds/mds_orphans.cc): a file may have lost its last link (or a
   // held one was closed): counts it, and ends the collector's pause when a
@@ -220,6 +223,9 @@ class MdsService {
     std::set<InodeId> files;
   };
   std::map<const rpc::Connection*, Writer> writers_;
+  // The same by file: the connections writing each (written_by_other()).
+  std::map<InodeId, std::vector<const rpc::Connection*>> writers_of_;
+  void forget_writer_of(InodeId ino, const rpc::Connection* conn);
   // Files of gone writers waiting for their size, and whether a failure to
   // get it was logged already.
   std::map<InodeId, bool> unreconciled_;

@@ -63,6 +63,10 @@ struct Attr {
   // it, see pvfsmount(8), SPACE). nullopt: not known (an inode recorded
   // before the MDS kept it, or not a regular file): estimate from the size.
   std::optional<uint64_t> blocks;
+  // A hint from the MDS: another client was writing this regular file and
+  // had not closed it when these attributes were read, so `size` may be
+  // behind the data it wrote (pvfsmount asks the storage servers).
+  bool written_elsewhere = false;
 };
 
 // Setattr field mask; the same values as shared/proto/mds.capnp.

@@ -22,6 +22,7 @@ Result<NamespaceStore*> Call::at(uint64_t ino) const {
 
 Status Call::attr_or(Result<Attr> attr) {
   if (!attr) return attr.status();
+  if (S_ISREG(attr->mode)) attr->written_elsewhere = mds.written_by_other(attr->ino, conn.get());
   rpc::to_wire(*attr, reply.initAttr());
   return Status{};
 }

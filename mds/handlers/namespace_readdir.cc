@@ -15,7 +15,11 @@ asio::awaitable<Status> readdir(Call& c) {
   if (!s) co_return s.status();
   auto page = (*s)->readdir(c.caller, InodeId(r.getIno()), r.getCookie(), max, r.getPlus());
   if (!page) co_return page.status();
-  if (r.getPlus()) c.mds.add_root_attrs(*page);
+  if (r.getPlus()) {
+    c.mds.add_root_attrs(*page);
+    for (DirEntry& e : page->entries)
+      if (e.attr && S_ISREG(e.attr->mode)) e.attr->written_elsewhere = c.mds.written_by_other(e.ino, c.conn.get());
+  }
   rpc::to_wire(*page, c.reply.initReaddir());
   co_return Status{};
 }

@@ -33,6 +33,8 @@ struct Attr {
   blocks @12 :Int64 = -1; # regular files: 512-byte blocks the storage servers had allocated for
                           # the file's objects when a writer last published it (st_blocks);
                           # -1: not known (inodes older than the field): estimate from the size
+  writtenElsewhere @13 :Bool;  # hint: another client writes this file and has not closed it, so
+                               # `size` may be behind its data (the client asks the storage servers)
 }
 
 # Which Setattr fields to apply (bit mask).

@@ -69,6 +69,7 @@ Attr from_wire(proto::mds::Attr::Reader r) {
   a.ctime = from_wire(r.getCtime());
   if (r.hasLayout()) a.layout = from_wire(r.getLayout());
   a.no_security_xattrs = r.getNoSecurityXattrs();
+  a.written_elsewhere = r.getWrittenElsewhere();
   if (r.getBlocks() >= 0) a.blocks = static_cast<uint64_t>(r.getBlocks());
   return a;
 }
@@ -86,6 +87,7 @@ void to_wire(const Attr& a, proto::mds::Attr::Builder b) {
   to_wire(a.ctime, b.initCtime());
   if (!a.layout.servers.empty()) to_wire(a.layout, b.initLayout());
   b.setNoSecurityXattrs(a.no_security_xattrs);
+  b.setWrittenElsewhere(a.written_elsewhere);
   b.setBlocks(a.blocks ? static_cast<int64_t>(std::min<uint64_t>(*a.blocks, INT64_MAX)) : -1);
 }
 

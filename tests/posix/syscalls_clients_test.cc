@@ -249,3 +249,52 @@ TEST_CASE("in a directory another client replaced, create, listing, rename and u
   CHECK(::unlink((there + "/doomed").c_str()) == 0);
   CHECK(list_dir(there) == std::vector<std::string>{"kept"});
 }
+
+namespace {
+
+// The size of `path` by stat(2), once it reaches `want` or after 5 s (the
+// other client's kernel keeps attributes for the attribute timeout).
+off_t size_when(const std::string& path, off_t want) {
+  struct stat st {};
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (::stat(path.c_str(), &st) == 0 && st.st_size < want && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return st.st_size;
+}
+
+}  // namespace
+
+// `tail -f` of a running job's output from another node: the writer has
+// published no size (it does at close or fsync), so the reader's client
+// asks the storage servers how far the data goes.
+TEST_CASE("a file another client is still writing shows its growth, and its data, before it is closed") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "still-writing");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/job.out";
+  const std::string there = other.view(here);
+  const int writer = ::open(here.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(writer >= 0);
+  REQUIRE(::write(writer, "step 1\n", 7) == 7);
+
+  CHECK(size_when(there, 7) == 7);
+  CHECK(read_file(there) == "step 1\n");
+  const int reader = ::open(there.c_str(), O_RDONLY);
+  REQUIRE(reader >= 0);
+
+  REQUIRE(::write(writer, "step 2\n", 7) == 7);
+  // The reader's open descriptor sees the growth once its kernel asks again.
+  struct stat st {};
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (::fstat(reader, &st) == 0 && st.st_size < 14 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(st.st_size == 14);
+  char buf[32] = {};
+  CHECK(::pread(reader, buf, sizeof buf, 0) == 14);
+  CHECK(std::string(buf) == "step 1\nstep 2\n");
+  CHECK(size_when(there, 14) == 14);
+  REQUIRE(::close(reader) == 0);
+  REQUIRE(::close(writer) == 0);
+  CHECK(read_file(there) == "step 1\nstep 2\n");
+}
