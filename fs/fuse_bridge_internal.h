@@ -199,9 +199,9 @@ class Bridge {
   // and link, which would otherwise fail with ESTALE until the entry
   // timeout ran out. Bounded: all forgotten at once past kMaxDirNames (such
   // a directory stays stale only for the entry timeout).
+  void remember_dir(const Attr& attr, fuse_ino_t parent, std::string_view name);
   // Returns once the kernel has forgotten the entry, so that a call the
   // kernel does not repeat finds the new directory when tried again.
-  void remember_dir(const Attr& attr, fuse_ino_t parent, std::string_view name);
   asio::awaitable<void> forget_stale_dir(fuse_ino_t dir);
   static constexpr size_t kMaxDirNames = 65536;
 
