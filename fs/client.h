@@ -81,6 +81,9 @@ struct InodeState {
   InodeId ino;
   Layout layout;
   uint64_t size = 0;        // max(size seen from the MDS, end of writes made here)
+  // When the MDS last said the file exists, for a read that found a hole
+  // (Client::read_buffers).
+  std::chrono::steady_clock::time_point confirmed_at{};
   bool size_dirty = false;  // writes made here not yet published to the MDS
   bool blocks_dirty = false;  // fallocate here changed the allocation: publish a fresh count
   uint64_t writes = 0;      // bumped by every write; a flush only clears what it saw

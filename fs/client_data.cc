@@ -38,9 +38,11 @@ uint32_t access_mask(int flags) {
 // those from their servers in parallel into the same buffer. The reply's own
 // buffer becomes `*out`, so the bytes are not copied again. A fragment may
 // vanish between the answer and the fetch (a maintainer pulled it home):
-// then home is asked again.
+// then home is asked again. `*short_read` is set when home had fewer bytes
+// than asked for (a hole, or the file is gone).
 asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId ino, uint32_t index,
-                                   uint64_t offset, size_t length, Buffer* out, rpc::Origin origin) {
+                                   uint64_t offset, size_t length, Buffer* out, rpc::Origin origin,
+                                   bool* short_read) {
   constexpr int kAttempts = 5;
   Status last;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
@@ -60,7 +62,10 @@ asio::awaitable<Status> read_piece(Client::Impl& impl, ServerId server, InodeId 
     const size_t got = std::min(data.size(), length);
     data.resize(length);
     // Past the end of the object (a hole at the file's tail, or never written).
-    if (got < length) std::memset(data.data() + got, 0, length - got);
+    if (got < length) {
+      std::memset(data.data() + got, 0, length - got);
+      *short_read = true;
+    }
     *out = std::move(data);
     auto redirected = (*reply)->body<sp::Reply>().getRead().getRedirected();
     if (redirected.size() == 0) co_return Status{};
@@ -344,18 +349,34 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
   const bool in_step = co_await impl_->io_admit(who.job_id, state.layout, length, false);
   const auto pieces = split_range(state.layout, offset, length);
   got.buffers.resize(pieces.size());  // not resized again: the tasks write into it
+  auto short_read = std::make_shared<bool>(false);
   bool timed = false;
   const rpc::Origin origin = impl_->data_origin(who, timed);
   std::vector<asio::awaitable<Status>> tasks;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Piece& p = pieces[i];
     tasks.push_back(read_piece(*impl_, state.layout.servers[p.object_index], state.ino,
-                               p.object_index, p.object_offset, p.length, &got.buffers[i], origin));
+                               p.object_index, p.object_offset, p.length, &got.buffers[i], origin,
+                               short_read.get()));
   }
   Status st = co_await rpc::run_all(std::move(tasks));
   if (timed) impl_->job_io_end(who.job_id);
   if (in_step) impl_->io_done(who.job_id);
   if (!st.ok()) co_return st;
+  // Fewer bytes than the size promises: a hole, or another client removed
+  // the file (its objects deleted under this open file). The second must
+  // not read as zeros: ask the MDS, at most once an attribute timeout.
+  if (*short_read && rpc::Clock::now() - state.confirmed_at > impl_->attr_ttl()) {
+    rpc::OutMessage out;
+    impl_->begin_mds(out, who).initGetattr().setIno(state.ino.value);
+    auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
+    if (!reply) co_return reply.status();
+    // Unlinked elsewhere, its objects on their way out (this client's own
+    // unlinked files keep theirs until the last close).
+    if ((*reply)->body<mp::Reply>().getAttr().getNlink() == 0 && !state.unlinked)
+      co_return Status(Errc::stale, "file was removed by another client");
+    state.confirmed_at = rpc::Clock::now();
+  }
   co_return got;
 }
 

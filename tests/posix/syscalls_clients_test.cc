@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <filesystem>
 #include <chrono>
 #include <set>
@@ -297,4 +300,41 @@ TEST_CASE("a file another client is still writing shows its growth, and its data
   REQUIRE(::close(reader) == 0);
   REQUIRE(::close(writer) == 0);
   CHECK(read_file(there) == "step 1\nstep 2\n");
+}
+
+// A file removed on one node while another reads it: the reader gets its
+// bytes while the objects last, then an error (as on NFS); never zeros.
+TEST_CASE("reading a file another client removed gives its bytes or ESTALE, never zeros") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "removed-while-read");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/input";
+  const std::string data = pattern(256 * 1024, 7);
+  write_file(here, data);
+  const int fd = ::open(other.view(here).c_str(), O_RDONLY | O_DIRECT);
+  REQUIRE(fd >= 0);
+  void* raw = nullptr;
+  REQUIRE(::posix_memalign(&raw, 4096, data.size()) == 0);
+  std::unique_ptr<void, decltype(&std::free)> buf(raw, &std::free);
+  REQUIRE(::pread(fd, buf.get(), data.size(), 0) == static_cast<ssize_t>(data.size()));
+  REQUIRE(::unlink(here.c_str()) == 0);
+
+  int whole = 0, stale = 0, wrong = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < until) {
+    const ssize_t n = ::pread(fd, buf.get(), data.size(), 0);
+    if (n < 0) {
+      ++(errno == ESTALE ? stale : wrong);
+    } else if (n == static_cast<ssize_t>(data.size()) && std::memcmp(buf.get(), data.data(), data.size()) == 0) {
+      ++whole;
+    } else {
+      ++wrong;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::close(fd);
+  INFO(whole << " whole reads, " << stale << " ESTALE");
+  CHECK(wrong == 0);
+  CHECK(whole + stale > 0);
 }
