@@ -306,7 +306,7 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
   if (statahead) {
     if (auto hit = impl_->statahead.take(walker, name, rpc::Clock::now(), max_age)) {
       Looked found{impl_->merge_local(std::move(hit->attr)), hit->age};
-      co_await impl_->glimpse_size(found.attr, origin_of(who));
+      if (found.attr.written_elsewhere) co_await impl_->glimpse_size(found.attr, origin_of(who));
       co_return found;
     }
   }
@@ -318,7 +318,7 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
   if (!reply) co_return reply.status();
   auto body = (*reply)->body<mp::Reply>();
   Looked found{impl_->merge_local(rpc::from_wire(body.getAttr())), {}};
-  co_await impl_->glimpse_size(found.attr, origin_of(who));
+  if (found.attr.written_elsewhere) co_await impl_->glimpse_size(found.attr, origin_of(who));
   if (statahead) {
     if (auto after = impl_->statahead.note_lookup(walker, body.getEntryCookie(), rpc::Clock::now()))
       co_await fetch_window(*impl_, who, walker, *after);
@@ -332,7 +332,7 @@ asio::awaitable<Result<Attr>> Client::getattr(const Credentials& who, InodeId in
   rpc::OutMessage out;
   impl_->begin_mds(out, who).initGetattr().setIno(ino.value);
   auto attr = stale_if_gone(co_await attr_reply(*impl_, out, true));
-  if (attr) co_await impl_->glimpse_size(*attr, origin_of(who));
+  if (attr && attr->written_elsewhere) co_await impl_->glimpse_size(*attr, origin_of(who));
   co_return attr;
 }
 

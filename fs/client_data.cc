@@ -158,7 +158,7 @@ asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credential
   if (!reply) co_return reply.status();
   Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
   if (S_ISDIR(attr.mode) && (flags & O_ACCMODE) != O_RDONLY) co_return Status(Errc::is_dir);
-  co_await impl_->glimpse_size(attr, origin_of(who));
+  if (attr.written_elsewhere) co_await impl_->glimpse_size(attr, origin_of(who));
 
   auto file = impl_->track_open(attr, flags);
   auto state = file->inode;

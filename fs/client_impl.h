@@ -148,7 +148,8 @@ struct Client::Impl {
   // its objects hold, as the storage servers report it (as Lustre's
   // glimpse), so that `tail -f` or `ls -l` on this node sees a running
   // job's output grow. Best effort within blocks_timeout(): a server that
-  // does not answer leaves the size the others and the MDS give.
+  // does not answer leaves the size the others and the MDS give. Callers
+  // check the hint first: no coroutine for the files nobody else writes.
   asio::awaitable<void> glimpse_size(Attr& attr, rpc::Origin origin);
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
