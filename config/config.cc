@@ -220,6 +220,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_bool(*t, "mds_tuning", "fileset_per_top_directory", c.fileset_per_top_directory);
         !s.ok())
       return s;
+    if (Status s = read_uint(*t, "mds_tuning", "orphan_lease_ms", c.orphan_lease_ms); !s.ok()) return s;
+    if (c.orphan_lease_ms < 100 || c.orphan_lease_ms > 86400000)
+      return key_error("mds_tuning.orphan_lease_ms", "must be from 100 to 86400000");
   }
   if (auto* t = root.get_as<toml::table>("mds_cluster")) {
     const char* sec = "mds_cluster";
@@ -410,7 +413,9 @@ std::string Config::render() const {
       << "[mds_tuning]\n"
       << "sync_interval_ms = " << mds_sync_interval_ms << "    # LMDB fsync period\n"
       << "fileset_per_top_directory = " << (fileset_per_top_directory ? "true" : "false")
-      << "    # mkdir in / makes a new file set\n\n"
+      << "    # mkdir in / makes a new file set\n"
+      << "orphan_lease_ms = " << orphan_lease_ms
+      << "    # an unlinked file a dead client kept open is deleted after this\n\n"
       << "# With several [[mds]]: how they share the file sets (ANU placement).\n"
       << "[mds_cluster]\n"
       << "placement = " << quoted(placement::policy_name(mds_placement)) << "    # "

@@ -49,6 +49,10 @@ struct Config {
   // [mds]
   uint32_t mds_sync_interval_ms = 1000;  // LMDB fsync period (process crashes lose nothing)
   bool fileset_per_top_directory = false;  // mkdir in the root directory makes a new file set
+  // A client that unlinks a file it still has open keeps the file's data
+  // by renewing a hold every third of this (mds/orphan_holds.h); a client
+  // that dies, or is cut off this long, loses it and the space comes back.
+  uint32_t orphan_lease_ms = 300000;
 
   // [mds_cluster]: several metadata servers sharing the namespace by file
   // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].

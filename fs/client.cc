@@ -444,7 +444,10 @@ asio::awaitable<Status> Client::unlink(const Credentials& who, InodeId parent, s
   if (!reply) co_return reply.status();
   auto body = (*reply)->body<mp::Reply>();
   impl_->learn_parent_attr(body);
-  if (state && body.getUnlink().getNlink() == 0) state->unlinked = true;
+  if (state && body.getUnlink().getNlink() == 0) {
+    state->unlinked = true;
+    impl_->orphan_note();
+  }
   co_return Status{};
 }
 
@@ -501,7 +504,10 @@ asio::awaitable<Status> Client::rename(const Credentials& who, InodeId parent, s
   // Renaming onto another name of the same file replaces nothing; otherwise
   // the file is an orphan now if that was its last link.
   auto after = co_await getattr(who, replaced->ino);
-  if (after && after->nlink == 0) replaced->unlinked = true;
+  if (after && after->nlink == 0) {
+    replaced->unlinked = true;
+    impl_->orphan_note();
+  }
   co_return Status{};
 }
 

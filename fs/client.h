@@ -89,6 +89,7 @@ struct InodeState {
   uint64_t writes = 0;      // bumped by every write; a flush only clears what it saw
   int open_count = 0;
   bool unlinked = false;    // last link removed while open: data kept until last close
+  bool hold_lost = false;   // ... but the MDS let it go (this client was cut off for a lease)
   // (object index, server) pairs that hold fragments written here since the
   // last fsync: fsync must reach them too.
   std::set<std::pair<uint32_t, uint32_t>> fragment_servers;

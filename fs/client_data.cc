@@ -372,8 +372,9 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
     auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
     if (!reply) co_return reply.status();
     // Unlinked elsewhere, its objects on their way out (this client's own
-    // unlinked files keep theirs until the last close).
-    if ((*reply)->body<mp::Reply>().getAttr().getNlink() == 0 && !state.unlinked)
+    // unlinked files keep theirs until the last close, unless the MDS let
+    // them go: client_orphans.cc).
+    if ((*reply)->body<mp::Reply>().getAttr().getNlink() == 0 && (!state.unlinked || state.hold_lost))
       co_return Status(Errc::stale, "file was removed by another client");
     state.confirmed_at = rpc::Clock::now();
   }
@@ -553,7 +554,8 @@ asio::awaitable<Status> Client::release(const Credentials& who, std::shared_ptr<
     rpc::OutMessage out;
     impl_->begin_mds(out, who).initReleaseOrphan().setIno(state->ino.value);
     auto reply = co_await impl_->call_mds(out, true);
-    if (st.ok()) st = reply.status();
+    // Not kept any more: its hold lapsed (client_orphans.cc), nothing to free.
+    if (st.ok() && !(state->hold_lost && reply.code() == Errc::not_found)) st = reply.status();
   }
   co_return st;
 }

@@ -389,6 +389,15 @@ struct Client::Impl {
   std::map<uint16_t, InodeId> lock_sets;   // file sets holding our locks: an inode of each
   bool lock_renewing = false;
 
+  // Unlinked files open here (InodeState::unlinked) are kept by the MDS
+  // under a lease (mds/orphan_holds.h). orphan_note() starts orphan_loop(),
+  // which renews each hold every third of the lease while any is open
+  // (client_orphans.cc).
+  void orphan_note();
+  asio::awaitable<void> orphan_loop(std::shared_ptr<bool> alive);
+  milliseconds orphan_lease{0};  // as the MDS last said; 0: the config's
+  bool orphan_renewing = false;
+
  private:
   asio::awaitable<void> run_round();
 

@@ -56,6 +56,12 @@ metrics::Families MdsService::metrics() {
   metrics::add_single(out, "pvfs_mds_orphans_reclaimed_total",
                       "Unlinked files whose objects the collector deleted from every server.",
                       Type::counter, static_cast<double>(orphans_reclaimed_));
+  metrics::add_single(out, "pvfs_mds_orphan_holds",
+                      "Unlinked files kept for a client that has them open, each with a lease.",
+                      Type::gauge, static_cast<double>(orphan_holds_.size()));
+  metrics::add_single(out, "pvfs_mds_orphan_holds_lapsed_total",
+                      "Unlinked files deleted because the client keeping them open stopped renewing.",
+                      Type::counter, static_cast<double>(orphan_holds_lapsed_));
   metrics::add_single(out, "pvfs_mds_storage_servers", "Storage servers registered with this MDS.",
                       Type::gauge, static_cast<double>(registry_.all().size()));
   metrics::add_single(out, "pvfs_mds_storage_servers_alive",

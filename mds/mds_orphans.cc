@@ -2,7 +2,9 @@
 // servers, then forgets the files. Works in batches (one remove request per
 // server per batch, all servers at once, one LMDB commit per batch) and goes
 // through full batches back to back; it pauses only while less than a
-// batch is waiting. Runs on the MDS's network thread.
+// batch is waiting. Before each pass, files held open by a client whose
+// lease lapsed are handed to it (mds/orphan_holds.h). Runs on the MDS's
+// network thread.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -46,6 +48,7 @@ asio::awaitable<void> MdsService::orphan_loop() {
   milliseconds pause = kOrphanGather;
   while (!stopped_) {
     orphans_arrived_ = 0;
+    expire_orphan_holds();
     OrphanPass pass;
     const auto stores = filesets_.stores();  // named: it must outlive the co_awaits below
     for (const auto& store : stores) {
@@ -67,6 +70,43 @@ asio::awaitable<void> MdsService::orphan_loop() {
     asio::error_code ec;
     co_await orphan_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     orphans_idle_ = false;
+  }
+}
+
+void MdsService::expire_orphan_holds() {
+  const TimePoint now = clock_.now();
+  for (const auto& store : filesets_.stores()) {
+    auto& adopted = holds_adopted_[store->fileset().value];
+    if (adopted.lock() == store) continue;
+    auto held = store->held_orphans();
+    if (!held) {
+      spdlog::error("listing the open unlinked files of file set {} failed: {}", store->fileset().value,
+                    held.status().to_string());
+      continue;
+    }
+    for (InodeId ino : *held) orphan_holds_.adopt(ino, now);
+    adopted = store;
+  }
+  for (InodeId ino : orphan_holds_.lapsed(now)) {
+    const FileSetId set = ino.fileset();
+    if (cluster_.moving(set)) continue;  // its new owner gives it a fresh lease
+    auto store = filesets_.share(set);
+    if (!store) {
+      orphan_holds_.forget(ino);  // the set is no longer here
+      continue;
+    }
+    Status st = store->release_orphan(ino);
+    if (!st.ok() && st.code() != Errc::not_found) {
+      spdlog::warn("inode {:#x}: releasing it after its lease lapsed failed: {}", ino.value, st.to_string());
+      continue;
+    }
+    orphan_holds_.forget(ino);
+    if (st.ok()) {
+      ++orphan_holds_lapsed_;
+      spdlog::info("inode {:#x}: unlinked, and kept open by a client that has not renewed it for {} ms; "
+                   "its data is deleted now",
+                   ino.value, orphan_holds_.lease().count());
+    }
   }
 }
 

@@ -22,6 +22,7 @@
 #include "mds/iosched_host.h"
 #include "mds/qos_host.h"
 #include "mds/lock_host.h"
+#include "mds/orphan_holds.h"
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
 #include "config/config.h"
@@ -99,6 +100,12 @@ class MdsService {
   // held one was closed): counts it, and ends the collector's pause when a
   // full batch is waiting.
   void wake_orphan_collector();
+  // A client keeps orphan `ino` open (Unlink.keepOpen, Rename.keepOpen, or
+  // its renewal, holdOrphan): it is held for a lease from now on. Its close
+  // (releaseOrphan) ends the hold. See mds/orphan_holds.h.
+  void hold_orphan(InodeId ino) { orphan_holds_.hold(ino, clock_.now()); }
+  void end_orphan_hold(InodeId ino) { orphan_holds_.forget(ino); }
+  std::chrono::milliseconds orphan_lease() const { return orphan_holds_.lease(); }
 
   // Layouts: the layout of a new file under `policy`, its servers chosen
   // among the live ones, full ones left out where the policy names none
@@ -170,6 +177,10 @@ class MdsService {
   // from every server; files on a server that is down or failed are left
   // for a later pass.
   asio::awaitable<std::vector<InodeId>> delete_objects(std::vector<Orphan> orphans);
+  // Gives a lease to the held orphans of file sets loaded here since the
+  // last pass, and hands those whose lease lapsed (their client died or
+  // was cut off for a whole lease) to the collector.
+  void expire_orphan_holds();
   // The connection to storage server `id`, nullptr when it is unknown.
   // Shared so that a call in flight keeps it when the server's address
   // changes meanwhile.
@@ -213,6 +224,11 @@ class MdsService {
   bool orphans_idle_ = false;     // orphan_loop() waits on orphan_timer_
   uint32_t orphans_arrived_ = 0;  // unlinks since the current pass began
   uint64_t orphans_reclaimed_ = 0;  // files whose objects the collector deleted
+  OrphanHolds orphan_holds_;
+  // The store of each file set whose held orphans orphan_holds_ has
+  // adopted: a set loaded again (moved back, taken over) is adopted again.
+  std::map<uint16_t, std::weak_ptr<NamespaceStore>> holds_adopted_;
+  uint64_t orphan_holds_lapsed_ = 0;  // held orphans given to the collector when their lease lapsed
   std::map<uint16_t, std::shared_ptr<FileSetSync>> syncs_;  // by file set
   std::map<uint16_t, uint64_t> fsync_syncs_;  // syncs done for clients' fsyncs, by file set
   // The files each client connection has said it writes (UpdateSize.writer),

@@ -477,6 +477,37 @@ Result<std::vector<Orphan>> NamespaceStore::list_orphans(uint32_t max, std::opti
   });
 }
 
+Result<std::vector<InodeId>> NamespaceStore::held_orphans() {
+  return with_read(*t_, [&](NsTxn& tx) -> Result<std::vector<InodeId>> {
+    std::vector<InodeId> held;
+    Status bad;
+    Status s = tx.raw().scan(tx.tables().orphans, {}, {}, [&](std::string_view key, std::string_view value) {
+      auto ino = decode_inode_key(key);
+      auto record = decode_orphan(value);
+      if (!ino || !record) {
+        bad = Status(Errc::corrupt, "bad orphan record");
+        return false;
+      }
+      if (record->held) held.push_back(*ino);
+      return true;
+    });
+    if (!s.ok()) return s;
+    if (!bad.ok()) return bad;
+    return held;
+  });
+}
+
+Result<bool> NamespaceStore::orphan_held(InodeId ino) {
+  return with_read(*t_, [&](NsTxn& tx) -> Result<bool> {
+    auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
+    if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan")
+                                                       : bytes.status();
+    auto record = decode_orphan(*bytes);
+    if (!record) return record.status();
+    return record->held;
+  });
+}
+
 Status NamespaceStore::release_orphan(InodeId ino) {
   return with_write(*t_, [&](NsTxn& tx) -> Status {
     auto bytes = tx.raw().get(t_->orphans, inode_key(ino));

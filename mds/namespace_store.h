@@ -167,6 +167,11 @@ class NamespaceStore {
   // collector pages through them with `after` so that orphans it cannot
   // delete yet (a server down) do not hide the ones behind them.
   Result<std::vector<Orphan>> list_orphans(uint32_t max, std::optional<InodeId> after = std::nullopt);
+  // The orphans held open by their clients (keep_open), in inode order:
+  // the MDS gives each a lease when it loads the file set (mds/orphan_holds.h).
+  Result<std::vector<InodeId>> held_orphans();
+  // Whether orphan `ino` is held open. Errors: not_found when not an orphan.
+  Result<bool> orphan_held(InodeId ino);
   // The client that kept orphan `ino` open has closed it: list it from now
   // on. Errors: not_found when `ino` is not an orphan.
   Status release_orphan(InodeId ino);

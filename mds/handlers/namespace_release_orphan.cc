@@ -9,6 +9,7 @@ asio::awaitable<Status> release_orphan(Call& c) {
   auto s = c.at(ino);
   if (!s) co_return s.status();
   if (Status st = (*s)->release_orphan(InodeId(ino)); !st.ok()) co_return st;
+  c.mds.end_orphan_hold(InodeId(ino));
   c.reply.setNone();
   c.mds.wake_orphan_collector();
   co_return Status{};

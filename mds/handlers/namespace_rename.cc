@@ -13,6 +13,7 @@ asio::awaitable<Status> rename(Call& c) {
   auto result = (*s)->rename(c.caller, InodeId(r.getParent()), text(r.getName()), InodeId(r.getNewParent()),
                              text(r.getNewName()), r.getFlags(), c.now, r.getKeepOpen());
   if (!result) co_return result.status();
+  if (r.getKeepOpen() && result->replaced_orphan) c.mds.hold_orphan(*result->replaced_orphan);
   c.reply.setNone();
   c.mds.wake_orphan_collector();
   co_return Status{};

@@ -10,6 +10,7 @@ asio::awaitable<Status> unlink(Call& c) {
   if (!s) co_return s.status();
   auto result = (*s)->unlink(c.caller, InodeId(r.getParent()), text(r.getName()), r.getKeepOpen(), c.now);
   if (!result) co_return result.status();
+  if (r.getKeepOpen() && result->nlink == 0) c.mds.hold_orphan(result->ino);
   auto u = c.reply.initUnlink();
   u.setIno(result->ino.value);
   u.setNlink(result->nlink);

@@ -19,7 +19,8 @@ namespace pvfs::mds::handlers {
 
 // Namespace: what pvfsmount asks on behalf of system calls.
 Handler lookup, getattr, setattr, mknod, mkdir, unlink, rmdir, symlink, readlink, rename, link, readdir,
-    setxattr, getxattr, listxattr, removexattr, access, open, update_size, sync_file_set, release_orphan;
+    setxattr, getxattr, listxattr, removexattr, access, open, update_size, sync_file_set, release_orphan,
+    hold_orphan;
 // Cluster: the MDS members' own messages (mds/cluster/).
 Handler get_map, peer_ping, set_map, ship_file_set, detach_file_set, cluster_status;
 // Administration: pvfs-ctl, pvfs-cluster and the storage servers.
@@ -59,6 +60,7 @@ constexpr Entry kTable[] = {
     // An fsync waits for the disk, not for this member's load.
     {R::SYNC_FILE_SET, sync_file_set, false},
     {R::RELEASE_ORPHAN, release_orphan},
+    {R::HOLD_ORPHAN, hold_orphan},
 
     {R::GET_MAP, get_map},
     {R::PEER_PING, peer_ping},

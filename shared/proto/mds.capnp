@@ -143,6 +143,11 @@ struct Request {
                                   # profile; reply: qosModel
     qosShow @51 :Text;            # pvfs-ctl qos show JOB; notFound for a job with neither profile
                                   # nor model; reply: qosModel
+
+    # ---- durability, continued ----
+    holdOrphan @52 :Getattr;      # the client still has unlinked file `ino` open (Unlink.keepOpen):
+                                  # renews its lease (mds/orphan_holds.h); reply: orphanLease;
+                                  # notFound once the file is no longer kept
   }
 
   struct QosProfileRequest {
@@ -314,6 +319,7 @@ struct Request {
     parent @0 :UInt64;
     name @1 :Text;
     keepOpen @2 :Bool;            # caller still has the file open: keep its data until releaseOrphan
+                                  # (or until the caller fails to renew it by holdOrphan for a lease)
   }
   struct Rmdir { parent @0 :UInt64; name @1 :Text; }
   struct Symlink { parent @0 :UInt64; name @1 :Text; target @2 :Text; }
@@ -389,6 +395,7 @@ struct Reply {
     qos @22 :QosState;            # qosSet, qosClear, qosStatus, qosPolicy
     qosPlan @23 :QosPlan;         # qosReport
     qosModel @25 :QosModelState;  # qosProfile, qosTrain, qosShow
+    orphanLease @26 :UInt32;      # holdOrphan: ms the hold lasts unless renewed again
   }
 
   # The plan a storage server enforces: `windows` in order from each period

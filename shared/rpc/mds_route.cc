@@ -29,6 +29,7 @@ std::optional<FileSetId> route_of(mp::Request::Reader req) {
     case mp::Request::SET_LAYOUT: return set(req.getSetLayout().getIno());
     case mp::Request::GET_LAYOUT_POLICY: return set(req.getGetLayoutPolicy().getIno());
     case mp::Request::RELEASE_ORPHAN: return set(req.getReleaseOrphan().getIno());
+    case mp::Request::HOLD_ORPHAN: return set(req.getHoldOrphan().getIno());
     case mp::Request::MAKE_FILE_SET: return set(req.getMakeFileSet().getIno());
     case mp::Request::SYNC_FILE_SET: return set(req.getSyncFileSet().getIno());
     case mp::Request::LOCK: return set(req.getLock().getIno());

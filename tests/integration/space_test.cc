@@ -3,7 +3,9 @@
 // server for thousands of files) and a server that is down holds up no other
 // file's deletion; layouts naming servers or stripe counts the cluster does
 // not have are refused; new files avoid a server that is full; sparse files
-// whose holes span whole objects look healthy to fsck.
+// whose holes span whole objects look healthy to fsck; an unlinked file a
+// node keeps open lives while that node does, and its space comes back once
+// the node is gone.
 // The daemons and pvfsmount are the real binaries; pvfs-ctl comes from
 // $PVFS_CTL.
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/integration/session.h"
 #include "tests/support/run_tool.h"
@@ -124,6 +127,56 @@ TEST_CASE("files with an object on a stopped server wait for it without holding 
   CHECK_MESSAGE(eventually([&] { return objects_of(1) == 0; }, std::chrono::seconds(60)), objects_of(1),
                 " objects left on server 1");
   CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+}
+
+TEST_CASE("an unlinked file kept open lives through leases and an MDS restart, and its space comes back "
+          "when its node's pvfsmount dies") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = with_servers(2);
+  options.orphan_lease_ms = 1500;
+  TestCluster c(options, true);
+  const fs::path path = c.mnt() / "scratch";
+  std::string data(3 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + (i * 7919) % 26);
+  int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
+  REQUIRE(::unlink(path.c_str()) == 0);
+  const size_t objects = objects_on_servers(c.config());
+  REQUIRE(objects > 0);
+  // Read from the servers, not from the page cache.
+  auto reads_back = [&] {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    std::string got(data.size(), '\0');
+    return ::pread(fd, got.data(), got.size(), 0) == static_cast<ssize_t>(got.size()) && got == data;
+  };
+  constexpr auto kLeases = std::chrono::milliseconds(4 * 1500);
+
+  // The mount renews its hold: four leases later nothing has gone.
+  std::this_thread::sleep_for(kLeases);
+  CHECK(metric(c, "mds0", "pvfs_mds_orphan_holds_lapsed_total") == 0);
+  CHECK(objects_on_servers(c.config()) == objects);
+  CHECK_MESSAGE(reads_back(), "the data of the open unlinked file changed or went while its node lived");
+
+  // A restarted MDS finds the held file in its database and waits a lease
+  // for its client, which renews with it.
+  REQUIRE(c.cluster().kill_daemon("mds0", SIGKILL).ok());
+  REQUIRE(c.cluster().restart_daemon("mds0").ok());
+  std::this_thread::sleep_for(kLeases);
+  CHECK(metric(c, "mds0", "pvfs_mds_orphan_holds") == 1);
+  CHECK(objects_on_servers(c.config()) == objects);
+  CHECK_MESSAGE(reads_back(), "the open unlinked file went when the MDS restarted");
+
+  // The node dies: no close will ever come, and the lease lapses.
+  const int mounter = pvfsmount_pid(fs::absolute(c.mnt()));
+  REQUIRE(mounter > 0);
+  REQUIRE(::kill(mounter, SIGKILL) == 0);
+  REQUIRE(eventually([&] { return ::kill(mounter, 0) != 0; }));
+  ::close(fd);  // the mount is gone: only frees the descriptor
+  CHECK_MESSAGE(eventually([&] { return objects_on_servers(c.config()) == 0; }, std::chrono::seconds(20)),
+                objects_on_servers(c.config()), " objects of the dead node's unlinked file left");
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+  CHECK(metric(c, "mds0", "pvfs_mds_orphan_holds_lapsed_total") == 1);
 }
 
 TEST_CASE("a layout naming a server or a stripe count the cluster does not have is refused with EINVAL") {

@@ -281,6 +281,20 @@ TEST_CASE("the MDS lease lies between the heartbeat interval and dead_after, or 
   expect_error_naming(std::string(kMinimal) + "[mds_cluster]\nlease_ms = 900\n", "mds_cluster.lease_ms");
 }
 
+TEST_CASE("the lease on unlinked open files is 5 minutes unless set, survives render, and is bounded") {
+  ConfigDir dir;
+  auto defaults = Config::load(dir.write("a.toml", kMinimal));
+  REQUIRE(defaults.ok());
+  CHECK(defaults->orphan_lease_ms == 300000);
+  auto set = Config::load(dir.write("b.toml", std::string(kMinimal) + "[mds_tuning]\norphan_lease_ms = 2000\n"));
+  REQUIRE(set.ok());
+  CHECK(set->orphan_lease_ms == 2000);
+  CHECK(Config::load(dir.write("c.toml", set->render()))->orphan_lease_ms == 2000);
+  expect_error_naming(std::string(kMinimal) + "[mds_tuning]\norphan_lease_ms = 50\n", "mds_tuning.orphan_lease_ms");
+  expect_error_naming(std::string(kMinimal) + "[mds_tuning]\norphan_lease_ms = 90000000\n",
+                      "mds_tuning.orphan_lease_ms");
+}
+
 TEST_CASE("a zero probe timeout or maintainer interval is an error naming the key") {
   expect_error_naming(std::string(kMinimal) + "[scheduling]\nprobe_timeout_ms = 0\n",
                       "scheduling.probe_timeout_ms");

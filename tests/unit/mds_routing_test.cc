@@ -63,6 +63,7 @@ TEST_CASE("every request on an inode is routed by that inode's file set") {
       {"setLayout", [](auto r, uint64_t i) { r.initSetLayout().setIno(i); }},
       {"getLayoutPolicy", [](auto r, uint64_t i) { r.initGetLayoutPolicy().setIno(i); }},
       {"releaseOrphan", [](auto r, uint64_t i) { r.initReleaseOrphan().setIno(i); }},
+      {"holdOrphan", [](auto r, uint64_t i) { r.initHoldOrphan().setIno(i); }},
       {"makeFileSet", [](auto r, uint64_t i) { r.initMakeFileSet().setIno(i); }},
       {"lock", [](auto r, uint64_t i) { r.initLock().setIno(i); }},
       {"lockStatus", [](auto r, uint64_t i) { r.setLockStatus(i); }},

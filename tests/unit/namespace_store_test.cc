@@ -584,7 +584,17 @@ TEST_CASE_FIXTURE(Fixture, "orphans survive reopening, held ones still held") {
   auto orphans = store->list_orphans(10);
   REQUIRE(orphans->size() == 1);
   CHECK((*orphans)[0].ino == loose.ino);
+  // What an MDS loading the set gives a fresh lease (mds/orphan_holds.h).
+  auto held_ones = store->held_orphans();
+  REQUIRE(held_ones.ok());
+  REQUIRE(held_ones->size() == 1);
+  CHECK((*held_ones)[0] == held.ino);
+  CHECK(*store->orphan_held(held.ino));
+  CHECK_FALSE(*store->orphan_held(loose.ino));
+  CHECK(store->orphan_held(InodeId(held.ino.value + 100)).code() == Errc::not_found);
   REQUIRE(store->release_orphan(held.ino).ok());
+  CHECK(store->held_orphans()->empty());
+  CHECK_FALSE(*store->orphan_held(held.ino));
   CHECK(store->list_orphans(10)->size() == 2);
   CHECK(store->list_orphans(1)->size() == 1);
 }
