@@ -23,9 +23,9 @@ std::string unescape(std::string_view text) {
   return out;
 }
 
-// Calls `each(mount_point, type)` for every well-formed line, in order.
+// Calls `each(mount_point, type, source)` for every well-formed line, in order.
 void for_each_mount(std::string_view mountinfo,
-                    const std::function<void(const std::string&, std::string_view)>& each) {
+                    const std::function<void(const std::string&, std::string_view, std::string_view)>& each) {
   std::string_view rest = mountinfo;
   while (!rest.empty()) {
     const size_t eol = std::min(rest.find('\n'), rest.size());
@@ -41,7 +41,7 @@ void for_each_mount(std::string_view mountinfo,
     auto dash = std::find(fields.begin() + std::min<size_t>(6, fields.size()), fields.end(),
                           std::string_view("-"));
     if (fields.size() < 5 || dash == fields.end() || dash + 1 == fields.end()) continue;
-    each(unescape(fields[4]), *(dash + 1));
+    each(unescape(fields[4]), *(dash + 1), dash + 2 == fields.end() ? std::string_view() : *(dash + 2));
   }
 }
 
@@ -55,7 +55,7 @@ std::string mount_type_of(std::string_view mountinfo, std::string_view path) {
   };
   std::string type;
   size_t best = 0;
-  for_each_mount(mountinfo, [&](const std::string& mount_point, std::string_view t) {
+  for_each_mount(mountinfo, [&](const std::string& mount_point, std::string_view t, std::string_view) {
     // Later lines are mounted later: on a tie they hide the earlier ones.
     if (covers(mount_point) && mount_point.size() >= best) {
       best = mount_point.size();
@@ -67,10 +67,19 @@ std::string mount_type_of(std::string_view mountinfo, std::string_view path) {
 
 bool has_mount_at(std::string_view mountinfo, std::string_view mount_point, std::string_view type) {
   bool found = false;
-  for_each_mount(mountinfo, [&](const std::string& point, std::string_view t) {
+  for_each_mount(mountinfo, [&](const std::string& point, std::string_view t, std::string_view) {
     found = found || (point == mount_point && t == type);
   });
   return found;
+}
+
+std::vector<std::string> mount_points_of(std::string_view mountinfo, std::string_view type,
+                                         std::string_view source) {
+  std::vector<std::string> points;
+  for_each_mount(mountinfo, [&](const std::string& point, std::string_view t, std::string_view src) {
+    if (t == type && unescape(src) == source) points.push_back(point);
+  });
+  return points;
 }
 
 }  // namespace pvfs

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pvfs {
 
@@ -20,5 +21,10 @@ std::string mount_type_of(std::string_view mountinfo, std::string_view path);
 // Whether `mountinfo` has a mount of `type` whose mount point is exactly
 // `mount_point` (absolute, without symlinks or ".."), hidden or not.
 bool has_mount_at(std::string_view mountinfo, std::string_view mount_point, std::string_view type);
+
+// The mount points, in mount order, of the mounts of `type` whose source
+// (the fsname: pvfsmount's default is "pvfs:MDS-ADDRESS") is `source`.
+std::vector<std::string> mount_points_of(std::string_view mountinfo, std::string_view type,
+                                         std::string_view source);
 
 }  // namespace pvfs

@@ -437,7 +437,7 @@ TEST_CASE("the delegate's commands work as soon as pvfs-cluster up returns, whil
   CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(4));
 }
 
-TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs mount behind") {
+TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs mount behind, hand mounts included") {
   if (pvfs::test::skip_without_fuse()) return;
   TempDir scratch;
   const fs::path dir = scratch.path() / "cluster";
@@ -508,10 +508,20 @@ TEST_CASE("a second mount on one directory is refused, and down leaves no pvfs m
   CHECK(pvfs_mounts_at(mnt) == 1);
   CHECK(std::ofstream(mnt / "after-restart").good());
 
+  // A second mount by hand, with paths relative to where it was made.
+  const fs::path by_hand = scratch.path() / "by-hand";
+  fs::create_directories(by_hand);
+  auto hand = run_tool("PVFSMOUNT", scratch.path(), {"cluster/pvfs.toml", "by-hand"},
+                       "-C " + pvfs::test::shell_quote(scratch.path().string()));  // env(1) --chdir
+  CAPTURE(hand);
+  REQUIRE(hand.status == 0);
+  CHECK(pvfs_mounts_at(by_hand) == 1);
+
   auto stop = run_tool("PVFS_CLUSTER", scratch.path(), {"down", "--dir", dir.string()});
   CAPTURE(stop);
   CHECK(stop.status == 0);
   CHECK(pvfs_mounts_at(mnt) == 0);
+  CHECK(pvfs_mounts_at(by_hand) == 0);
 }
 
 TEST_CASE("a failed up --mount says what failed in one line, without stale lines of the log") {

@@ -181,6 +181,19 @@ TEST_CASE("the mount holding a path is the longest mount point above it, latest 
   CHECK(mount_type_of("garbage\n\n1 2 3\n", "/x").empty());
 }
 
+TEST_CASE("the mounts of one cluster are the pvfs lines whose source names its MDS, in mount order") {
+  const std::string mountinfo =
+      "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+      "45 22 0:50 / /tmp/a rw,nosuid,nodev,relatime - fuse.pvfs pvfs:127.0.0.1:7000 rw\n"
+      "46 22 0:51 / /tmp/other rw - fuse.pvfs pvfs:127.0.0.1:7100 rw\n"
+      "47 22 0:52 / /tmp/with\\040space rw - fuse.pvfs pvfs:127.0.0.1:7000 rw\n"
+      "48 22 0:53 / /srv rw - ext4 pvfs:127.0.0.1:7000 rw\n";
+  CHECK(mount_points_of(mountinfo, kPvfsMountType, "pvfs:127.0.0.1:7000") ==
+        std::vector<std::string>{"/tmp/a", "/tmp/with space"});
+  CHECK(mount_points_of(mountinfo, kPvfsMountType, "pvfs:127.0.0.1:70").empty());
+  CHECK(mount_points_of("garbage\n", kPvfsMountType, "pvfs:127.0.0.1:7000").empty());
+}
+
 TEST_CASE("a mount point has a pvfs mount only when a pvfs line names exactly it") {
   const std::string mountinfo =
       "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"

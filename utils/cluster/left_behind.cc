@@ -1,7 +1,9 @@
 #include "utils/cluster/left_behind.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,10 +74,40 @@ void stop(const std::vector<Found>& group) {
   }
 }
 
-bool pvfs_mount_at(const std::string& mount_point) {
+std::string mount_table() {
   std::ifstream in("/proc/self/mountinfo");
-  const std::string table((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return has_mount_at(table, fs::path(mount_point).lexically_normal().string(), kPvfsMountType);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool pvfs_mount_at(const std::string& mount_point) {
+  return has_mount_at(mount_table(), fs::path(mount_point).lexically_normal().string(), kPvfsMountType);
+}
+
+// The pvfs mounts named `source` (empty: none), but `known_mount`.
+std::vector<std::string> mounts_named(const std::string& source, const std::string& known_mount) {
+  std::vector<std::string> points;
+  if (source.empty()) return points;
+  for (auto& point : mount_points_of(mount_table(), kPvfsMountType, source))
+    if (known_mount.empty() || point != fs::path(known_mount).lexically_normal().string())
+      points.push_back(std::move(point));
+  return points;
+}
+
+// fusermount3 -u, else a lazy unmount (the mount is in use).
+void unmount(const std::string& mount_point) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+    }
+    ::execlp("fusermount3", "fusermount3", "-u", mount_point.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  if (child > 0) ::waitpid(child, &status, 0);
+  if (child < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ::umount2(mount_point.c_str(), MNT_DETACH);
 }
 
 // DIR/pvfs.toml as the daemons were given it: canonical while DIR exists.
@@ -88,7 +120,8 @@ fs::path config_of(const fs::path& dir) {
 
 }  // namespace
 
-LeftBehind find_left_behind(const fs::path& dir, const std::vector<int>& known_pids, const std::string& known_mount) {
+LeftBehind find_left_behind(const fs::path& dir, const std::vector<int>& known_pids, const std::string& known_mount,
+                            const std::string& source) {
   LeftBehind left;
   for (const Found& f : find_from(config_of(dir))) {
     if (f.mount) {
@@ -98,19 +131,25 @@ LeftBehind find_left_behind(const fs::path& dir, const std::vector<int>& known_p
       ++left.daemons;
     }
   }
+  left.mounts = std::max(left.mounts, static_cast<int>(mounts_named(source, known_mount).size()));
   return left;
 }
 
-LeftBehind stop_left_behind(const fs::path& dir) {
+LeftBehind stop_left_behind(const fs::path& dir, const std::string& source) {
   const auto found = find_from(config_of(dir));
+  const auto named = mounts_named(source, {});
   std::vector<Found> mounts, daemons;
   for (const Found& f : found) (f.mount ? mounts : daemons).push_back(f);
   // Mounts first: a daemon gone under a live mount leaves its callers waiting.
   stop(mounts);
   for (const Found& f : mounts)
     if (!f.mount_point.empty() && pvfs_mount_at(f.mount_point)) ::umount2(f.mount_point.c_str(), MNT_DETACH);
+  // Mounts whose pvfsmount named the config by a relative path: it exits
+  // once its mount is gone.
+  for (const auto& point : named)
+    if (pvfs_mount_at(point)) unmount(point);
   stop(daemons);
-  return {static_cast<int>(daemons.size()), static_cast<int>(mounts.size())};
+  return {static_cast<int>(daemons.size()), std::max(static_cast<int>(mounts.size()), static_cast<int>(named.size()))};
 }
 
 }  // namespace pvfs

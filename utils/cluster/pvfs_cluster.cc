@@ -32,6 +32,12 @@ std::string describe(const pvfs::LeftBehind& left) {
   return out;
 }
 
+// How the mount table names the cluster's mounts (left_behind.h).
+std::string source_of(const pvfs::LocalCluster& cluster) {
+  const auto& mds = cluster.config().mds;
+  return mds.empty() ? std::string() : pvfs::mount_source_of(mds.front().address.to_string());
+}
+
 int status(const std::string& dir) {
   auto cluster = pvfs::LocalCluster::attach(dir);
   if (!cluster) {
@@ -70,7 +76,8 @@ int status(const std::string& dir) {
   std::string mnt;
   if (std::getline(mount_file, mnt) && !mnt.empty()) std::printf("mounted at %s\n", mnt.c_str());
   // Processes of this cluster that run/ does not name (removed while they ran).
-  if (const pvfs::LeftBehind left = pvfs::find_left_behind(cluster->dir(), known, mnt); left.daemons + left.mounts > 0)
+  if (const pvfs::LeftBehind left = pvfs::find_left_behind(cluster->dir(), known, mnt, source_of(*cluster));
+      left.daemons + left.mounts > 0)
     std::printf("also running from this folder, not in its run/ files: %s (`pvfs-cluster down --dir %s` stops them)\n",
                 describe(left).c_str(), dir.c_str());
   // The same verdict as pvfs-ctl health, with its default thresholds.
@@ -173,8 +180,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (auto s = cluster->down(); !s.ok()) return fail(s);
-    // Daemons whose pid files are gone (run/ removed while they ran).
-    const pvfs::LeftBehind left = pvfs::stop_left_behind(cluster->dir());
+    // Daemons whose pid files are gone (run/ removed while they ran), and
+    // mounts made by hand.
+    const pvfs::LeftBehind left = pvfs::stop_left_behind(cluster->dir(), source_of(*cluster));
     if (left.daemons + left.mounts > 0)
       std::printf("pvfs cluster in %s is down (also stopped %s that its run/ folder did not list)\n",
                   cluster->dir().c_str(), describe(left).c_str());
