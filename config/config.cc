@@ -223,6 +223,9 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, "mds_tuning", "orphan_lease_ms", c.orphan_lease_ms); !s.ok()) return s;
     if (c.orphan_lease_ms < 100 || c.orphan_lease_ms > 86400000)
       return key_error("mds_tuning.orphan_lease_ms", "must be from 100 to 86400000");
+    if (Status s = read_uint(*t, "mds_tuning", "open_lease_ms", c.open_lease_ms); !s.ok()) return s;
+    if (c.open_lease_ms < 100 || c.open_lease_ms > 3600000)
+      return key_error("mds_tuning.open_lease_ms", "must be from 100 to 3600000");
   }
   if (auto* t = root.get_as<toml::table>("mds_cluster")) {
     const char* sec = "mds_cluster";
@@ -415,7 +418,9 @@ std::string Config::render() const {
       << "fileset_per_top_directory = " << (fileset_per_top_directory ? "true" : "false")
       << "    # mkdir in / makes a new file set\n"
       << "orphan_lease_ms = " << orphan_lease_ms
-      << "    # an unlinked file a dead client kept open is deleted after this\n\n"
+      << "    # an unlinked file a dead client kept open is deleted after this\n"
+      << "open_lease_ms = " << open_lease_ms
+      << "    # a file removed while another client has it open lasts until this after its close\n\n"
       << "# With several [[mds]]: how they share the file sets (ANU placement).\n"
       << "[mds_cluster]\n"
       << "placement = " << quoted(placement::policy_name(mds_placement)) << "    # "

@@ -53,6 +53,10 @@ struct Config {
   // by renewing a hold every third of this (mds/orphan_holds.h); a client
   // that dies, or is cut off this long, loses it and the space comes back.
   uint32_t orphan_lease_ms = 300000;
+  // Every open starts a lease on the file for its client, renewed every
+  // third of this while it stays open (mds/open_leases.h): a file another
+  // client removes meanwhile keeps its data until then.
+  uint32_t open_lease_ms = 15000;
 
   // [mds_cluster]: several metadata servers sharing the namespace by file
   // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].

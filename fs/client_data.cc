@@ -139,6 +139,7 @@ std::shared_ptr<OpenFile> Client::Impl::track_open(const Attr& attr, int flags) 
   state->layout = attr.layout;
   if (!state->size_dirty) state->size = attr.size;  // close-to-open: fresh from the MDS
   ++state->open_count;
+  open_note();
   auto file = std::make_shared<OpenFile>();
   file->inode = state;
   file->flags = flags;
@@ -151,9 +152,13 @@ asio::awaitable<Result<std::shared_ptr<OpenFile>>> Client::open(const Credential
   auto o = impl_->begin_mds(out, who).initOpen();
   o.setIno(ino.value);
   o.setMask(access_mask(flags));
-  // Reopening a file this mount holds (/proc/PID/fd/N) works after its
-  // last unlink, as on a local file system; from elsewhere it is gone.
-  o.setHeldHere(impl_->open_state(ino) != nullptr);
+  // Reopening a file this mount unlinked while holding it (/proc/PID/fd/N)
+  // works, as on a local file system. One another client removed, though
+  // still open here, is reached this way through a name the kernel still
+  // has cached: that name leads elsewhere now (ESTALE makes the kernel look
+  // it up again), so it does not open.
+  const auto held = impl_->open_state(ino);
+  o.setHeldHere(held && held->unlinked);
   auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
   if (!reply) co_return reply.status();
   Attr attr = rpc::from_wire((*reply)->body<mp::Reply>().getAttr());
@@ -371,11 +376,15 @@ asio::awaitable<Result<ReadData>> Client::read_buffers(const Credentials& who, O
     impl_->begin_mds(out, who).initGetattr().setIno(state.ino.value);
     auto reply = stale_if_gone(co_await impl_->call_mds(out, true));
     if (!reply) co_return reply.status();
-    // Unlinked elsewhere, its objects on their way out (this client's own
-    // unlinked files keep theirs until the last close, unless the MDS let
-    // them go: client_orphans.cc).
-    if ((*reply)->body<mp::Reply>().getAttr().getNlink() == 0 && (!state.unlinked || state.hold_lost))
-      co_return Status(Errc::stale, "file was removed by another client");
+    // Unlinked: its data lasts while the MDS keeps the file for a client
+    // that has it open, this one included (client_orphans.cc); then its
+    // objects are on their way out.
+    if ((*reply)->body<mp::Reply>().getAttr().getNlink() == 0) {
+      if (state.hold_lost) co_return Status(Errc::stale, "the metadata server no longer keeps this unlinked file");
+      auto gone = co_await impl_->gone_at_mds(state.ino);
+      if (!gone) co_return gone.status();
+      if (*gone) co_return Status(Errc::stale, "file was removed by another client");
+    }
     state.confirmed_at = rpc::Clock::now();
   }
   co_return got;

@@ -397,6 +397,17 @@ struct Client::Impl {
   asio::awaitable<void> orphan_loop(std::shared_ptr<bool> alive);
   milliseconds orphan_lease{0};  // as the MDS last said; 0: the config's
   bool orphan_renewing = false;
+  // Every file open here has an open lease at the MDS, which keeps it if
+  // another client removes it (mds/open_leases.h): open_note() starts
+  // open_loop(), which renews them every third of the lease while any file
+  // is open (openFiles, one request per file set).
+  void open_note();
+  asio::awaitable<void> open_loop(std::shared_ptr<bool> alive);
+  // Whether the MDS deleted `ino`, or no longer keeps it unlinked, so that
+  // holes read from it are lost data, not zeros. Errors: the MDS's.
+  asio::awaitable<Result<bool>> gone_at_mds(InodeId ino);
+  milliseconds open_lease{0};  // as the MDS last said; 0: the config's
+  bool open_renewing = false;
 
  private:
   asio::awaitable<void> run_round();

@@ -73,8 +73,28 @@ asio::awaitable<void> MdsService::orphan_loop() {
   }
 }
 
+void MdsService::file_opened(InodeId ino, const rpc::Connection* conn) {
+  const TimePoint now = clock_.now();
+  open_leases_.opened(ino, reinterpret_cast<OpenLeases::Holder>(conn), now);
+  if (orphan_holds_.held(ino)) orphan_holds_.hold_until(ino, now + open_leases_.lease());
+}
+
+void MdsService::keep_if_open_elsewhere(NamespaceStore& store, InodeId ino, const rpc::Connection* except) {
+  const TimePoint now = clock_.now();
+  const TimePoint until = open_leases_.open_elsewhere_until(ino, reinterpret_cast<OpenLeases::Holder>(except), now);
+  if (until <= now) return;
+  // not_found: it was no regular file, and is gone already.
+  if (Status st = store.hold_orphan(ino); !st.ok()) {
+    if (st.code() != Errc::not_found)
+      spdlog::warn("inode {:#x}: keeping it for the client that has it open failed: {}", ino.value, st.to_string());
+    return;
+  }
+  orphan_holds_.hold_until(ino, until);
+}
+
 void MdsService::expire_orphan_holds() {
   const TimePoint now = clock_.now();
+  open_leases_.prune(now);
   for (const auto& store : filesets_.stores()) {
     auto& adopted = holds_adopted_[store->fileset().value];
     if (adopted.lock() == store) continue;

@@ -49,6 +49,7 @@ MdsService::MdsService(asio::io_context& io, const Config& config, const Secret&
       sync_timer_(io),
       orphan_timer_(io),
       orphan_holds_(milliseconds(config.orphan_lease_ms)),
+      open_leases_(milliseconds(config.open_lease_ms)),
       writer_timer_(io),
       iosched_(io, config, cluster),
       qos_(io, config, cluster),

@@ -22,6 +22,7 @@
 #include "mds/iosched_host.h"
 #include "mds/qos_host.h"
 #include "mds/lock_host.h"
+#include "mds/open_leases.h"
 #include "mds/orphan_holds.h"
 #include "mds/group_commit.h"
 #include "mds/server_registry.h"
@@ -106,6 +107,15 @@ class MdsService {
   void hold_orphan(InodeId ino) { orphan_holds_.hold(ino, clock_.now()); }
   void end_orphan_hold(InodeId ino) { orphan_holds_.forget(ino); }
   std::chrono::milliseconds orphan_lease() const { return orphan_holds_.lease(); }
+  // `conn`'s client opened regular file `ino`, or has it open still
+  // (openFiles): a lease on it (mds/open_leases.h), and a longer hold if
+  // the file is an orphan held already.
+  void file_opened(InodeId ino, const rpc::Connection* conn);
+  std::chrono::milliseconds open_lease() const { return open_leases_.lease(); }
+  // `ino` just lost its last link through a request on `except`: when
+  // another client's open lease on it runs, the file is held as an orphan
+  // (NamespaceStore::hold_orphan) until that lease ends or is renewed.
+  void keep_if_open_elsewhere(NamespaceStore& store, InodeId ino, const rpc::Connection* except);
 
   // Layouts: the layout of a new file under `policy`, its servers chosen
   // among the live ones, full ones left out where the policy names none
@@ -225,6 +235,7 @@ class MdsService {
   uint32_t orphans_arrived_ = 0;  // unlinks since the current pass began
   uint64_t orphans_reclaimed_ = 0;  // files whose objects the collector deleted
   OrphanHolds orphan_holds_;
+  OpenLeases open_leases_;
   // The store of each file set whose held orphans orphan_holds_ has
   // adopted: a set loaded again (moved back, taken over) is adopted again.
   std::map<uint16_t, std::weak_ptr<NamespaceStore>> holds_adopted_;

@@ -508,6 +508,18 @@ Result<bool> NamespaceStore::orphan_held(InodeId ino) {
   });
 }
 
+Status NamespaceStore::hold_orphan(InodeId ino) {
+  return with_write(*t_, [&](NsTxn& tx) -> Status {
+    auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
+    if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan")
+                                                       : bytes.status();
+    auto record = decode_orphan(*bytes);
+    if (!record) return record.status();
+    if (record->held) return Status{};
+    return tx.raw().put(t_->orphans, inode_key(ino), encode_orphan(OrphanRecord{true}));
+  });
+}
+
 Status NamespaceStore::release_orphan(InodeId ino) {
   return with_write(*t_, [&](NsTxn& tx) -> Status {
     auto bytes = tx.raw().get(t_->orphans, inode_key(ino));

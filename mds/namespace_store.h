@@ -139,9 +139,9 @@ class NamespaceStore {
   // bits; access_denied.
   Result<Attr> access(const Caller& caller, InodeId ino, uint32_t mask);
   // Whether `caller` may open `ino` for kMayRead/kMayWrite `mask`. A file
-  // unlinked while open (an orphan) opens only for a caller that has it
-  // open already (`held_here`): to anyone else it is gone, though a stale
-  // name may still lead there. Errors: not_found for an orphan; is_dir when
+  // unlinked while open (an orphan) opens only for the caller that unlinked
+  // it while holding it (`held_here`): to anyone else it is gone, though a
+  // stale name may still lead there. Errors: not_found for an orphan; is_dir when
   // writing a directory; loop for a symlink; access_denied.
   Result<Attr> check_open(const Caller& caller, InodeId ino, uint32_t mask, bool held_here = false);
   // Records that regular file `ino` is at least `size` bytes (sizes only
@@ -172,6 +172,9 @@ class NamespaceStore {
   Result<std::vector<InodeId>> held_orphans();
   // Whether orphan `ino` is held open. Errors: not_found when not an orphan.
   Result<bool> orphan_held(InodeId ino);
+  // Holds orphan `ino` (another client has it open): not listed until
+  // release_orphan(). Errors: not_found when not an orphan.
+  Status hold_orphan(InodeId ino);
   // The client that kept orphan `ino` open has closed it: list it from now
   // on. Errors: not_found when `ino` is not an orphan.
   Status release_orphan(InodeId ino);

@@ -4,7 +4,9 @@
 // dies, no close ever comes, and without a lease the data would stay on
 // the storage servers for good. So each held orphan has a lease here: the
 // client renews it (holdOrphan) every third of `lease`, and one not renewed
-// for a whole lease is given to the orphan collector. A held orphan this
+// for a whole lease is given to the orphan collector. A file removed while
+// another client has it open is held the same way, for as long as that
+// client's open lease runs (mds/open_leases.h). A held orphan this
 // member finds in a file set it loads (after a restart, a take-over or a
 // move) starts a fresh lease, so its client has a whole lease to renew it
 // here. Pure: time comes in as an argument; the MDS keeps one per member.
@@ -25,7 +27,12 @@ class OrphanHolds {
 
   std::chrono::milliseconds lease() const { return lease_; }
   // `ino` is held from `now` for a lease: a new hold or a renewal.
-  void hold(InodeId ino, TimePoint now) { expiry_[ino] = now + lease_; }
+  void hold(InodeId ino, TimePoint now) { hold_until(ino, now + lease_); }
+  // `ino` is held until `until` at least (a hold never gets shorter).
+  void hold_until(InodeId ino, TimePoint until) {
+    auto [it, added] = expiry_.try_emplace(ino, until);
+    if (!added && it->second < until) it->second = until;
+  }
   // A held orphan found in a file set loaded here: a fresh lease, unless
   // it has one already.
   void adopt(InodeId ino, TimePoint now) { expiry_.try_emplace(ino, now + lease_); }

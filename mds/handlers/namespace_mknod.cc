@@ -16,9 +16,11 @@ asio::awaitable<Status> mknod(Call& c) {
     if (!chosen) co_return chosen.status();
     layout = std::move(*chosen);
   }
-  co_return c.with_parent_attr(r.getParent(), c.attr_or((*s)->mknod(c.caller, InodeId(r.getParent()),
-                                                                     text(r.getName()), r.getMode(),
-                                                                     r.getRdev(), layout, c.now)));
+  auto made = (*s)->mknod(c.caller, InodeId(r.getParent()), text(r.getName()), r.getMode(), r.getRdev(), layout,
+                          c.now);
+  // A create: the client has the new file open.
+  if (made && S_ISREG(made->mode)) c.mds.file_opened(made->ino, c.conn.get());
+  co_return c.with_parent_attr(r.getParent(), c.attr_or(std::move(made)));
 }
 
 }  // namespace pvfs::mds::handlers

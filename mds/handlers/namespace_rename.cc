@@ -13,7 +13,10 @@ asio::awaitable<Status> rename(Call& c) {
   auto result = (*s)->rename(c.caller, InodeId(r.getParent()), text(r.getName()), InodeId(r.getNewParent()),
                              text(r.getNewName()), r.getFlags(), c.now, r.getKeepOpen());
   if (!result) co_return result.status();
-  if (r.getKeepOpen() && result->replaced_orphan) c.mds.hold_orphan(*result->replaced_orphan);
+  if (result->replaced_orphan) {
+    if (r.getKeepOpen()) c.mds.hold_orphan(*result->replaced_orphan);
+    else c.mds.keep_if_open_elsewhere(**s, *result->replaced_orphan, c.conn.get());
+  }
   c.reply.setNone();
   c.mds.wake_orphan_collector();
   co_return Status{};

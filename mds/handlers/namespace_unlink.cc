@@ -1,5 +1,6 @@
-// unlink: a name goes; a file losing its last link (unless a client keeps it
-// open) is handed to the orphan collector.
+// unlink: a name goes; a file losing its last link is handed to the orphan
+// collector, unless a client has it open (the caller, or another client
+// whose open lease runs: mds/open_leases.h).
 #include "mds/handlers/call.h"
 
 namespace pvfs::mds::handlers {
@@ -10,7 +11,10 @@ asio::awaitable<Status> unlink(Call& c) {
   if (!s) co_return s.status();
   auto result = (*s)->unlink(c.caller, InodeId(r.getParent()), text(r.getName()), r.getKeepOpen(), c.now);
   if (!result) co_return result.status();
-  if (r.getKeepOpen() && result->nlink == 0) c.mds.hold_orphan(result->ino);
+  if (result->nlink == 0) {
+    if (r.getKeepOpen()) c.mds.hold_orphan(result->ino);
+    else c.mds.keep_if_open_elsewhere(**s, result->ino, c.conn.get());
+  }
   auto u = c.reply.initUnlink();
   u.setIno(result->ino.value);
   u.setNlink(result->nlink);

@@ -148,6 +148,8 @@ struct Request {
     holdOrphan @52 :Getattr;      # the client still has unlinked file `ino` open (Unlink.keepOpen):
                                   # renews its lease (mds/orphan_holds.h); reply: orphanLease;
                                   # notFound once the file is no longer kept
+    openFiles @53 :OpenFiles;     # the client has these files open still (mds/open_leases.h);
+                                  # reply: openFiles
   }
 
   struct QosProfileRequest {
@@ -343,8 +345,8 @@ struct Request {
   struct Access {
     ino @0 :UInt64;
     mask @1 :UInt32;              # R_OK=4 W_OK=2 X_OK=1, F_OK=0
-    heldHere @2 :Bool;            # open only: the caller has the file open already (a reopen
-                                  # through /proc/PID/fd), so it may open it after its last unlink
+    heldHere @2 :Bool;            # open only: the caller unlinked the file while holding it open
+                                  # (a reopen through /proc/PID/fd), so it may open it after that
   }
   struct UpdateSize {
     ino @0 :UInt64;
@@ -367,6 +369,10 @@ struct Request {
     }
   }
   struct SetLayout { ino @0 :UInt64; policy @1 :LayoutPolicy; }
+  struct OpenFiles {
+    inos @0 :List(UInt64);        # all in one file set (routed by the first); at most 4096
+    check @1 :Bool;               # also say which of them are gone (the reply's `gone`)
+  }
 }
 
 struct Reply {
@@ -396,6 +402,7 @@ struct Reply {
     qosPlan @23 :QosPlan;         # qosReport
     qosModel @25 :QosModelState;  # qosProfile, qosTrain, qosShow
     orphanLease @26 :UInt32;      # holdOrphan: ms the hold lasts unless renewed again
+    openFiles @27 :OpenFilesReply;
   }
 
   # The plan a storage server enforces: `windows` in order from each period
@@ -644,6 +651,10 @@ struct Reply {
     orphan @3 :Bool;              # unlinked, kept while a client has it open
   }
 
+  struct OpenFilesReply {
+    leaseMs @0 :UInt32;           # renew well within this
+    gone @1 :List(UInt64);        # with `check`: those deleted, or unlinked and no longer kept
+  }
   struct UnlinkReply {
     ino @0 :UInt64;
     nlink @1 :UInt32;             # links left; 0 = the file is gone (or orphaned if keepOpen)

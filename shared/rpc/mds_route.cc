@@ -30,6 +30,10 @@ std::optional<FileSetId> route_of(mp::Request::Reader req) {
     case mp::Request::GET_LAYOUT_POLICY: return set(req.getGetLayoutPolicy().getIno());
     case mp::Request::RELEASE_ORPHAN: return set(req.getReleaseOrphan().getIno());
     case mp::Request::HOLD_ORPHAN: return set(req.getHoldOrphan().getIno());
+    case mp::Request::OPEN_FILES: {
+      auto inos = req.getOpenFiles().getInos();
+      return inos.size() == 0 ? std::nullopt : set(inos[0]);
+    }
     case mp::Request::MAKE_FILE_SET: return set(req.getMakeFileSet().getIno());
     case mp::Request::SYNC_FILE_SET: return set(req.getSyncFileSet().getIno());
     case mp::Request::LOCK: return set(req.getLock().getIno());

@@ -179,6 +179,71 @@ TEST_CASE("an unlinked file kept open lives through leases and an MDS restart, a
   CHECK(metric(c, "mds0", "pvfs_mds_orphan_holds_lapsed_total") == 1);
 }
 
+TEST_CASE("a file another client removes stays whole where it is open, for as long as that node renews, "
+          "and goes after its close; a node cut off longer reads ESTALE, not zeros") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = with_servers(2);
+  options.open_lease_ms = 1500;
+  TestCluster c(options, true);
+  std::string data(2 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('A' + (i * 131) % 26);
+  auto open_written = [&](const std::string& name) {
+    const fs::path path = c.mnt() / name;
+    int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
+    REQUIRE(::fsync(fd) == 0);
+    return fd;
+  };
+  // Read from the servers, not from the page cache: the whole data, or errno.
+  auto read_back = [&](int fd) -> int {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    std::string got(data.size(), '\0');
+    const ssize_t n = ::pread(fd, got.data(), got.size(), 0);
+    if (n < 0) return errno;
+    return n == static_cast<ssize_t>(got.size()) && got == data ? 0 : -1;
+  };
+  Session other(c.config());  // another client, which removes the files
+  auto remove = [&](const std::string& name) {
+    REQUIRE(other.run(other->unlink(Credentials{}, kRootInode, name)).ok());
+  };
+  const int kept = open_written("kept");
+  remove("kept");
+  // Gone by name once the kernel's cached entry times out (1 s).
+  CHECK(eventually([&] { return !fs::exists(c.mnt() / "kept"); }, std::chrono::seconds(3)));
+  // Four leases: the mount renews its open lease, so nothing goes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(4 * 1500));
+  CHECK(metric(c, "mds0", "pvfs_mds_orphan_holds") == 1);
+  CHECK_MESSAGE(read_back(kept) == 0, "a file another client removed lost its data where it was open");
+  const std::string more = "written after another client removed it";
+  REQUIRE(::pwrite(kept, more.data(), more.size(), 0) == static_cast<ssize_t>(more.size()));
+  REQUIRE(::fsync(kept) == 0);
+  data.replace(0, more.size(), more);
+  CHECK(read_back(kept) == 0);
+  const size_t objects = objects_on_servers(c.config());
+  REQUIRE(objects > 0);
+  REQUIRE(::close(kept) == 0);
+  // Closed: the lease runs out, and the data goes.
+  CHECK_MESSAGE(eventually([&] { return objects_on_servers(c.config()) == 0; }, std::chrono::seconds(20)),
+                objects_on_servers(c.config()), " objects left after the last close");
+  CHECK(eventually([&] { return metric(c, "mds0", "pvfs_mds_orphans") == 0; }, std::chrono::seconds(10)));
+
+  // A node stopped for longer than its lease cannot keep the file: removed
+  // meanwhile, it is deleted, and the node's reads fail instead of
+  // returning the holes its objects left.
+  const int cut_off = open_written("cut-off");
+  const int mounter = pvfsmount_pid(fs::absolute(c.mnt()));
+  REQUIRE(mounter > 0);
+  REQUIRE(::kill(mounter, SIGSTOP) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * 1500));
+  remove("cut-off");
+  const bool deleted = eventually([&] { return objects_on_servers(c.config()) == 0; }, std::chrono::seconds(20));
+  REQUIRE(::kill(mounter, SIGCONT) == 0);
+  CHECK(deleted);
+  CHECK(read_back(cut_off) == ESTALE);
+  ::close(cut_off);
+}
+
 TEST_CASE("a layout naming a server or a stripe count the cluster does not have is refused with EINVAL") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(3), true);

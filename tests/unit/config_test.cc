@@ -281,7 +281,7 @@ TEST_CASE("the MDS lease lies between the heartbeat interval and dead_after, or 
   expect_error_naming(std::string(kMinimal) + "[mds_cluster]\nlease_ms = 900\n", "mds_cluster.lease_ms");
 }
 
-TEST_CASE("the lease on unlinked open files is 5 minutes unless set, survives render, and is bounded") {
+TEST_CASE("the leases on open and unlinked open files are 15 s and 5 minutes unless set, and are bounded") {
   ConfigDir dir;
   auto defaults = Config::load(dir.write("a.toml", kMinimal));
   REQUIRE(defaults.ok());
@@ -293,6 +293,8 @@ TEST_CASE("the lease on unlinked open files is 5 minutes unless set, survives re
   expect_error_naming(std::string(kMinimal) + "[mds_tuning]\norphan_lease_ms = 50\n", "mds_tuning.orphan_lease_ms");
   expect_error_naming(std::string(kMinimal) + "[mds_tuning]\norphan_lease_ms = 90000000\n",
                       "mds_tuning.orphan_lease_ms");
+  CHECK(defaults->open_lease_ms == 15000);
+  expect_error_naming(std::string(kMinimal) + "[mds_tuning]\nopen_lease_ms = 0\n", "mds_tuning.open_lease_ms");
 }
 
 TEST_CASE("a zero probe timeout or maintainer interval is an error naming the key") {

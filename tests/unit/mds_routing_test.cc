@@ -64,6 +64,7 @@ TEST_CASE("every request on an inode is routed by that inode's file set") {
       {"getLayoutPolicy", [](auto r, uint64_t i) { r.initGetLayoutPolicy().setIno(i); }},
       {"releaseOrphan", [](auto r, uint64_t i) { r.initReleaseOrphan().setIno(i); }},
       {"holdOrphan", [](auto r, uint64_t i) { r.initHoldOrphan().setIno(i); }},
+      {"openFiles", [](auto r, uint64_t i) { r.initOpenFiles().initInos(1).set(0, i); }},
       {"makeFileSet", [](auto r, uint64_t i) { r.initMakeFileSet().setIno(i); }},
       {"lock", [](auto r, uint64_t i) { r.initLock().setIno(i); }},
       {"lockStatus", [](auto r, uint64_t i) { r.setLockStatus(i); }},

@@ -597,6 +597,11 @@ TEST_CASE_FIXTURE(Fixture, "orphans survive reopening, held ones still held") {
   CHECK_FALSE(*store->orphan_held(held.ino));
   CHECK(store->list_orphans(10)->size() == 2);
   CHECK(store->list_orphans(1)->size() == 1);
+  // Held again for a client that has it open elsewhere (mds/open_leases.h).
+  REQUIRE(store->hold_orphan(loose.ino).ok());
+  CHECK(*store->orphan_held(loose.ino));
+  CHECK(store->list_orphans(10)->size() == 1);
+  CHECK(store->hold_orphan(InodeId(held.ino.value + 100)).code() == Errc::not_found);
 }
 
 TEST_CASE_FIXTURE(Fixture, "scan_files pages through regular files in inode order, orphans marked") {
