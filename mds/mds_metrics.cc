@@ -59,6 +59,9 @@ metrics::Families MdsService::metrics() {
   metrics::add_single(out, "pvfs_mds_orphan_holds",
                       "Unlinked files kept for a client that has them open, each with a lease.",
                       Type::gauge, static_cast<double>(orphan_holds_.size()));
+  metrics::add_single(out, "pvfs_mds_open_files",
+                      "Files a client has open, or closed less than an open lease ago (mds_tuning.open_lease_ms).",
+                      Type::gauge, static_cast<double>(open_leases_.files()));
   metrics::add_single(out, "pvfs_mds_orphan_holds_lapsed_total",
                       "Unlinked files deleted because the client keeping them open stopped renewing.",
                       Type::counter, static_cast<double>(orphan_holds_lapsed_));
