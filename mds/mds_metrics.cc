@@ -63,7 +63,7 @@ metrics::Families MdsService::metrics() {
                       "Files a client has open, or closed less than an open lease ago (mds_tuning.open_lease_ms).",
                       Type::gauge, static_cast<double>(open_leases_.files()));
   metrics::add_single(out, "pvfs_mds_orphan_holds_lapsed_total",
-                      "Unlinked files deleted because the client keeping them open stopped renewing.",
+                      "Unlinked files kept for clients that had them open, deleted once no client renewed a hold.",
                       Type::counter, static_cast<double>(orphan_holds_lapsed_));
   metrics::add_single(out, "pvfs_mds_storage_servers", "Storage servers registered with this MDS.",
                       Type::gauge, static_cast<double>(registry_.all().size()));

@@ -81,7 +81,14 @@ void MdsService::file_opened(InodeId ino, const rpc::Connection* conn) {
 
 void MdsService::keep_if_open_elsewhere(NamespaceStore& store, InodeId ino, const rpc::Connection* except) {
   const TimePoint now = clock_.now();
-  const TimePoint until = open_leases_.open_elsewhere_until(ino, reinterpret_cast<OpenLeases::Holder>(except), now);
+  TimePoint until = open_leases_.open_elsewhere_until(ino, reinterpret_cast<OpenLeases::Holder>(except), now);
+  // Just loaded here with files in it (a restart, a take-over, a move):
+  // clients renew their open leases here within a lease, and until then
+  // any of its files may be open somewhere.
+  auto adopted = holds_adopted_.find(store.fileset().value);
+  if (adopted == holds_adopted_.end() || adopted->second.store.lock().get() != &store ||
+      (adopted->second.files && now - adopted->second.at < open_leases_.lease()))
+    until = std::max(until, now + open_leases_.lease());
   if (until <= now) return;
   // not_found: it was no regular file, and is gone already.
   if (Status st = store.hold_orphan(ino); !st.ok()) {
@@ -97,7 +104,7 @@ void MdsService::expire_orphan_holds() {
   open_leases_.prune(now);
   for (const auto& store : filesets_.stores()) {
     auto& adopted = holds_adopted_[store->fileset().value];
-    if (adopted.lock() == store) continue;
+    if (adopted.store.lock() == store) continue;
     auto held = store->held_orphans();
     if (!held) {
       spdlog::error("listing the open unlinked files of file set {} failed: {}", store->fileset().value,
@@ -105,7 +112,8 @@ void MdsService::expire_orphan_holds() {
       continue;
     }
     for (InodeId ino : *held) orphan_holds_.adopt(ino, now);
-    adopted = store;
+    auto inodes = store->inode_count();
+    adopted = Adopted{store, now, !inodes || *inodes > 1};  // more than its root
   }
   for (InodeId ino : orphan_holds_.lapsed(now)) {
     const FileSetId set = ino.fileset();
@@ -123,9 +131,9 @@ void MdsService::expire_orphan_holds() {
     orphan_holds_.forget(ino);
     if (st.ok()) {
       ++orphan_holds_lapsed_;
-      spdlog::info("inode {:#x}: unlinked, and kept open by a client that has not renewed it for {} ms; "
-                   "its data is deleted now",
-                   ino.value, orphan_holds_.lease().count());
+      // Closed where it was open, or its client died or was cut off.
+      spdlog::debug("inode {:#x}: unlinked, and no client renews a hold on it any more; its data is deleted now",
+                    ino.value);
     }
   }
 }

@@ -237,8 +237,17 @@ class MdsService {
   OrphanHolds orphan_holds_;
   OpenLeases open_leases_;
   // The store of each file set whose held orphans orphan_holds_ has
-  // adopted: a set loaded again (moved back, taken over) is adopted again.
-  std::map<uint16_t, std::weak_ptr<NamespaceStore>> holds_adopted_;
+  // adopted, and when: a set loaded again (moved back, taken over) is
+  // adopted again. For an open lease after that, clients' open leases on
+  // the set's files may not have been renewed here yet (they were given
+  // to the member before, or before a restart), unless the set had no
+  // files then (a new cluster or file set): `files`.
+  struct Adopted {
+    std::weak_ptr<NamespaceStore> store;
+    TimePoint at;
+    bool files = true;
+  };
+  std::map<uint16_t, Adopted> holds_adopted_;
   uint64_t orphan_holds_lapsed_ = 0;  // held orphans given to the collector when their lease lapsed
   std::map<uint16_t, std::shared_ptr<FileSetSync>> syncs_;  // by file set
   std::map<uint16_t, uint64_t> fsync_syncs_;  // syncs done for clients' fsyncs, by file set

@@ -244,6 +244,34 @@ TEST_CASE("a file another client removes stays whole where it is open, for as lo
   ::close(cut_off);
 }
 
+TEST_CASE("a file another client removes just after an MDS restart stays whole where it is open") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = with_servers(2);
+  options.open_lease_ms = 6000;  // the mount renews every 2 s
+  TestCluster c(options, true);
+  const std::string data(1 << 20, 'r');
+  const fs::path path = c.mnt() / "kept";
+  int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
+  REQUIRE(::fsync(fd) == 0);
+  // The restarted MDS has not heard of the mount's open file yet when the
+  // other client removes it.
+  REQUIRE(c.cluster().kill_daemon("mds0", SIGKILL).ok());
+  REQUIRE(c.cluster().restart_daemon("mds0").ok());
+  Session other(c.config());
+  REQUIRE(other.run(other->unlink(Credentials{}, kRootInode, "kept")).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  std::string got(data.size(), '\0');
+  CHECK_MESSAGE(::pread(fd, got.data(), got.size(), 0) == static_cast<ssize_t>(got.size()),
+                "reading the removed file: ", std::strerror(errno));
+  CHECK(got == data);
+  REQUIRE(::close(fd) == 0);
+  CHECK_MESSAGE(eventually([&] { return objects_on_servers(c.config()) == 0; }, std::chrono::seconds(30)),
+                objects_on_servers(c.config()), " objects left after the last close");
+}
+
 TEST_CASE("a layout naming a server or a stripe count the cluster does not have is refused with EINVAL") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(3), true);
