@@ -497,45 +497,45 @@ Result<std::vector<InodeId>> NamespaceStore::held_orphans() {
   });
 }
 
+namespace {
+
+// The orphan record of `ino`. Errors: not_found when `ino` is not an
+// orphan; corrupt.
+Result<OrphanRecord> orphan_of(NsTxn& tx, InodeId ino) {
+  auto bytes = tx.raw().get(tx.tables().orphans, inode_key(ino));
+  if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan") : bytes.status();
+  return decode_orphan(*bytes);
+}
+
+// Marks orphan `ino` held open (not listed for the collector) or not.
+Status set_orphan_held(NsTxn& tx, InodeId ino, bool held) {
+  auto record = orphan_of(tx, ino);
+  if (!record) return record.status();
+  if (record->held == held) return Status{};
+  return tx.raw().put(tx.tables().orphans, inode_key(ino), encode_orphan(OrphanRecord{held}));
+}
+
+}  // namespace
+
 Result<bool> NamespaceStore::orphan_held(InodeId ino) {
   return with_read(*t_, [&](NsTxn& tx) -> Result<bool> {
-    auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
-    if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan")
-                                                       : bytes.status();
-    auto record = decode_orphan(*bytes);
+    auto record = orphan_of(tx, ino);
     if (!record) return record.status();
     return record->held;
   });
 }
 
 Status NamespaceStore::hold_orphan(InodeId ino) {
-  return with_write(*t_, [&](NsTxn& tx) -> Status {
-    auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
-    if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan")
-                                                       : bytes.status();
-    auto record = decode_orphan(*bytes);
-    if (!record) return record.status();
-    if (record->held) return Status{};
-    return tx.raw().put(t_->orphans, inode_key(ino), encode_orphan(OrphanRecord{true}));
-  });
+  return with_write(*t_, [&](NsTxn& tx) { return set_orphan_held(tx, ino, true); });
 }
 
 Status NamespaceStore::release_orphan(InodeId ino) {
-  return with_write(*t_, [&](NsTxn& tx) -> Status {
-    auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
-    if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan")
-                                                       : bytes.status();
-    if (auto record = decode_orphan(*bytes); !record) return record.status();
-    return tx.raw().put(t_->orphans, inode_key(ino), encode_orphan(OrphanRecord{false}));
-  });
+  return with_write(*t_, [&](NsTxn& tx) { return set_orphan_held(tx, ino, false); });
 }
 
 Status NamespaceStore::purge(InodeId ino) {
   return with_write(*t_, [&](NsTxn& tx) -> Status {
-    auto bytes = tx.raw().get(t_->orphans, inode_key(ino));
-    if (!bytes) return bytes.code() == Errc::not_found ? Status(Errc::not_found, "not an orphan")
-                                                       : bytes.status();
-    auto record = decode_orphan(*bytes);
+    auto record = orphan_of(tx, ino);
     if (!record) return record.status();
     if (record->held) return Status(Errc::busy, "orphan still open");
     return tx.erase_inode(ino);
