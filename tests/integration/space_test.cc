@@ -138,7 +138,7 @@ TEST_CASE("an unlinked file kept open lives through leases and an MDS restart, a
   const fs::path path = c.mnt() / "scratch";
   std::string data(3 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + (i * 7919) % 26);
-  int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+  int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   REQUIRE(fd >= 0);
   REQUIRE(::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
   REQUIRE(::unlink(path.c_str()) == 0);
@@ -189,7 +189,7 @@ TEST_CASE("a file another client removes stays whole where it is open, for as lo
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('A' + (i * 131) % 26);
   auto open_written = [&](const std::string& name) {
     const fs::path path = c.mnt() / name;
-    int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+    int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
     REQUIRE(fd >= 0);
     REQUIRE(::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
     REQUIRE(::fsync(fd) == 0);
@@ -251,12 +251,13 @@ TEST_CASE("a file another client removes just after an MDS restart stays whole w
   TestCluster c(options, true);
   const std::string data(1 << 20, 'r');
   const fs::path path = c.mnt() / "kept";
-  int fd = ::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+  int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   REQUIRE(fd >= 0);
   REQUIRE(::pwrite(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
   REQUIRE(::fsync(fd) == 0);
   // The restarted MDS has not heard of the mount's open file yet when the
-  // other client removes it.
+  // other client removes it. (O_CLOEXEC above: the MDS is started from this
+  // process and would otherwise hold the file open itself.)
   REQUIRE(c.cluster().kill_daemon("mds0", SIGKILL).ok());
   REQUIRE(c.cluster().restart_daemon("mds0").ok());
   Session other(c.config());

@@ -118,11 +118,8 @@ int read_pid(const fs::path& file) {
 }
 
 // Starts `argv` with stdin from /dev/null and stdout/stderr appended to
-// `log`, and none of the launcher's other descriptors (a file the launcher
-// has open on a pvfs mount would stay open in the daemon for good, so the
-// mount could never be unmounted). A daemon gets its own session, so it
-// outlives the launcher and can be killed as a group. Returns the child's
-// pid, or -1.
+// `log`. A daemon gets its own session, so it outlives the launcher and can
+// be killed as a group. Returns the child's pid, or -1.
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool daemon) {
   pid_t pid = ::fork();
   if (pid != 0) return pid;
@@ -134,7 +131,6 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool daem
     ::dup2(fd, 1);
     ::dup2(fd, 2);
   }
-  ::close_range(3, ~0U, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
