@@ -114,6 +114,12 @@ bool MdsService::written_by_other(InodeId ino, const rpc::Connection* asker) con
   return std::any_of(it->second.begin(), it->second.end(), [asker](const auto* c) { return c != asker; });
 }
 
+asio::awaitable<void> MdsService::settle_dead_writer(InodeId ino) {
+  if (!unreconciled_.contains(ino)) co_return;
+  Status st = co_await reconcile_size(ino);
+  if (st.ok()) unreconciled_.erase(ino);
+}
+
 asio::awaitable<void> MdsService::writer_loop() {
   while (!stopped_) {
     writer_timer_.expires_after(kWriterCheck);

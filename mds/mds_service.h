@@ -96,6 +96,11 @@ class MdsService {
   // Whether a connection other than `asker` has said it writes `ino` and
   // not yet that it stopped: its size here may be behind the data.
   bool written_by_other(InodeId ino, const rpc::Connection* asker) const;
+  // An open of a file whose writer died and whose size is not yet set from
+  // the storage servers sets it first (when they answer), so the opener does
+  // not read less than a stat showed it a moment before (a client glimpses
+  // the size while the writer is alive). Errors are left to writer_loop().
+  asio::awaitable<void> settle_dead_writer(InodeId ino);
 
   // Orphans (mds/mds_orphans.cc): a file may have lost its last link (or a
   // held one was closed): counts it, and ends the collector's pause when a

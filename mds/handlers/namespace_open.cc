@@ -11,6 +11,7 @@ asio::awaitable<Status> open(Call& c) {
   auto r = c.req.getOpen();
   auto s = c.at(r.getIno());
   if (!s) co_return s.status();
+  co_await c.mds.settle_dead_writer(InodeId(r.getIno()));
   auto attr = (*s)->check_open(c.caller, InodeId(r.getIno()), r.getMask(), r.getHeldHere());
   if (attr && S_ISREG(attr->mode)) c.mds.file_opened(attr->ino, c.conn.get());
   co_return c.attr_or(std::move(attr));
