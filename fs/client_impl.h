@@ -9,8 +9,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
+#include <span>
 
 #include "fs/client.h"
 #include "fs/job_io_clock.h"
@@ -151,6 +153,20 @@ struct Client::Impl {
   // does not answer leaves the size the others and the MDS give. Callers
   // check the hint first: no coroutine for the files nobody else writes.
   asio::awaitable<void> glimpse_size(Attr& attr, rpc::Origin origin);
+  // What a storage server says of one object of a file.
+  struct ObjectStat {
+    uint64_t end_in_file = 0;  // the file size its data (redirected pieces too) implies
+    uint64_t blocks = 0;       // 512-byte blocks it occupies
+  };
+  struct ObjectStats {
+    std::vector<std::optional<ObjectStat>> objects;  // by object index; empty where not asked or failed
+    Status status;                                   // the first failure; ok when all asked answered
+  };
+  // Asks the servers of objects `indexes` of file `ino` for their Stat, all
+  // at once, each within `timeout`: what glimpse_size() and
+  // Client::allocated_blocks() count.
+  asio::awaitable<ObjectStats> stat_objects(const Layout& layout, InodeId ino, std::span<const uint32_t> indexes,
+                                            rpc::Origin origin, milliseconds timeout);
   // One peer per configured [[mds]], by id, and where requests go.
   std::map<uint32_t, std::unique_ptr<rpc::Peer>> mds_peers;
   MdsRouter router;

@@ -120,58 +120,60 @@ asio::awaitable<Result<std::optional<uint64_t>>> Client::seek(const Credentials&
   co_return first;
 }
 
+asio::awaitable<Client::Impl::ObjectStats> Client::Impl::stat_objects(
+    const Layout& layout, InodeId ino, std::span<const uint32_t> indexes, rpc::Origin origin,
+    milliseconds timeout) {
+  auto stats = std::make_shared<std::vector<std::optional<ObjectStat>>>(layout.stripe_count());
+  std::vector<asio::awaitable<Status>> tasks;
+  for (uint32_t j : indexes) {
+    tasks.push_back([](Impl& impl, Layout layout, InodeId ino, uint32_t index, rpc::Origin origin,
+                       milliseconds timeout,
+                       std::shared_ptr<std::vector<std::optional<ObjectStat>>> stats) -> asio::awaitable<Status> {
+      rpc::OutMessage out;
+      rpc::stamp(out.envelope(), origin);
+      set_object(out.init_body<sp::Request>().initStat(), ino, index);
+      auto reply = co_await impl.call_storage(layout.servers[index], out, {}, timeout);
+      if (!reply) co_return reply.status();
+      auto stat = (*reply)->body<sp::Reply>().getStat();
+      // An object whose every piece went elsewhere has no file at home,
+      // only redirect entries: dataEnd counts them either way.
+      const uint64_t end = std::max(stat.getSize(), stat.getDataEnd());
+      (*stats)[index] = ObjectStat{.end_in_file = file_size_for_object_size(layout, index, end),
+                                   .blocks = stat.getBlocks()};
+      co_return Status{};
+    }(*this, layout, ino, j, origin, timeout, stats));
+  }
+  Status st = co_await rpc::run_all(std::move(tasks));
+  co_return ObjectStats{.objects = std::move(*stats), .status = std::move(st)};
+}
+
 asio::awaitable<Result<uint64_t>> Client::allocated_blocks(const Credentials& who,
                                                            std::shared_ptr<InodeState> state,
                                                            std::chrono::milliseconds timeout) {
   const Layout layout = state->layout;
   if (!layout.valid()) co_return uint64_t{0};
-  auto blocks = std::make_shared<std::vector<uint64_t>>(layout.stripe_count(), 0);
-  std::vector<asio::awaitable<Status>> tasks;
-  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
-    // An object past the end that nothing made here holds nothing to count
-    // (a small file on a wide stripe asks one server, not all).
-    if (object_size_for_file_size(layout, j, state->size) == 0 && !state->objects_made.count(j)) continue;
-    tasks.push_back([](Impl& impl, ServerId server, InodeId ino, uint32_t index, rpc::Origin origin,
-                       std::chrono::milliseconds timeout,
-                       std::shared_ptr<std::vector<uint64_t>> blocks) -> asio::awaitable<Status> {
-      rpc::OutMessage out;
-      rpc::stamp(out.envelope(), origin);
-      set_object(out.init_body<sp::Request>().initStat(), ino, index);
-      auto reply = co_await impl.call_storage(server, out, {}, timeout);
-      if (!reply) co_return reply.status();
-      (*blocks)[index] = (*reply)->body<sp::Reply>().getStat().getBlocks();
-      co_return Status{};
-    }(*impl_, layout.servers[j], state->ino, j, origin_of(who), timeout, blocks));
-  }
-  Status st = co_await rpc::run_all(std::move(tasks));
-  if (!st.ok()) co_return st;
+  // An object past the end that nothing made here holds nothing to count
+  // (a small file on a wide stripe asks one server, not all).
+  std::vector<uint32_t> asked;
+  for (uint32_t j = 0; j < layout.stripe_count(); ++j)
+    if (object_size_for_file_size(layout, j, state->size) > 0 || state->objects_made.count(j)) asked.push_back(j);
+  const Impl::ObjectStats stats = co_await impl_->stat_objects(layout, state->ino, asked, origin_of(who), timeout);
+  if (!stats.status.ok()) co_return stats.status;
   uint64_t total = 0;
-  for (uint64_t b : *blocks) total += b;
+  for (uint32_t j : asked) total += stats.objects[j]->blocks;
   co_return total;
 }
 
 asio::awaitable<void> Client::Impl::glimpse_size(Attr& attr, rpc::Origin origin) {
   if (!attr.written_elsewhere || !S_ISREG(attr.mode) || !attr.layout.valid()) co_return;
   const Layout layout = attr.layout;
-  auto ends = std::make_shared<std::vector<uint64_t>>(layout.stripe_count(), 0);
-  std::vector<asio::awaitable<Status>> tasks;
-  for (uint32_t j = 0; j < layout.stripe_count(); ++j) {
-    tasks.push_back([](Impl& impl, Layout layout, InodeId ino, uint32_t index, rpc::Origin origin,
-                       std::shared_ptr<std::vector<uint64_t>> ends) -> asio::awaitable<Status> {
-      rpc::OutMessage out;
-      rpc::stamp(out.envelope(), origin);
-      set_object(out.init_body<sp::Request>().initStat(), ino, index);
-      auto reply = co_await impl.call_storage(layout.servers[index], out, {}, impl.blocks_timeout());
-      if (!reply) co_return reply.status();
-      // Pieces redirected to other servers count too (dataEnd).
-      auto stat = (*reply)->body<sp::Reply>().getStat();
-      (*ends)[index] = file_size_for_object_size(layout, index, std::max(stat.getSize(), stat.getDataEnd()));
-      co_return Status{};
-    }(*this, layout, attr.ino, j, origin, ends));
-  }
-  // Each object's end bounds the size from below: those that answered count.
-  (void)co_await rpc::run_all(std::move(tasks));
-  attr.size = std::max(attr.size, *std::max_element(ends->begin(), ends->end()));
+  std::vector<uint32_t> all(layout.stripe_count());
+  for (uint32_t j = 0; j < all.size(); ++j) all[j] = j;
+  const ObjectStats stats = co_await stat_objects(layout, attr.ino, all, origin, blocks_timeout());
+  // Each object's end bounds the size from below: those that answered
+  // count.
+  for (const auto& stat : stats.objects)
+    if (stat) attr.size = std::max(attr.size, stat->end_in_file);
   // Reads here go as far as an open file's size (merge_local() set it from
   // the MDS's, which lags).
   if (auto state = open_state(attr.ino); state && !state->size_dirty) state->size = std::max(state->size, attr.size);
