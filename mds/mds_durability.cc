@@ -151,19 +151,7 @@ asio::awaitable<void> MdsService::writer_loop() {
   }
 }
 
-asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
-  if (cluster_.moving(ino.fileset())) co_return Status(Errc::again);
-  NamespaceStore* store = filesets_.find(ino);
-  if (!store) {
-    spdlog::warn("inode {:#x}: its writer died but file set {} is no longer here; its size is "
-                 "left as published", ino.value, ino.fileset().value);
-    co_return Status{};
-  }
-  auto attr = store->getattr(ino);
-  if (!attr) co_return attr.code() == Errc::not_found ? Status{} : attr.status();
-  if (!S_ISREG(attr->mode) || !attr->layout.valid()) co_return Status{};
-  const Attr asked = *attr;
-  const Layout layout = attr->layout;
+asio::awaitable<Result<MdsService::DataOnServers>> MdsService::data_on_servers(InodeId ino, const Layout& layout) {
   std::vector<uint64_t> ends(layout.stripe_count(), 0);
   std::vector<uint64_t> blocks(layout.stripe_count(), 0);
   std::vector<asio::awaitable<Status>> asks;
@@ -189,7 +177,27 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
     }(peer, ino, layout, i, ends[i], blocks[i], milliseconds(config_.rpc_timeout_ms)));
   }
   if (Status st = co_await rpc::run_all(std::move(asks)); !st.ok()) co_return st;
-  const uint64_t end = *std::max_element(ends.begin(), ends.end());
+  DataOnServers held;
+  held.end = *std::max_element(ends.begin(), ends.end());
+  for (uint64_t b : blocks) held.blocks += b;
+  co_return held;
+}
+
+asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
+  if (cluster_.moving(ino.fileset())) co_return Status(Errc::again);
+  NamespaceStore* store = filesets_.find(ino);
+  if (!store) {
+    spdlog::warn("inode {:#x}: its writer died but file set {} is no longer here; its size is "
+                 "left as published", ino.value, ino.fileset().value);
+    co_return Status{};
+  }
+  auto attr = store->getattr(ino);
+  if (!attr) co_return attr.code() == Errc::not_found ? Status{} : attr.status();
+  if (!S_ISREG(attr->mode) || !attr->layout.valid()) co_return Status{};
+  const Attr asked = *attr;
+  auto held = co_await data_on_servers(ino, attr->layout);
+  if (!held) co_return held.status();
+  const uint64_t end = held->end;
   // The set may have moved or gone while the servers answered.
   if (cluster_.moving(ino.fileset())) co_return Status(Errc::again);
   store = filesets_.find(ino);
@@ -201,9 +209,7 @@ asio::awaitable<Status> MdsService::reconcile_size(InodeId ino) {
   // may predate that change, so ask again.
   if (now->size != asked.size || now->mtime != asked.mtime || now->ctime != asked.ctime)
     co_return Status(Errc::again);
-  uint64_t allocated = 0;
-  for (uint64_t b : blocks) allocated += b;
-  auto grown = store->update_size(ino, end, true, wall_now(clock_), allocated);
+  auto grown = store->update_size(ino, end, true, wall_now(clock_), held->blocks);
   if (!grown) co_return grown.status();
   ++sizes_reconciled_;
   spdlog::info("inode {:#x}: its writer's connection ended before it published the size; set it "

@@ -101,6 +101,15 @@ class MdsService {
   // not read less than a stat showed it a moment before (a client glimpses
   // the size while the writer is alive). Errors are left to writer_loop().
   asio::awaitable<void> settle_dead_writer(InodeId ino);
+  // What the storage servers hold of regular file `ino` (laid out as
+  // `layout`), all objects asked at once: the file size its data implies
+  // (redirected pieces included) and the 512-byte blocks it occupies.
+  // Errors: those of the servers (every object must answer).
+  struct DataOnServers {
+    uint64_t end = 0;
+    uint64_t blocks = 0;
+  };
+  asio::awaitable<Result<DataOnServers>> data_on_servers(InodeId ino, const Layout& layout);
 
   // Orphans (mds/mds_orphans.cc): a file may have lost its last link (or a
   // held one was closed): counts it, and ends the collector's pause when a
