@@ -228,9 +228,10 @@ class Client {
   // Creates a regular file (O_EXCL: fail if it exists) and opens it.
   asio::awaitable<Result<std::pair<Attr, std::shared_ptr<OpenFile>>>> create(
       const Credentials& who, InodeId parent, std::string name, uint32_t mode, int flags);
-  // Writes all of `data` at `offset` (file offset; the caller resolves
-  // O_APPEND). Returns data.size() on success. Durable before return when
-  // the file was opened O_SYNC/O_DSYNC.
+  // Writes all of `data` at `offset` (file offset). Returns data.size() on
+  // success. Durable before return when the file was opened O_SYNC/O_DSYNC.
+  // A file opened O_APPEND ignores `offset`: the MDS says where the end is
+  // (appendAt), so appends from several nodes never land on each other.
   asio::awaitable<Result<size_t>> write(const Credentials& who, OpenFile& file, uint64_t offset,
                                         std::span<const std::byte> data);
   // As write(), but returns as soon as the write has started, while the
@@ -243,7 +244,7 @@ class Client {
   // reports it; reads, getattr, setattr, fsync, close, fallocate, lseek
   // and lock calls on the file first wait for its writes in flight, so
   // this node never sees them missing. Where write-behind is off, or the
-  // file was opened O_SYNC or O_DSYNC, the same as write().
+  // file was opened O_SYNC, O_DSYNC or O_APPEND, the same as write().
   asio::awaitable<Result<size_t>> write_behind(const Credentials& who, std::shared_ptr<OpenFile> file,
                                                uint64_t offset, std::span<const std::byte> data,
                                                std::shared_ptr<const void> keep);
@@ -375,9 +376,14 @@ class Client {
                                   bool count_blocks = true);
   asio::awaitable<Status> publish_size(const Credentials& who, OpenFile& file, bool closing,
                                        bool count_blocks);
-  // write() once no write behind overlaps it.
+  // write() once no write behind overlaps it. `announce` false: the MDS
+  // already counts these bytes in the file's size (an append), so this
+  // client need not say it writes the file.
   asio::awaitable<Result<size_t>> write_now(const Credentials& who, OpenFile& file, uint64_t offset,
-                                            std::span<const std::byte> data);
+                                            std::span<const std::byte> data, bool announce = true);
+  // An O_APPEND write: asks the MDS where the end is, then writes there.
+  asio::awaitable<Result<size_t>> write_append(const Credentials& who, OpenFile& file,
+                                               std::span<const std::byte> data);
   asio::io_context& io_;
   Config config_;
   std::unique_ptr<Impl> impl_;

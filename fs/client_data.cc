@@ -228,8 +228,29 @@ asio::awaitable<uint64_t> Client::finish_writes_behind() {
 
 asio::awaitable<Result<size_t>> Client::write(const Credentials& who, OpenFile& file, uint64_t offset,
                                               std::span<const std::byte> data) {
+  if (file.flags & O_APPEND) co_return co_await write_append(who, file, data);
   if (impl_->any_behind()) co_await impl_->wait_overlapping_behind(*file.inode, offset, data.size());
   co_return co_await write_now(who, file, offset, data);
+}
+
+asio::awaitable<Result<size_t>> Client::write_append(const Credentials& who, OpenFile& file,
+                                                     std::span<const std::byte> data) {
+  if (data.empty()) co_return size_t{0};
+  auto& state = *file.inode;
+  // This node's writes behind count in the size it tells the MDS.
+  if (impl_->any_behind()) co_await impl_->drain_behind(state);
+  if (Status lost = state.behind.error(); !lost.ok()) co_return lost;
+  rpc::OutMessage out;
+  auto a = impl_->begin_mds(out, who).initAppendAt();
+  a.setIno(state.ino.value);
+  a.setLength(data.size());
+  a.setKnownSize(state.size);
+  // Not idempotent: a lost answer must not reserve the bytes twice.
+  auto reply = co_await impl_->call_mds(out, false);
+  if (!reply) co_return reply.status();
+  const uint64_t offset = (*reply)->body<mp::Reply>().getAppendAt();
+  ++impl_->mount_stats.appends;
+  co_return co_await write_now(who, file, offset, data, false);
 }
 
 asio::awaitable<Result<size_t>> Client::write_behind(const Credentials& who, std::shared_ptr<OpenFile> file,
@@ -237,7 +258,7 @@ asio::awaitable<Result<size_t>> Client::write_behind(const Credentials& who, std
                                                      std::shared_ptr<const void> keep) {
   auto& state = *file->inode;
   const uint64_t per_file = impl_->behind_per_file;
-  if (per_file == 0 || (file->flags & (O_SYNC | O_DSYNC)) || data.empty())
+  if (per_file == 0 || (file->flags & (O_SYNC | O_DSYNC | O_APPEND)) || data.empty())
     co_return co_await write(who, *file, offset, data);
   if (!state.behind.error().ok()) co_return state.behind.error();
   // Waits for room in the file's window and the mount's, and for no
@@ -296,7 +317,7 @@ asio::awaitable<void> Client::Impl::wait_overlapping_behind(InodeState& state, u
 }
 
 asio::awaitable<Result<size_t>> Client::write_now(const Credentials& who, OpenFile& file, uint64_t offset,
-                                                  std::span<const std::byte> data) {
+                                                  std::span<const std::byte> data, bool announce) {
   LocalChange local_change(*impl_);
   local_change.inode(file.inode->ino);
   auto& state = *file.inode;
@@ -319,7 +340,7 @@ asio::awaitable<Result<size_t>> Client::write_now(const Credentials& who, OpenFi
   if (offset > state.size) impl_->make_hole_objects(file.inode, offset, pieces, origin, tasks);
   // Acknowledged bytes must outlive this client: the MDS learns that it
   // writes the file before the first write returns (pvfs-mds(8)).
-  if (impl_->must_announce(state)) tasks.push_back(impl_->announce_writer(who, file.inode));
+  if (announce && impl_->must_announce(state)) tasks.push_back(impl_->announce_writer(who, file.inode));
   ++state.writes_in_flight;
   Status st = co_await rpc::run_all(std::move(tasks));
   --state.writes_in_flight;

@@ -30,9 +30,14 @@ void abandon(Bridge& b, fuse_file_info* info) {
 }
 
 // `info` is a copy: libfuse's fuse_file_info lives only during the callback.
+// A descriptor that appends bypasses the page cache: the kernel would put
+// the bytes at the size it has cached, where another node may have
+// appended already; pvfsmount asks the MDS where the end is instead
+// (Client::write), and the kernel must not cache them elsewhere.
 void prepare_open_reply(Bridge& b, fuse_file_info& info, std::shared_ptr<OpenFile> file,
                         Credentials opener) {
-  info.direct_io = b.options().direct_io;
+  const bool appends = (info.flags & O_APPEND) && (info.flags & O_ACCMODE) != O_RDONLY;
+  info.direct_io = b.options().direct_io || appends;
   info.keep_cache = 0;  // close-to-open: revalidate cached pages at every open
   attach_handle(&info, std::move(file), std::move(opener));
 }
@@ -125,7 +130,8 @@ asio::awaitable<Result<size_t>> write_from_request(Bridge& b, Credentials who, f
   co_return co_await b.client().write(who, *file, offset, data);
 }
 
-// The kernel resolves O_APPEND: `offset` is where the bytes go.
+// `offset` is where the bytes go, except on a descriptor opened O_APPEND,
+// whose bytes go where the MDS says the end is (Client::write).
 void on_write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t offset,
               fuse_file_info* fi) {
   Bridge& b = bridge(req);

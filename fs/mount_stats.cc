@@ -17,9 +17,9 @@ void MountStats::op(std::string_view name, bool failed, std::chrono::nanoseconds
 std::string MountStats::render(const std::string& extra) const {
   std::string out =
       fmt::format("bytes_read {}\nbytes_written {}\nmds_retries {}\nmds_redirects {}\ncache_hits {}\nbusy_waits {}\n"
-                  "writes_behind {}\nbehind_waits {}\nbehind_failures {}\n",
+                  "writes_behind {}\nbehind_waits {}\nbehind_failures {}\nappends {}\n",
                   bytes_read, bytes_written, mds_retries, mds_redirects, cache_hits, busy_waits, writes_behind,
-                  behind_waits, behind_failures);
+                  behind_waits, behind_failures, appends);
   out += extra;
   for (const auto& [name, o] : ops_) {
     out += fmt::format("op {} {} {} {:.0f} {:.0f} {:.0f}", name, o.count, o.errors, o.latency.sum_seconds() * 1e6,

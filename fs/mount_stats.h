@@ -38,6 +38,8 @@ class MountStats {
   // servers had them, those of them that first waited for room in their
   // file's window (or the mount's), and those that failed afterwards.
   uint64_t writes_behind = 0, behind_waits = 0, behind_failures = 0;
+  // O_APPEND writes: each asked the MDS where the end of the file is.
+  uint64_t appends = 0;
 
   // The text of the xattr: "key value" lines, then one line per operation
   // kind, "op NAME COUNT ERRORS SUM_US P50_US P99_US K:N...", where each

@@ -20,7 +20,7 @@ namespace pvfs::mds::handlers {
 // Namespace: what pvfsmount asks on behalf of system calls.
 Handler lookup, getattr, setattr, mknod, mkdir, unlink, rmdir, symlink, readlink, rename, link, readdir,
     setxattr, getxattr, listxattr, removexattr, access, open, update_size, sync_file_set, release_orphan,
-    hold_orphan, open_files;
+    hold_orphan, open_files, append_at;
 // Cluster: the MDS members' own messages (mds/cluster/).
 Handler get_map, peer_ping, set_map, ship_file_set, detach_file_set, cluster_status;
 // Administration: pvfs-ctl, pvfs-cluster and the storage servers.
@@ -62,6 +62,7 @@ constexpr Entry kTable[] = {
     {R::RELEASE_ORPHAN, release_orphan},
     {R::HOLD_ORPHAN, hold_orphan},
     {R::OPEN_FILES, open_files},
+    {R::APPEND_AT, append_at},
 
     {R::GET_MAP, get_map},
     {R::PEER_PING, peer_ping},

@@ -150,6 +150,7 @@ struct Request {
                                   # notFound once the file is no longer kept
     openFiles @53 :OpenFiles;     # the client has these files open still (mds/open_leases.h);
                                   # reply: openFiles
+    appendAt @54 :AppendAt;       # an O_APPEND write: where its bytes go; reply: appendAt
   }
 
   struct QosProfileRequest {
@@ -373,6 +374,18 @@ struct Request {
     inos @0 :List(UInt64);        # all in one file set (routed by the first); at most 4096
     check @1 :Bool;               # also say which of them are gone (the reply's `gone`)
   }
+
+  # Appends from several clients to one file must not land on each other:
+  # each asks the MDS, which owns the file's size, for the place of its
+  # bytes. The MDS answers the end of the file (counting bytes other
+  # clients wrote and have not published yet: it asks the storage servers
+  # while another client writes the file) and grows the size past them
+  # before it answers, so the next append lands after them.
+  struct AppendAt {
+    ino @0 :UInt64;
+    length @1 :UInt64;            # bytes to append, > 0
+    knownSize @2 :UInt64;         # the size the sender knows, its unpublished writes included
+  }
 }
 
 struct Reply {
@@ -403,6 +416,7 @@ struct Reply {
     qosModel @25 :QosModelState;  # qosProfile, qosTrain, qosShow
     orphanLease @26 :UInt32;      # holdOrphan: ms the hold lasts unless renewed again
     openFiles @27 :OpenFilesReply;
+    appendAt @28 :UInt64;         # appendAt: the file offset the bytes go to
   }
 
   # The plan a storage server enforces: `windows` in order from each period

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <filesystem>
 #include <chrono>
@@ -300,6 +302,87 @@ TEST_CASE("a file another client is still writing shows its growth, and its data
   REQUIRE(::close(reader) == 0);
   REQUIRE(::close(writer) == 0);
   CHECK(read_file(there) == "step 1\nstep 2\n");
+}
+
+// Appends from several nodes to one file (a job's ranks adding lines to a
+// shared log with `>>`): each node's kernel would append at the size it
+// has cached, so lines of one node landed on lines of another and were
+// lost. Every line must be there once, whole, in its writer's order.
+TEST_CASE("appends from two clients to one file all land, whole and in each writer's order") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "appends");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/shared.log";
+  const std::string there = other.view(here);
+  constexpr int kLines = 300;
+  // A keeps one descriptor; B opens, appends and closes for every line (as
+  // `echo ... >> file` does); C keeps one descriptor on the other client.
+  auto writer = [](std::string path, char tag, bool reopen, std::atomic<int>* failures) {
+    int fd = -1;
+    for (int i = 0; i < kLines; ++i) {
+      if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      char line[16];
+      const int n = std::snprintf(line, sizeof line, "%c %06d\n", tag, i);
+      if (fd < 0 || ::write(fd, line, n) != n) ++*failures;
+      if (reopen && fd >= 0) {
+        if (::close(fd) != 0) ++*failures;
+        fd = -1;
+      }
+    }
+    if (fd >= 0 && ::close(fd) != 0) ++*failures;
+  };
+  std::atomic<int> failures{0};
+  std::thread a(writer, here, 'A', false, &failures);
+  std::thread b(writer, here, 'B', true, &failures);
+  std::thread c2(writer, there, 'C', false, &failures);
+  a.join();
+  b.join();
+  c2.join();
+  CHECK(failures == 0);
+  const std::string all = read_file(there);
+  CHECK(all.size() == 3u * kLines * 9);
+  std::map<char, int> next;
+  int bad = 0;
+  for (size_t at = 0; at + 9 <= all.size(); at += 9) {
+    const std::string line = all.substr(at, 9);
+    const char tag = line[0];
+    char expected[16];
+    std::snprintf(expected, sizeof expected, "%c %06d\n", tag, next[tag]);
+    if ((tag != 'A' && tag != 'B' && tag != 'C') || line != expected) ++bad;
+    ++next[tag];
+  }
+  CHECK(bad == 0);
+  CHECK(next['A'] == kLines);
+  CHECK(next['B'] == kLines);
+  CHECK(next['C'] == kLines);
+  CHECK(read_file(here) == all);
+}
+
+// An append while another node writes the file and has not closed it: the
+// MDS does not know that node's size yet, so it asks the storage servers
+// where the data ends, and the appended bytes land after it.
+TEST_CASE("an append lands after what another client wrote and has not yet closed") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "append-after-open-writer");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/out";
+  const std::string there = other.view(here);
+  const int writer = ::open(here.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(writer >= 0);
+  // Opened while the file is empty: neither this kernel nor this client
+  // has heard of the bytes written next.
+  const int appender = ::open(there.c_str(), O_WRONLY | O_APPEND);
+  REQUIRE(appender >= 0);
+  const std::string body(100000, 'w');
+  REQUIRE(::write(writer, body.data(), body.size()) == static_cast<ssize_t>(body.size()));
+  REQUIRE(::write(appender, "tail\n", 5) == 5);
+  // pwrite on a descriptor opened O_APPEND appends too, on Linux.
+  REQUIRE(::pwrite(appender, "more\n", 5, 0) == 5);
+  REQUIRE(::close(appender) == 0);
+  REQUIRE(::close(writer) == 0);
+  CHECK(read_file(here) == body + "tail\nmore\n");
 }
 
 // A file removed on one node while another has it open: the other keeps

@@ -114,6 +114,8 @@ std::string render_text(const MountStatsView& now, const MountStatsView* before,
   if (counter(now, "writes_behind") > 0)
     out += fmt::format("writes behind {} (waited for room {}, failed afterwards {})\n", delta("writes_behind"),
                        delta("behind_waits"), delta("behind_failures"));
+  if (counter(now, "appends") > 0)
+    out += fmt::format("appends placed by the metadata server {}\n", delta("appends"));
   return out;
 }
 
