@@ -5,14 +5,17 @@
 // acknowledged before it was killed with SIGKILL are readable, with their
 // size, from another client within a bounded time, redirected ranges
 // included; a pvfsmount stopped while a change waits on a paused MDS
-// exits cleanly, keeping what it acknowledged. Needs /dev/fuse (but the
-// case of a storage server that is down).
+// exits cleanly, keeping what it acknowledged; appends placed before an
+// MDS was killed are not overwritten by appends placed after its restart.
+// Needs /dev/fuse (but the case of a storage server that is down).
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -255,6 +258,58 @@ TEST_CASE("pvfsmount stopped while a truncate waits on a paused MDS exits cleanl
   auto found = s.lookup(kRootInode, "before");
   REQUIRE_MESSAGE(found.ok(), found.status().to_string());
   check_contents(s, found->ino, 3, 1 << 20);
+}
+
+// Where an append goes is the MDS's answer, and the size it grows to give
+// it is committed first: after the MDS is killed and restarted, another
+// client's append lands after every line appended before, although the
+// appending mount has not closed the file (so has published no size).
+TEST_CASE("appends before and after an MDS killed with SIGKILL all land, none on another") {
+  if (skip_without_fuse()) return;
+  TestCluster tc(with_servers(2), true);
+  const std::string path = (tc.mnt() / "log").string();
+  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+  REQUIRE(fd >= 0);
+  auto line = [](char tag, int i) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%c %06d\n", tag, i);
+    return std::string(text, 9);
+  };
+  for (int i = 0; i < 100; ++i) REQUIRE(::write(fd, line('M', i).data(), 9) == 9);
+
+  REQUIRE(tc.cluster().kill_daemon("mds0", SIGKILL).ok());
+  REQUIRE(tc.cluster().restart_daemon("mds0").ok());
+
+  Session s(tc.config());
+  auto found = s.lookup(kRootInode, "log");
+  REQUIRE(found.ok());
+  auto other = s.open(found->ino, O_WRONLY | O_APPEND);
+  REQUIRE(other.ok());
+  for (int i = 0; i < 100; ++i) {
+    const std::string text = line('S', i);
+    REQUIRE(s.write(**other, 0, std::as_bytes(std::span(text))).ok());
+  }
+  for (int i = 100; i < 200; ++i) REQUIRE(::write(fd, line('M', i).data(), 9) == 9);
+  REQUIRE(::close(fd) == 0);
+  REQUIRE(s.release(*other).ok());
+
+  auto reader = s.open(found->ino, O_RDONLY);
+  REQUIRE(reader.ok());
+  std::string all(300 * 9 + 100, '\0');
+  auto got = s.read(**reader, 0, std::as_writable_bytes(std::span(all)));
+  REQUIRE(got.ok());
+  all.resize(*got);
+  CHECK(all.size() == 300u * 9);
+  int m = 0, other_lines = 0, bad = 0;
+  for (size_t at = 0; at + 9 <= all.size(); at += 9) {
+    const std::string got_line = all.substr(at, 9);
+    if (got_line == line('M', m)) ++m;
+    else if (got_line == line('S', other_lines)) ++other_lines;
+    else ++bad;
+  }
+  CHECK(bad == 0);
+  CHECK(m == 200);
+  CHECK(other_lines == 100);
 }
 
 }  // namespace
