@@ -307,6 +307,10 @@ int run(const CommandLine& cl) {
   spdlog::info("mounted {} on {}", params.options.fsname.empty() ? params.default_fsname
                                                                  : params.options.fsname,
                mountpoint.string());
+  if (params.options.writeback_cache)
+    spdlog::warn("writeback_cache: this node does not see other nodes' writes past the size it has cached, and "
+                 "two nodes writing parts of one page of a file overwrite each other's bytes; use it only for "
+                 "files one node writes and reads at a time (pvfsmount(8))");
 
   Status served = (*mounted)->serve();
   // Stop the io thread before unmounting: no completion may reply on a
@@ -347,7 +351,8 @@ int main(int argc, char** argv) {
       "Mount options (-o; defaults in brackets, details in pvfsmount(8)):\n"
       "  attr_timeout=SECONDS    attribute cache lifetime [config [client] attr_timeout_s, 1]\n"
       "  entry_timeout=SECONDS   name cache lifetime [config [client] entry_timeout_s, 1]\n"
-      "  writeback_cache         cache writes in the kernel [no_writeback_cache]\n"
+      "  writeback_cache         cache writes in the kernel; only for files one node\n"
+      "                          writes and reads at a time [no_writeback_cache]\n"
       "  direct_io               bypass the page cache for all files [off]\n"
       "  write_behind=SIZE       bytes of each file's writes a write() may return\n"
       "                          before the storage servers have them; errors come at\n"
