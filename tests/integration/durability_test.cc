@@ -291,6 +291,8 @@ TEST_CASE("appends before and after an MDS killed with SIGKILL all land, none on
   }
   for (int i = 100; i < 200; ++i) REQUIRE(::write(fd, line('M', i).data(), 9) == 9);
   REQUIRE(::close(fd) == 0);
+  // Every one of the mount's writes was placed by the MDS (pvfs-ctl client).
+  CHECK(mount_counter(tc.mnt(), "appends") == 200);
   REQUIRE(s.release(*other).ok());
 
   auto reader = s.open(found->ino, O_RDONLY);
