@@ -177,7 +177,7 @@ Attr Client::Impl::merge_local(Attr attr) {
     if (state->size_dirty)
       attr.size = std::max(attr.size, state->size);
     else
-      state->size = attr.size;
+      state->size = state->base = attr.size;
   }
   return attr;
 }
@@ -369,7 +369,7 @@ asio::awaitable<Result<Attr>> Client::setattr(const Credentials& who, InodeId in
       if (!st.ok()) co_return st;
     }
     if (state) {
-      state->size = change.size;
+      state->size = state->base = change.size;
       state->size_dirty = false;
     }
   } else if (change.mask & (kSetMtime | kSetMtimeNow)) {

@@ -81,6 +81,10 @@ struct InodeState {
   InodeId ino;
   Layout layout;
   uint64_t size = 0;        // max(size seen from the MDS, end of writes made here)
+  // The MDS's size when this view of the file began (open, a refresh, the
+  // last publish or truncation here): a publish sends it, so the MDS can
+  // tell that another client truncated the file meanwhile.
+  uint64_t base = 0;
   // When the MDS last said the file exists, for a read that found a hole
   // (Client::read_buffers).
   std::chrono::steady_clock::time_point confirmed_at{};

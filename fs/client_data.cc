@@ -137,7 +137,7 @@ std::shared_ptr<OpenFile> Client::Impl::track_open(const Attr& attr, int flags) 
     open_inodes[attr.ino] = state;
   }
   state->layout = attr.layout;
-  if (!state->size_dirty) state->size = attr.size;  // close-to-open: fresh from the MDS
+  if (!state->size_dirty) state->size = state->base = attr.size;  // close-to-open: fresh from the MDS
   ++state->open_count;
   open_note();
   auto file = std::make_shared<OpenFile>();
@@ -533,6 +533,7 @@ asio::awaitable<Status> Client::publish_size(const Credentials& who, OpenFile& f
   auto u = impl_->begin_mds(out, who).initUpdateSize();
   u.setIno(state->ino.value);
   u.setSize(state->size);
+  u.setBase(state->base);
   u.setTouchMtime(dirty);
   if (blocks) u.setBlocks(static_cast<int64_t>(std::min<uint64_t>(*blocks, INT64_MAX)));
   if (stopping) u.setWriter(mp::Request::UpdateSize::Writer::STOPS);
@@ -544,6 +545,8 @@ asio::awaitable<Status> Client::publish_size(const Credentials& who, OpenFile& f
     co_return dirty ? reply.status() : Status{};
   }
   if (dirty && state->writes == writes_seen) state->size_dirty = false;
+  // The MDS's size now (it may have taken less than `sent`, above).
+  state->base = (*reply)->body<mp::Reply>().getAttr().getSize();
   co_return Status{};
 }
 

@@ -176,7 +176,10 @@ asio::awaitable<void> Client::Impl::glimpse_size(Attr& attr, rpc::Origin origin)
     if (stat) attr.size = std::max(attr.size, stat->end_in_file);
   // Reads here go as far as an open file's size (merge_local() set it from
   // the MDS's, which lags).
-  if (auto state = open_state(attr.ino); state && !state->size_dirty) state->size = std::max(state->size, attr.size);
+  if (auto state = open_state(attr.ino); state && !state->size_dirty) {
+    state->size = std::max(state->size, attr.size);
+    state->base = std::max(state->base, attr.size);
+  }
 }
 
 void Client::Impl::make_hole_objects(std::shared_ptr<InodeState> state, uint64_t offset,

@@ -357,6 +357,11 @@ struct Request {
     blocks @4 :Int64 = -1;        # 512-byte blocks the file's objects hold on the storage
                                   # servers, as the sender counted them after its writes (Attr.blocks);
                                   # -1: not counted, keep the recorded number
+    base @5 :UInt64;              # the size the sender's view of the file started from (the MDS's
+                                  # at its open or last publish). Above the recorded size, another
+                                  # client cut the file since: `size` may count bytes that cut
+                                  # removed, so the MDS takes no more than the storage servers
+                                  # hold. 0: unknown (senders before this field)
 
     # A client that writes a file says so before its first write is
     # acknowledged, and says when it stops, both over the connection it

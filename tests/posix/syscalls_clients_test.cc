@@ -385,6 +385,36 @@ TEST_CASE("an append lands after what another client wrote and has not yet close
   CHECK(read_file(here) == body + "tail\nmore\n");
 }
 
+// One node truncates a file (a job step rewriting its output with `>`)
+// while another still has it open for writing. Sizes only grow at the MDS,
+// and the other node's close used to publish the size it had known since
+// its open: the file came back at its old length, zeros past the cut.
+TEST_CASE("a file another client truncated keeps its new size when a writer that opened it before closes") {
+  TestCluster* c = cluster();
+  if (!c) return;
+  Scratch s(*c, "truncated-under-writer");
+  SecondMount other(*c);
+  const std::string here = s.pvfs() + "/out";
+  const std::string there = other.view(here);
+  write_file(here, std::string(100000, 'o'));
+  // Written before the truncation: the cut removes it, as on Linux.
+  const int before = ::open(there.c_str(), O_WRONLY);
+  REQUIRE(before >= 0);
+  REQUIRE(::pwrite(before, "early", 5, 0) == 5);
+  write_file(here, "new\n");  // O_TRUNC, then 4 bytes
+  REQUIRE(::close(before) == 0);
+  CHECK(read_file(there) == "new\n");
+  CHECK(read_file(here) == "new\n");
+
+  // Written after it, past the new end: kept, zeros between.
+  const int after = ::open(there.c_str(), O_WRONLY);
+  REQUIRE(after >= 0);
+  write_file(here, "cut\n");
+  REQUIRE(::pwrite(after, "late", 4, 10) == 4);
+  REQUIRE(::close(after) == 0);
+  CHECK(read_file(here) == std::string("cut\n") + std::string(6, '\0') + "late");
+}
+
 // A file removed on one node while another has it open: the other keeps
 // reading and writing it until it closes it, as on Linux (and Lustre), and
 // no one else can open it any more.
