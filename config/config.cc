@@ -226,6 +226,8 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     if (Status s = read_uint(*t, "mds_tuning", "open_lease_ms", c.open_lease_ms); !s.ok()) return s;
     if (c.open_lease_ms < 100 || c.open_lease_ms > 3600000)
       return key_error("mds_tuning.open_lease_ms", "must be from 100 to 3600000");
+    if (Status s = read_uint(*t, "mds_tuning", "reserve_mb", c.mds_reserve_mb); !s.ok()) return s;
+    if (c.mds_reserve_mb > 1048576) return key_error("mds_tuning.reserve_mb", "must be from 0 to 1048576");
   }
   if (auto* t = root.get_as<toml::table>("mds_cluster")) {
     const char* sec = "mds_cluster";
@@ -420,7 +422,8 @@ std::string Config::render() const {
       << "orphan_lease_ms = " << orphan_lease_ms
       << "    # an unlinked file a dead client kept open is deleted after this\n"
       << "open_lease_ms = " << open_lease_ms
-      << "    # a file removed while another client has it open lasts until this after its close\n\n"
+      << "    # a file removed while another client has it open lasts until this after its close\n"
+      << "reserve_mb = " << mds_reserve_mb << "    # below this free, new names get ENOSPC; removals still work\n\n"
       << "# With several [[mds]]: how they share the file sets (ANU placement).\n"
       << "[mds_cluster]\n"
       << "placement = " << quoted(placement::policy_name(mds_placement)) << "    # "

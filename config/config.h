@@ -57,6 +57,11 @@ struct Config {
   // third of this while it stays open (mds/open_leases.h): a file another
   // client removes meanwhile keeps its data until then.
   uint32_t open_lease_ms = 15000;
+  // New names (creates, mkdir, links, xattrs) are refused with ENOSPC
+  // while the data directory's file system has less than this free, so
+  // that removals and size updates, which need a little room themselves,
+  // still commit on a full disk (mds/mds_space.cc). 0: no reserve.
+  uint32_t mds_reserve_mb = 64;
 
   // [mds_cluster]: several metadata servers sharing the namespace by file
   // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].

@@ -53,6 +53,13 @@ metrics::Families MdsService::metrics() {
     metrics::add_single(out, "pvfs_mds_orphans",
                         "Unlinked files whose objects are not deleted yet (open ones included).",
                         Type::gauge, static_cast<double>(*orphans));
+  if (auto free = data_free_bytes())
+    metrics::add_single(out, "pvfs_mds_data_free_bytes",
+                        "Free space of the disk holding this member's data directory.", Type::gauge,
+                        static_cast<double>(*free));
+  metrics::add_single(out, "pvfs_mds_refused_no_room_total",
+                      "Requests adding to the namespace refused (ENOSPC) for want of room on this member's disk.",
+                      Type::counter, static_cast<double>(space_.refused));
   metrics::add_single(out, "pvfs_mds_orphans_reclaimed_total",
                       "Unlinked files whose objects the collector deleted from every server.",
                       Type::counter, static_cast<double>(orphans_reclaimed_));

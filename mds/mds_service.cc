@@ -192,12 +192,15 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
     in_flight.emplace(&cluster_, route->value);
   }
 
+  if (entry && entry->needs_room)
+    if (Status room = admit_growth(); !room.ok()) co_return co_await ex.refuse(room);
   Status outcome(Errc::not_supported, "unknown metadata request");
   if (entry) {
     handlers::Call call{*this, ex.conn, *ex.msg, ex.req, ex.reply, caller, now, origin};
     outcome = co_await ex.run([&] { return entry->handler(call); });
   }
   in_flight.reset();
+  if (outcome.code() == Errc::no_space) space_.measured.reset();  // the disk filled: look again
   if (route && entry && entry->load_sample && outcome.code() != Errc::again)
     cluster_.record(ex.elapsed());
   co_await ex.finish(outcome, requests_);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -276,6 +277,19 @@ class MdsService {
   // The same by file: the connections writing each (written_by_other()).
   std::map<InodeId, std::vector<const rpc::Connection*>> writers_of_;
   void forget_writer_of(InodeId ino, const rpc::Connection* conn);
+  // ---- room on the disk (mds/mds_space.cc) ----
+  // Whether a request that adds to the namespace may run: the data
+  // directory's disk has [mds_tuning] reserve_mb free. Errors: no_space.
+  Status admit_growth();
+  // The free bytes of the data directory's disk, measured at most every
+  // 100 ms (and again after a request failed for want of space).
+  std::optional<uint64_t> data_free_bytes();
+  struct Space {
+    std::optional<TimePoint> measured;  // unset: measure at the next request
+    std::optional<uint64_t> free;       // unset: statvfs failed
+    bool low = false;                   // below the reserve (logged once per episode)
+    uint64_t refused = 0;               // requests refused for want of room
+  } space_;
   // Files of gone writers waiting for their size, and whether a failure to
   // get it was logged already.
   std::map<InodeId, bool> unreconciled_;

@@ -18,6 +18,10 @@ struct Entry {
   // tuning): not for a request that waits for other clients (a held
   // F_SETLKW), which says nothing of this member's load.
   bool backlog = true;
+  // Whether it adds to the namespace (a name, a link, an xattr): refused
+  // with no_space while the data directory's disk has less free than
+  // [mds_tuning] reserve_mb, which removals keep (mds/mds_space.cc).
+  bool needs_room = false;
 };
 
 // Every request kind this MDS serves, each once. A kind not in it (a newer

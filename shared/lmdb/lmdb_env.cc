@@ -1,6 +1,8 @@
 #include "shared/lmdb/lmdb_env.h"
 
+#include <errno.h>
 #include <lmdb.h>
+#include <sys/statvfs.h>
 
 #include <system_error>
 #include <utility>
@@ -15,8 +17,19 @@ Status from_mdb(int rc, std::string_view what) {
     case MDB_NOTFOUND: return Status(Errc::not_found, std::string(what));
     case MDB_MAP_FULL: return Status(Errc::no_space, std::string(what) + ": " + mdb_strerror(rc));
     case MDB_BAD_VALSIZE: return Status(Errc::invalid_argument, std::string(what) + ": " + mdb_strerror(rc));
+    case ENOSPC:
+    case EDQUOT: return Status(Errc::no_space, std::string(what) + ": " + mdb_strerror(rc));
     default: return Status(Errc::io, std::string(what) + ": " + mdb_strerror(rc));
   }
+}
+
+// Whether the file system holding `env` has less than 1 MiB left.
+bool disk_full(MDB_env* env) {
+  int fd = -1;
+  if (mdb_env_get_fd(env, &fd) != 0) return false;
+  struct statvfs vfs {};
+  if (::fstatvfs(fd, &vfs) != 0) return false;
+  return static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize < (uint64_t{1} << 20);
 }
 
 MDB_val to_val(std::string_view bytes) {
@@ -154,7 +167,13 @@ Status Txn::scan(Db db, std::string_view prefix, std::string_view from, const Vi
 
 Status Txn::commit() {
   PVFS_CHECK(txn_ != nullptr);
-  return from_mdb(mdb_txn_commit(std::exchange(txn_, nullptr)), "commit");
+  MDB_env* env = mdb_txn_env(txn_);
+  const int rc = mdb_txn_commit(std::exchange(txn_, nullptr));
+  // LMDB reports a write that stopped short as EIO, which is how a disk
+  // that fills during the commit shows; a disk with no room left is said
+  // to be full rather than failing.
+  if (rc == EIO && disk_full(env)) return Status(Errc::no_space, "commit: the disk is full");
+  return from_mdb(rc, "commit");
 }
 
 }  // namespace pvfs::lmdb

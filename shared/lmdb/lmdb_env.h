@@ -113,7 +113,7 @@ class Txn {
   // durable against system crashes once the next commit or Env::sync()
   // returns (see Env). The transaction is finished afterwards, whatever
   // the outcome.
-  // Errors: no_space, io.
+  // Errors: no_space (the map, or the disk, is full), io.
   Status commit();
 
  private:

@@ -19,6 +19,8 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -336,10 +338,13 @@ namespace {
 
 // Storage server `id`'s data directory moved onto a tmpfs of `bytes`, made
 // while the server is down; unmounted (lazily) on destruction.
+// A daemon's data directory moved onto a tmpfs of `bytes`, made while the
+// daemon is stopped.
 class TmpfsDataDir {
  public:
-  TmpfsDataDir(TestCluster& c, uint32_t id, uint64_t bytes) : dir_(c.config().servers.at(id).data_dir) {
-    const fs::path saved = c.dir() / ("saved-server" + std::to_string(id));
+  TmpfsDataDir(TestCluster& c, uint32_t id, uint64_t bytes) : TmpfsDataDir(c, c.config().servers.at(id).data_dir, bytes) {}
+  TmpfsDataDir(TestCluster& c, const fs::path& dir, uint64_t bytes) : dir_(dir) {
+    const fs::path saved = c.dir() / ("saved-" + dir.filename().string());
     fs::copy(dir_, saved, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
     const std::string options = "size=" + std::to_string(bytes) + ",mode=0755";
     REQUIRE_MESSAGE(::mount("tmpfs", dir_.c_str(), "tmpfs", 0, options.c_str()) == 0, std::strerror(errno));
@@ -460,6 +465,112 @@ TEST_CASE("fsck finds nothing wrong with sparse files whose holes span whole obj
   const std::string data = pvfs::test::read_text(c.mnt() / "two-ends");
   REQUIRE(data.size() == (5u << 20) + 4);
   CHECK(data.substr(4, (5u << 20) - 4).find_first_not_of('\0') == std::string::npos);
+}
+
+// The MDS's data directory on a tmpfs of `bytes`: the MDS is stopped,
+// its files copied over, and started again (the mount reconnects).
+std::unique_ptr<TmpfsDataDir> mds_on_tmpfs(TestCluster& c, uint64_t bytes) {
+  REQUIRE(c.cluster().kill_daemon("mds0", SIGKILL).ok());
+  REQUIRE(eventually([&] { return daemon_pid(c.cluster(), "mds0") == 0; }, std::chrono::seconds(10)));
+  auto dir = std::make_unique<TmpfsDataDir>(c, c.config().mds.at(0).data_dir, bytes);
+  REQUIRE(c.cluster().restart_daemon("mds0").ok());
+  return dir;
+}
+
+// Creates an empty file; the errno of the failure, or 0.
+int create_errno(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
+}
+
+TEST_CASE("a metadata server whose disk fills refuses new names with ENOSPC, still removes files and keeps "
+          "sizes, and takes new names once there is room") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(2), true);  // [mds_tuning] reserve_mb = 64, the default
+  auto tmpfs = mds_on_tmpfs(c, 160 << 20);
+  std::map<std::string, std::string> kept;
+  for (int i = 0; i < 20; ++i) {
+    const std::string name = "a" + std::to_string(i);
+    kept[name] = "file " + name + std::string(1000 + i, 'k');
+    REQUIRE(write_small(c.mnt() / name, kept[name]));
+  }
+  const int fd = ::open((c.mnt() / "growing").c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, "head", 4, 0) == 4);
+
+  tmpfs->fill(16 << 20);  // under the reserve
+  int err = 0;
+  int probe = 0;
+  REQUIRE(eventually([&] {
+    err = create_errno(c.mnt() / ("probe" + std::to_string(probe++)));
+    return err != 0;
+  }, std::chrono::seconds(10)));
+  CHECK(err == ENOSPC);
+  CHECK(::mkdir((c.mnt() / "dir").c_str(), 0755) == -1);
+  CHECK(errno == ENOSPC);
+  CHECK(::symlink("a0", (c.mnt() / "link").c_str()) == -1);
+  CHECK(errno == ENOSPC);
+
+  // What frees room, or changes what exists, goes on.
+  for (int i = 0; i < 10; ++i) {
+    const std::string name = "a" + std::to_string(i);
+    CHECK_MESSAGE(::unlink((c.mnt() / name).c_str()) == 0, name, ": ", std::strerror(errno));
+    kept.erase(name);
+  }
+  CHECK(::rename((c.mnt() / "a10").c_str(), (c.mnt() / "a10-renamed").c_str()) == 0);
+  kept["a10-renamed"] = kept["a10"];
+  kept.erase("a10");
+  const std::string tail(3 << 20, 't');
+  REQUIRE(::pwrite(fd, tail.data(), tail.size(), 4) == static_cast<ssize_t>(tail.size()));
+  CHECK(::close(fd) == 0);
+  kept["growing"] = "head" + tail;
+  CHECK(metric(c, "mds0", "pvfs_mds_refused_no_room_total") >= 3);
+
+  // Room again: new names are taken.
+  tmpfs->empty();
+  CHECK(eventually([&] { return create_errno(c.mnt() / ("later" + std::to_string(probe++))) == 0; },
+                   std::chrono::seconds(10)));
+  CHECK(::mkdir((c.mnt() / "dir").c_str(), 0755) == 0);
+  for (const auto& [name, content] : kept) {
+    CAPTURE(name);
+    CHECK(pvfs::test::read_text(c.mnt() / name) == content);
+  }
+}
+
+TEST_CASE("with no reserve, a metadata server on a disk with no room left answers ENOSPC, not EIO, and "
+          "serves every file it acknowledged") {
+  if (skip_without_fuse()) return;
+  ClusterOptions options = with_servers(2);
+  options.mds_reserve_mb = 0;
+  TestCluster c(options, true);
+  auto tmpfs = mds_on_tmpfs(c, 32 << 20);
+  std::vector<std::string> made;
+  for (int i = 0; i < 20; ++i) {
+    made.push_back("before" + std::to_string(i));
+    REQUIRE(write_small(c.mnt() / made.back(), made.back()));
+  }
+  tmpfs->fill(0);
+  // LMDB reuses pages freed by earlier commits first: some creates may
+  // still fit, the first failure says why.
+  int err = 0;
+  for (int i = 0; i < 20000 && err == 0; ++i) {
+    const std::string name = "full" + std::to_string(i);
+    err = create_errno(c.mnt() / name);
+    if (err == 0) made.push_back(name);
+  }
+  CHECK(err == ENOSPC);
+  CHECK(daemon_pid(c.cluster(), "mds0") != 0);
+  tmpfs->empty();
+  CHECK(eventually([&] { return create_errno(c.mnt() / "after") == 0; }, std::chrono::seconds(10)));
+  size_t readable = 0;
+  for (const auto& name : made) {
+    struct stat st {};
+    readable += ::stat((c.mnt() / name).c_str(), &st) == 0;
+  }
+  CHECK(readable == made.size());
+  for (int i = 0; i < 20; ++i) CHECK(pvfs::test::read_text(c.mnt() / made[i]) == made[i]);
 }
 
 }  // namespace pvfs::test::space_test

@@ -331,6 +331,7 @@ Result<LocalCluster> LocalCluster::start(const ClusterOptions& options, const fs
     c.lock_lease_ms = options.lock_lease_ms;
     c.orphan_lease_ms = options.orphan_lease_ms;
     c.open_lease_ms = options.open_lease_ms;
+    c.mds_reserve_mb = options.mds_reserve_mb;
     c.local_sockets = options.local_sockets;
     c.write_behind_bytes = options.write_behind_bytes;
     c.iosched_idle_ms = options.iosched_idle_ms;

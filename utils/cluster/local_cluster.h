@@ -56,6 +56,7 @@ struct ClusterOptions {
   uint32_t lock_lease_ms = 5000;  // [locks] lease_ms of a new config
   uint32_t orphan_lease_ms = 300000;  // [mds_tuning] orphan_lease_ms of a new config
   uint32_t open_lease_ms = 15000;     // [mds_tuning] open_lease_ms of a new config
+  uint32_t mds_reserve_mb = 64;       // [mds_tuning] reserve_mb of a new config
   bool local_sockets = true;      // [network] local_sockets of a new config
   uint64_t write_behind_bytes = 0;  // [client] write_behind_bytes of a new config
   std::chrono::milliseconds start_timeout{15000};
