@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "shared/log_limiter.h"
+
 namespace pvfs::rpc {
 
 namespace {
@@ -32,6 +34,15 @@ void log_request(InMessage& message, capnp::DynamicStruct::Reader body, const St
   const bool warn = !outcome.ok() && operator_must_know(outcome.code());
   const auto level = warn ? spdlog::level::warn : spdlog::level::debug;
   if (!spdlog::should_log(level)) return;
+  // A full disk fails every create or write that comes: one warning a
+  // second for each request type and error, with the count held back.
+  LogLimiter::Verdict verdict{true, 0};
+  if (warn && !spdlog::should_log(spdlog::level::debug)) {
+    thread_local LogLimiter limiter;
+    verdict = limiter.admit(fmt::format("{} {}", request_name(body), errc_name(outcome.code())),
+                            std::chrono::steady_clock::now());
+    if (!verdict.log) return;
+  }
   auto envelope = message.envelope();
   std::string text;
   try {
@@ -41,9 +52,11 @@ void log_request(InMessage& message, capnp::DynamicStruct::Reader body, const St
   }
   if (text.size() > kMaxLoggedChars) text = text.substr(0, kMaxLoggedChars) + "...";
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
-  spdlog::log(level, "req {:016x} job {} {} {} bytes={} -> {} {}us", envelope.getRequestId(),
+  const std::string held =
+      verdict.suppressed ? fmt::format(" ({} more like it in the last seconds not logged)", verdict.suppressed) : "";
+  spdlog::log(level, "req {:016x} job {} {} {} bytes={} -> {} {}us{}", envelope.getRequestId(),
               envelope.getJobId().size() ? envelope.getJobId().cStr() : "-", request_name(body),
-              text, message.data().size(), outcome.ok() ? "ok" : outcome.to_string(), us);
+              text, message.data().size(), outcome.ok() ? "ok" : outcome.to_string(), us, held);
 }
 
 }  // namespace pvfs::rpc

@@ -3,7 +3,10 @@
 //   req 5f2a9c0000000031 job 4711 write object=... -> ok 812us
 // At debug level every request is logged (pvfs-ctl loglevel DAEMON debug);
 // at any level, failures the operator must act on (I/O errors, corruption,
-// a full disk) are logged as warnings. Thread-safe (spdlog).
+// a full disk) are logged as warnings, at most one a second for each
+// request type and error on each thread, the next one saying how many were
+// held back (all of them at debug level). Thread-safe (spdlog; a limiter
+// per thread).
 #pragma once
 
 #include <chrono>

@@ -512,6 +512,16 @@ TEST_CASE("a metadata server whose disk fills refuses new names with ENOSPC, sti
   CHECK(errno == ENOSPC);
   CHECK(::symlink("a0", (c.mnt() / "link").c_str()) == -1);
   CHECK(errno == ENOSPC);
+  // Each refusal is a warning in the log, but not a line each.
+  const auto refusing = std::chrono::steady_clock::now();
+  for (int i = 0; std::chrono::steady_clock::now() - refusing < std::chrono::milliseconds(1500); ++i)
+    REQUIRE(create_errno(c.mnt() / ("refused" + std::to_string(i))) == ENOSPC);
+  const std::string log = pvfs::test::read_text(c.cluster().dir() / "logs" / "mds0.log");
+  size_t refusals = 0;
+  for (size_t at = log.find("mknod"); at != std::string::npos; at = log.find("mknod", at + 1)) ++refusals;
+  CHECK(refusals >= 1);
+  CHECK(refusals < 30);
+  CHECK(log.find("more like it") != std::string::npos);
 
   // What frees room, or changes what exists, goes on.
   for (int i = 0; i < 10; ++i) {
