@@ -158,6 +158,7 @@ health::Inputs MdsService::health_inputs() {
     in.space.push_back({fmt::format("server{}", e.id.value), e.capacity_bytes, e.free_bytes});
   }
   in.delete_backlog = orphan_backlog();
+  if (auto free = data_free_bytes()) in.mds_space.push_back({self.name, *free, reserve_bytes()});
   cluster_.add_health(in);
   return in;
 }

@@ -71,6 +71,11 @@ class MdsService {
   // storage servers' heartbeats and space, the members, the delete
   // backlog), for its pvfs_mds_health gauge. In mds/mds_metrics.cc.
   health::Inputs health_inputs();
+  // The free bytes of the data directory's disk, measured at most every
+  // 100 ms (and again after a request failed for want of space); nullopt
+  // when statvfs fails. Below reserve_bytes() new names are refused.
+  std::optional<uint64_t> data_free_bytes();
+  uint64_t reserve_bytes() const { return uint64_t{config_.mds_reserve_mb} << 20; }
 
   // ---- for the request handlers (mds/handlers/), on the network thread ----
   FileSetCatalog& filesets() { return filesets_; }
@@ -281,9 +286,6 @@ class MdsService {
   // Whether a request that adds to the namespace may run: the data
   // directory's disk has [mds_tuning] reserve_mb free. Errors: no_space.
   Status admit_growth();
-  // The free bytes of the data directory's disk, measured at most every
-  // 100 ms (and again after a request failed for want of space).
-  std::optional<uint64_t> data_free_bytes();
   struct Space {
     std::optional<TimePoint> measured;  // unset: measure at the next request
     std::optional<uint64_t> free;       // unset: statvfs failed

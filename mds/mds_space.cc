@@ -39,7 +39,7 @@ std::optional<uint64_t> MdsService::data_free_bytes() {
 }
 
 Status MdsService::admit_growth() {
-  const uint64_t reserve = uint64_t{config_.mds_reserve_mb} << 20;
+  const uint64_t reserve = reserve_bytes();
   if (reserve == 0) return Status{};
   const std::optional<uint64_t> free = data_free_bytes();
   if (!free || *free >= reserve) {

@@ -1,5 +1,6 @@
 // status (pvfs-ctl ping, health): what this daemon is, for how long, its busiest
-// jobs, its clock, its requests in progress and its delete backlog.
+// jobs, its clock, its requests in progress, its delete backlog and the
+// room on its disk.
 #include "mds/handlers/call.h"
 
 namespace pvfs::mds::handlers {
@@ -19,6 +20,8 @@ asio::awaitable<Status> status(Call& c) {
   s.setOldestRequestMs(
       static_cast<uint64_t>(c.mds.open_requests().oldest_age(std::chrono::steady_clock::now()).count()));
   if (auto orphans = c.mds.orphan_backlog()) s.setOrphans(static_cast<int64_t>(*orphans));
+  if (auto free = c.mds.data_free_bytes()) s.setDataFreeBytes(static_cast<int64_t>(*free));
+  s.setReserveBytes(c.mds.reserve_bytes());
   co_return Status{};
 }
 

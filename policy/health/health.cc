@@ -60,6 +60,20 @@ void full(const Inputs& in, const Thresholds& limits, std::vector<Reason>& out) 
   }
 }
 
+std::string mib_text(uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+void mds_full(const Inputs& in, std::vector<Reason>& out) {
+  for (const auto& m : in.mds_space) {
+    if (m.reserve_bytes == 0 || m.free_bytes >= 2 * m.reserve_bytes) continue;
+    const bool err = m.free_bytes < m.reserve_bytes;
+    out.push_back({err ? Level::err : Level::warn, "MDS_FULL",
+                   fmt::format("{}: {} free on its data disk, {} the reserve of {} ({})", m.name,
+                               mib_text(m.free_bytes), err ? "under" : "within twice", mib_text(m.reserve_bytes),
+                               err ? "new files and directories fail with ENOSPC; removals work"
+                                   : "new files and directories will fail with ENOSPC under it")});
+  }
+}
+
 void slow(const Inputs& in, const Thresholds& limits, std::vector<Reason>& out) {
   for (const auto& d : in.daemons) {
     if (!d.reachable || d.oldest_request_ms < limits.slow_request_ms) continue;
@@ -119,6 +133,7 @@ Verdict judge(const Inputs& in, const Thresholds& limits) {
                        : fmt::format("file set {} unserved: last held by {}, no serving member holds it", u.set,
                                      u.last_holder)});
   full(in, limits, all);
+  mds_full(in, all);
   slow(in, limits, all);
   if (in.delete_backlog && *in.delete_backlog >= limits.delete_backlog_files)
     all.push_back({Level::warn, "DELETE_BACKLOG",

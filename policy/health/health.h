@@ -49,6 +49,13 @@ struct Space {
   uint64_t capacity_bytes = 0, free_bytes = 0;
 };
 
+// A metadata server's room on the disk of its data directory.
+struct MdsSpace {
+  std::string name;
+  uint64_t free_bytes = 0;
+  uint64_t reserve_bytes = 0;  // [mds_tuning] reserve_mb: under it new names get ENOSPC
+};
+
 // A file set no serving metadata server holds.
 struct Unserved {
   uint16_t set = 0;
@@ -58,6 +65,7 @@ struct Unserved {
 struct Inputs {
   std::vector<Daemon> daemons;
   std::vector<Space> space;
+  std::vector<MdsSpace> mds_space;
   std::vector<std::string> fenced;         // members that answered they hold no lease
   std::vector<Unserved> unserved;
   std::optional<uint64_t> delete_backlog;  // unlinked files not yet deleted (unknown: no MDS said)
@@ -65,7 +73,7 @@ struct Inputs {
 
 struct Reason {
   Level level = Level::warn;
-  std::string check;  // stable name for scripts: DAEMON_DOWN, SERVER_FULL, SLOW_REQUESTS,
+  std::string check;  // stable name for scripts: DAEMON_DOWN, SERVER_FULL, MDS_FULL, SLOW_REQUESTS,
                       // DELETE_BACKLOG, MDS_FENCED, FILESET_UNSERVED, CLOCK_SKEW
   std::string text;   // one line for a human, naming the daemon or file set
 };
@@ -79,7 +87,8 @@ struct Verdict {
 // unreadable: there are no replicas); a metadata server down is a warning
 // while another answers (its file sets fail over or show as unserved), an
 // error when none does. A full server warns at full_warn_percent and is an
-// error at full_err_percent. Slow requests, a delete backlog, a fenced member and clock skew
+// error at full_err_percent. A metadata server under its disk reserve is an
+// error (new names fail), within twice the reserve a warning. Slow requests, a delete backlog, a fenced member and clock skew
 // beyond the thresholds warn; a file set no member serves is an error.
 // Clock skew counts only what the measurement cannot explain (offsets'
 // spread minus their errors).

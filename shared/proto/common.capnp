@@ -120,6 +120,8 @@ struct DaemonStatus {
   oldestRequestMs @8 :UInt64; # how long the oldest of them has been in progress
   orphans @9 :Int64 = -1;     # MDS: unlinked files whose objects are not deleted yet (the delete
                               # backlog, open files included); -1: not counted (a server, or LMDB failed)
+  dataFreeBytes @10 :Int64 = -1;  # MDS: free space of its data directory's disk; -1: not measured
+  reserveBytes @11 :UInt64;       # MDS: [mds_tuning] reserve_mb; under it new names get ENOSPC
 }
 
 # A daemon's counters and gauges, for pvfs-ctl stats/top and the /metrics

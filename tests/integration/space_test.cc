@@ -522,6 +522,11 @@ TEST_CASE("a metadata server whose disk fills refuses new names with ENOSPC, sti
   CHECK(refusals >= 1);
   CHECK(refusals < 30);
   CHECK(log.find("more like it") != std::string::npos);
+  auto health = run_tool("PVFS_CTL", c.dir(), {"health", "-c", c.cluster().config_path().string()});
+  CAPTURE(health.out);
+  CHECK(health.status == 2);
+  CHECK(health.out.find("MDS_FULL: mds0: ") != std::string::npos);
+  CHECK(health.out.find("under the reserve of 64.0 MiB") != std::string::npos);
 
   // What frees room, or changes what exists, goes on.
   for (int i = 0; i < 10; ++i) {
@@ -543,6 +548,8 @@ TEST_CASE("a metadata server whose disk fills refuses new names with ENOSPC, sti
   CHECK(eventually([&] { return create_errno(c.mnt() / ("later" + std::to_string(probe++))) == 0; },
                    std::chrono::seconds(10)));
   CHECK(::mkdir((c.mnt() / "dir").c_str(), 0755) == 0);
+  health = run_tool("PVFS_CTL", c.dir(), {"health", "-c", c.cluster().config_path().string()});
+  CHECK(health.out.find("MDS_FULL") == std::string::npos);
   for (const auto& [name, content] : kept) {
     CAPTURE(name);
     CHECK(pvfs::test::read_text(c.mnt() / name) == content);

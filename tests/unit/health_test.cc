@@ -105,6 +105,23 @@ TEST_CASE("a delete backlog at the threshold warns; an unknown one says nothing"
   CHECK(judge(in, limits).level == Level::ok);
 }
 
+TEST_CASE("a metadata server under its disk reserve is an error, within twice it a warning; no reserve, nothing") {
+  Inputs in = healthy();
+  const uint64_t mib = 1 << 20;
+  in.mds_space = {{"mds0", 128 * mib, 64 * mib}};
+  CHECK(judge(in, Thresholds{}).level == Level::ok);
+  in.mds_space[0].free_bytes = 100 * mib;
+  auto v = judge(in, Thresholds{});
+  CHECK(v.level == Level::warn);
+  CHECK(names(v, "MDS_FULL", "mds0: 100.0 MiB free on its data disk, within twice the reserve of 64.0 MiB"));
+  in.mds_space[0].free_bytes = 10 * mib;
+  v = judge(in, Thresholds{});
+  CHECK(v.level == Level::err);
+  CHECK(names(v, "MDS_FULL", "under the reserve of 64.0 MiB (new files and directories fail with ENOSPC"));
+  in.mds_space[0].reserve_bytes = 0;
+  CHECK(judge(in, Thresholds{}).level == Level::ok);
+}
+
 TEST_CASE("a fenced member warns and a file set nobody serves is an error, errors listed first") {
   Inputs in = healthy();
   in.fenced = {"mds1"};

@@ -22,6 +22,8 @@ DaemonReport from_wire(proto::DaemonStatus::Reader s) {
   r.in_progress = s.getInProgress();
   r.oldest_request_ms = s.getOldestRequestMs();
   if (s.getOrphans() >= 0) r.orphans = static_cast<uint64_t>(s.getOrphans());
+  if (s.getDataFreeBytes() >= 0) r.data_free_bytes = static_cast<uint64_t>(s.getDataFreeBytes());
+  r.reserve_bytes = s.getReserveBytes();
   return r;
 }
 

@@ -32,6 +32,8 @@ struct DaemonReport {
   uint32_t in_progress = 0;         // requests it was serving, this one included
   uint64_t oldest_request_ms = 0;   // age of the oldest of them
   std::optional<uint64_t> orphans{};  // MDS: its delete backlog (unset: not counted)
+  std::optional<uint64_t> data_free_bytes{};  // MDS: free space of its data disk (unset: not measured)
+  uint64_t reserve_bytes = 0;                 // MDS: under this free, new names get ENOSPC
 };
 
 enum class DaemonKind { mds, server };

@@ -87,6 +87,7 @@ health::Inputs gather_health(const Config& config, const Secret& key, millisecon
       backlog += *r.orphans;
       backlog_known = true;
     }
+    if (d.is_mds && r.data_free_bytes) in.mds_space.push_back({d.name, *r.data_free_bytes, r.reserve_bytes});
     if (d.is_mds) reachable_mds.push_back(&targets[i]);
     in.daemons.push_back(std::move(d));
   }
