@@ -13,6 +13,10 @@ namespace {
 
 constexpr uint64_t kPullChunk = uint64_t{1} << 20;
 
+// After a pull found this server's disk full: how long pulls wait before
+// the next try, doubling up to the longest while it stays full.
+constexpr std::chrono::milliseconds kNoRoomFirstWait{1000};
+constexpr std::chrono::milliseconds kNoRoomLongestWait{60000};
 
 }  // namespace
 
@@ -67,6 +71,9 @@ asio::awaitable<void> Maintainer::pull_worker() {
 }
 
 asio::awaitable<unsigned> Maintainer::pull_round() {
+  // A full disk: the fragments wait where they are (reads find them) rather
+  // than be read again every round only to fail here.
+  if (no_room_until_ && service_.clock().now() < *no_room_until_) co_return 0;
   // Pull while this server stays idle; each object's oldest entries first.
   unsigned pulled = 0;
   std::set<uint32_t> busy;
@@ -130,6 +137,10 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
         co_return false;
       }
       if (Status st = co_await service_.write_local(object, at, data.span()); !st.ok()) {
+        if (st.code() == Errc::no_space) {
+          no_room(st);
+          co_return false;
+        }
         spdlog::warn("pull-back of {:x}.{}: {}", object.ino.value, object.index, st.to_string());
         co_return false;
       }
@@ -144,9 +155,23 @@ asio::awaitable<bool> Maintainer::pull(ObjectId object, redirect::Entry e) {
     co_return false;
   }
   service_.count_pull(copied);
+  if (no_room_until_) {
+    spdlog::info("pull-backs go on: this server's disk has room again");
+    no_room_until_.reset();
+    no_room_wait_ = kNoRoomFirstWait;
+  }
   spdlog::debug("req {:016x} pulled {:x}.{} [{}, {}) home from server {} ({} bytes)", origin.request_id,
                 object.ino.value, object.index, e.begin, e.end, e.where.server.value, copied);
   co_return true;
+}
+
+void Maintainer::no_room(const Status& why) {
+  if (!no_room_until_)
+    spdlog::warn("pull-backs wait: no room on this server's disk ({}); redirected bytes stay on the servers "
+                 "holding them and are read from there, and pulls try again after {} s, then less often",
+                 why.to_string(), no_room_wait_.count() / 1000);
+  no_room_until_ = service_.clock().now() + no_room_wait_;
+  no_room_wait_ = std::min(no_room_wait_ * 2, kNoRoomLongestWait);
 }
 
 asio::awaitable<void> Maintainer::collector() {

@@ -7,15 +7,19 @@
 // which would also erase a newer redirect that lies inside the pulled range
 // but was made before the pull began, and lose its data.) A collector then
 // tells the other servers to drop fragments nothing refers to any more.
-// After a burst the redirect tables drain to empty.
+// After a burst the redirect tables drain to empty. When this server's disk
+// is full, pulls wait (1 s, doubling up to a minute) instead of reading the
+// same fragments every round to fail writing them.
 // Runs on the daemon's network thread, through the StorageService. Its
 // rounds are public so in-process tests run them one at a time; start()
 // paces them with asio timers on the steady clock (not the injected one),
-// and the garbage grace is measured on the service's clock.
+// and the garbage grace and the wait for room are measured on the
+// service's clock.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -52,6 +56,9 @@ class Maintainer {
   // Pulls entry `e` of `object` home. False when it had to stop (a server
   // got busy or unreachable); the entry stays for a later round.
   asio::awaitable<bool> pull(ObjectId object, redirect::Entry e);
+  // A pull found this server's disk full (`why`): pulls wait, longer each
+  // time it stays full, and the first time says so in the log.
+  void no_room(const Status& why);
   // Whether `server` has no data request outstanding (a probe without a round).
   asio::awaitable<bool> remote_idle(ServerId server);
   asio::awaitable<Result<std::unique_ptr<rpc::InMessage>>> call(ServerId server, rpc::OutMessage& out);
@@ -65,6 +72,10 @@ class Maintainer {
   std::set<std::pair<ObjectId, uint64_t>> in_progress_;  // (object, entry seq)
   std::mt19937_64 request_ids_{std::random_device{}()};  // of pull-backs, for the logs
   bool stopped_ = false;
+  // While set, and until then on the service's clock, pull rounds do
+  // nothing: the last pull found no room on the disk (no_room()).
+  std::optional<TimePoint> no_room_until_;
+  std::chrono::milliseconds no_room_wait_{1000};
 };
 
 }  // namespace pvfs

@@ -177,4 +177,31 @@ TEST_CASE("a pull cut off mid-copy keeps the entry, and the next round completes
   CHECK(got.bytes == x);
 }
 
+TEST_CASE("a home disk with no room keeps its entries readable, and pulls wait for room instead of reading "
+          "the fragments every round") {
+  StorageCluster c(2);
+  const auto x = pattern(8192, 9);
+  redirect_to_2(c, oid(13), 0, x, 508);
+  c.node(1).store->space_left(0);
+  CHECK(c.loop.run(c.node(1).maintainer->pull_round()) == 0);
+  const uint64_t reads = c.node(2).fragments->calls(Op::read);
+  CHECK(reads >= 1);
+  auto got = read(c, 1, oid(13), 0, 8192);
+  REQUIRE(got.redirected.size() == 1);
+  CHECK(got.redirected[0].server == 2);
+
+  // Rounds come every 100 ms: they leave the holder alone while the wait lasts.
+  for (int i = 0; i < 5; ++i) CHECK(c.loop.run(c.node(1).maintainer->pull_round()) == 0);
+  c.node(1).store->heal();
+  CHECK(c.loop.run(c.node(1).maintainer->pull_round()) == 0);
+  CHECK(c.node(2).fragments->calls(Op::read) == reads);
+
+  // Room again, and the wait over: the pull completes.
+  c.clock.advance(std::chrono::seconds(1));
+  CHECK(c.loop.run(c.node(1).maintainer->pull_round()) == 1);
+  got = read(c, 1, oid(13), 0, 8192);
+  CHECK(got.redirected.empty());
+  CHECK(got.bytes == x);
+}
+
 }  // namespace pvfs::test::maintainer_test
