@@ -315,6 +315,8 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     uint32_t latency_us = inline_latency_us(c.storage_inline);
     if (Status s = read_uint(*t, "storage", "inline_max_latency_us", latency_us); !s.ok()) return s;
     c.storage_inline.max_latency = std::chrono::microseconds(latency_us);
+    if (Status s = read_uint(*t, "storage", "reserve_mb", c.storage_reserve_mb); !s.ok()) return s;
+    if (c.storage_reserve_mb > 1048576) return key_error("storage.reserve_mb", "must be from 0 to 1048576");
   }
   if (auto* t = root.get_as<toml::table>("emulated_disk")) {
     if (Status s = read_double(*t, "emulated_disk", "seek_ms", c.emulated_seek_ms); !s.ok()) return s;
@@ -479,7 +481,8 @@ std::string Config::render() const {
       << "inline_max_bytes = " << storage_inline.max_bytes
       << "    # larger disk operations always go to the disk threads; 0 = all do\n"
       << "inline_max_latency_us = " << inline_latency_us(storage_inline)
-      << "    # smaller ones run on the network thread while they average below this per 64 KiB\n\n"
+      << "    # smaller ones run on the network thread while they average below this per 64 KiB\n"
+      << "reserve_mb = " << storage_reserve_mb << "    # below this free, data writes get ENOSPC (and go elsewhere)\n\n"
       << "[emulated_disk]\n"
       << "seek_ms = " << toml_float(emulated_seek_ms) << "\n"
       << "bandwidth_bytes = " << emulated_bandwidth_bytes << "    # 0 = a real disk, no emulation\n\n"

@@ -116,6 +116,11 @@ struct Config {
   // and inline_max_latency_us (the others run inline while they average
   // below it per 64 KiB; whole microseconds).
   elevator::InlineOptions storage_inline;
+  // Data writes (objects, fragments, pull-backs) get ENOSPC while the data
+  // directory's disk has less than this free, so that the redirect log
+  // still commits: a write whose server is full goes to another server and
+  // is recorded here (server/storage_space.cc). 0: no reserve.
+  uint32_t storage_reserve_mb = 64;
 
   // [emulated_disk]: a modelled spinning disk for experiments (bandwidth 0: off).
   double emulated_seek_ms = 10.0;

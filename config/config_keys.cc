@@ -32,7 +32,7 @@ const std::vector<Section>& sections() {
       {"elevator", {"policy", "quantum", "quantum_unit", "max_merge_bytes", "lambda", "queue_depth",
                     "urgent_max_service_ms"}},
       {"qos", {"policy", "period_ms", "epoch_ms", "min_window_ms", "train_max_error"}},
-      {"storage", {"inline_max_bytes", "inline_max_latency_us"}},
+      {"storage", {"inline_max_bytes", "inline_max_latency_us", "reserve_mb"}},
       {"emulated_disk", {"seek_ms", "bandwidth_bytes"}},
       {"iosched", {"policy", "lease_ms", "max_wait_s", "idle_ms", "reads", "gather_ms"}},
       {"locks", {"lease_ms"}},

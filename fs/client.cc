@@ -679,8 +679,8 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
   if (name == kClientStatsXattr && ino == kRootInode) {
     const DispatchStats& d = impl_->stats;
     co_return impl_->mount_stats.render(fmt::format(
-        "pieces_home {}\npieces_redirected {}\nwrite_fallbacks {}\nprobe_rounds {}\n", d.pieces_home,
-        d.pieces_redirected, d.fallbacks, d.rounds));
+        "pieces_home {}\npieces_redirected {}\nwrite_fallbacks {}\npieces_spilled {}\nprobe_rounds {}\n",
+        d.pieces_home, d.pieces_redirected, d.fallbacks, d.pieces_spilled, d.rounds));
   }
   if (name == kIoStepXattr) co_return impl_->io_state(who.job_id);
   if (name.starts_with(std::string(kIoStepXattr) + ".")) co_return impl_->io_state(name.substr(17));

@@ -120,6 +120,7 @@ struct DispatchStats {
   uint64_t pieces_home = 0;   // pieces written to their home server
   uint64_t pieces_redirected = 0;
   uint64_t fallbacks = 0;     // redirects that failed and went home
+  uint64_t pieces_spilled = 0;  // pieces whose home was full, written elsewhere and redirected
 };
 
 // One open file description.

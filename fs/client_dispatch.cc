@@ -2,7 +2,10 @@
 // preassign): pieces pending at the same moment share one probe round; the
 // pure dispatcher (policy/dispatch) picks a server per piece; a piece sent away
 // from home is written there as a fragment and then recorded in its home
-// server's redirect log. Runs on the client's io thread.
+// server's redirect log. A piece whose home is full goes the same way to a
+// server with room (spill). Runs on the client's io thread.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fs/client_impl.h"
@@ -194,6 +197,46 @@ asio::awaitable<Status> send_redirect(Client::Impl& impl, ServerId home, InodeId
 asio::awaitable<Status> Client::Impl::write_piece(InodeState& state, uint32_t index, uint64_t offset,
                                                   std::span<const std::byte> data, bool sync,
                                                   rpc::Origin origin) {
+  Status st = co_await write_placed(state, index, offset, data, sync, origin);
+  if (st.code() != Errc::no_space) co_return st;
+  co_return co_await spill(state, index, offset, data, sync, origin, st);
+}
+
+asio::awaitable<Status> Client::Impl::spill(InodeState& state, uint32_t index, uint64_t offset,
+                                            std::span<const std::byte> data, bool sync, rpc::Origin origin,
+                                            Status full) {
+  const ServerId home = state.layout.servers[index];
+  // The other servers that answer: those with room (as the MDS last
+  // heard) before the rest, each group least loaded (as last heard) first.
+  std::vector<std::tuple<bool, uint64_t, ServerId>> others;
+  const auto now = rpc::Clock::now();
+  for (const auto& [id, info] : server_info) {
+    if (!info.alive || id == home.value) continue;
+    const auto load = loads_heard.fresh(ServerId(id), now, milliseconds(config.load_ttl_ms));
+    others.emplace_back(info.free_bytes < data.size(), load ? load->bytes : 0, ServerId(id));
+  }
+  std::sort(others.begin(), others.end());
+  const milliseconds away_timeout = std::max(milliseconds(2000), timeout / 5);
+  for (size_t i = 0; i < others.size() && i < kSpillTries; ++i) {
+    const ServerId holder = std::get<ServerId>(others[i]);
+    uint64_t fragment = 0;
+    while (fragment == 0) fragment = rng();
+    Status st = co_await send_write(*this, holder, state.ino, index, offset, fragment, data, sync, nullptr, false,
+                                    origin, away_timeout);
+    if (!st.ok()) continue;  // full as well, or not answering
+    state.fragment_servers.insert({index, holder.value});
+    st = co_await send_redirect(*this, home, state.ino, index, offset, data.size(), holder, fragment, sync, origin);
+    // A home that cannot even record the entry is full indeed.
+    if (!st.ok()) break;
+    ++stats.pieces_spilled;
+    co_return st;
+  }
+  co_return full;
+}
+
+asio::awaitable<Status> Client::Impl::write_placed(InodeState& state, uint32_t index, uint64_t offset,
+                                                   std::span<const std::byte> data, bool sync,
+                                                   rpc::Origin origin) {
   const ServerId home = state.layout.servers[index];
   const InodeId ino = state.ino;
   if (dispatch.policy == sched::Policy::fixed || data.size() < dispatch.min_bytes) {

@@ -266,9 +266,20 @@ struct Client::Impl {
   asio::awaitable<Placement> place(sched::Piece piece);
   // Writes one piece of object `index` of `ino` at `offset`: home or, as the
   // dispatcher decides, as a fragment elsewhere plus a redirect entry at
-  // home (falling back to home when either fails).
+  // home (falling back to home when either fails); spilled when home is full.
   asio::awaitable<Status> write_piece(InodeState& state, uint32_t index, uint64_t offset,
                                       std::span<const std::byte> data, bool sync, rpc::Origin origin);
+  // write_piece() without the spill.
+  asio::awaitable<Status> write_placed(InodeState& state, uint32_t index, uint64_t offset,
+                                       std::span<const std::byte> data, bool sync, rpc::Origin origin);
+  // The piece's home answered no_space (`full`): another server that
+  // answers (the least loaded first, at most kSpillTries) takes it as a
+  // fragment and the home records where it went, as for a redirected
+  // write; the home pulls it back once it has room (server/maintainer.h).
+  // `full` stands when none takes it or the home cannot record the entry.
+  asio::awaitable<Status> spill(InodeState& state, uint32_t index, uint64_t offset,
+                                std::span<const std::byte> data, bool sync, rpc::Origin origin, Status full);
+  static constexpr size_t kSpillTries = 2;
   // A write of `pieces` at `offset` past the end of the file (`state.size`)
   // leaves a hole; an object lying wholly in it would never exist, and fsck
   // could not tell it from a lost one. Adds to `tasks` the creation (empty)

@@ -102,6 +102,10 @@ metrics::Families StorageService::metrics() {
   metrics::add_single(out, "pvfs_server_fallback_writes_total",
                       "Writes that fell back to this server after the chosen one failed.", Type::counter,
                       static_cast<double>(fallbacks_));
+  metrics::add_single(out, "pvfs_server_refused_no_room_total",
+                      "Data writes (objects, fragments, pull-backs) refused (ENOSPC) while the disk had less "
+                      "free than [storage] reserve_mb.",
+                      Type::counter, static_cast<double>(refused_no_room_));
   metrics::add_single(out, "pvfs_server_pullbacks_total", "Redirected ranges pulled back home.", Type::counter,
                       static_cast<double>(pulls_));
   metrics::add_single(out, "pvfs_server_pulled_bytes_total", "Bytes pulled back home.", Type::counter,

@@ -91,6 +91,7 @@ Status StorageService::redirect(sp::Request::Redirect::Reader r) {
 
 asio::awaitable<Status> StorageService::write_fragment(ObjectId object, uint64_t fragment, Buffer& data,
                                                        bool sync, Reply reply, rpc::Origin origin) {
+  if (Status room = admit_data(data.size()); !room.ok()) co_return room;
   IoQueue::Op op = fragment_op(fragment, std::move(origin));
   op.write = true;
   op.data = data.span();

@@ -343,6 +343,7 @@ asio::awaitable<Status> StorageService::write(sp::Request::Write::Reader w, Buff
     co_return st;
   }
 
+  if (Status room = admit_data(data.size()); !room.ok()) co_return room;
   auto gate = co_await gates_.enter_shared(obj);
   IoQueue::Op op = object_op(obj, std::move(origin));
   op.write = true;
@@ -470,6 +471,7 @@ asio::awaitable<Status> StorageService::fsync(ObjectId obj) {
 
 asio::awaitable<Status> StorageService::write_local(ObjectId object, uint64_t offset,
                                                     std::span<const std::byte> data) {
+  if (Status room = admit_data(data.size()); !room.ok()) co_return room;
   IoQueue::Op op = object_op(object);
   op.write = true;
   op.offset = offset;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -102,6 +103,9 @@ class StorageService {
   std::map<ServerId, std::vector<redirect::Garbage>> due_garbage(std::chrono::milliseconds grace) const;
   Status garbage_dropped(std::span<const redirect::Garbage> done);
   void count_pull(uint64_t bytes) { pulled_bytes_ += bytes; ++pulls_; }
+  // Whether `bytes` of data may be written here: the disk keeps [storage]
+  // reserve_mb free for the redirect log (storage_space.cc). Errors: no_space.
+  Status admit_data(uint64_t bytes);
 
  private:
   StorageService(uint32_t server_id, const Config& config, ObjectStore& store,
@@ -202,6 +206,11 @@ class StorageService {
   std::map<redirect::Garbage, TimePoint> garbage_;
 
   uint64_t pulled_bytes_ = 0, pulls_ = 0, redirects_recorded_ = 0, fallbacks_ = 0, probes_ = 0;
+  // The disk's free bytes as last measured (statvfs at most every 100 ms),
+  // and data writes refused for want of room.
+  std::optional<TimePoint> space_measured_;
+  uint64_t space_free_ = 0;
+  uint64_t refused_no_room_ = 0;
   // scanObjects: the sorted listing the pages of one walk are cut from
   // (listed again when a walk starts or the listing is old).
   std::shared_ptr<const std::vector<ObjectId>> fsck_listing_;

@@ -1,9 +1,12 @@
-// The storage service's space requests: reserving and punching object ranges
+// The storage service's space: the reserve kept for the redirect log (data
+// writes refused under it), reserving and punching object ranges
 // (fallocate), SEEK_DATA / SEEK_HOLE over an object, and the blocks an object
 // occupies. Redirected ranges count as data: their bytes are in fragments on
 // other servers. Disk work on the blocking pool; the redirect table is read
 // on the network thread only.
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "server/storage_service.h"
 #include "shared/rpc/blocking.h"
@@ -28,6 +31,26 @@ Ranges StorageService::remote_ranges(ObjectId object, uint64_t from) const {
   for (const auto& seg : table_.query(object, from, redirect::kEnd))
     if (!seg.where.local) out.emplace_back(seg.begin, seg.end);
   return out;
+}
+
+Status StorageService::admit_data(uint64_t bytes) {
+  const uint64_t reserve = uint64_t{config_.storage_reserve_mb} << 20;
+  if (reserve == 0 || bytes == 0) return Status{};
+  // statvfs on the network thread: it reads the file system's counters,
+  // no disk.
+  const TimePoint now = clock_.now();
+  if (!space_measured_ || now - *space_measured_ >= std::chrono::milliseconds(100)) {
+    space_measured_ = now;
+    auto space = store_.space();
+    // Unknown: the write itself will say whether it fits.
+    space_free_ = space ? space->free_bytes : UINT64_MAX;
+  }
+  if (space_free_ >= reserve + bytes) return Status{};
+  ++refused_no_room_;
+  space_measured_.reset();  // the next write looks again
+  return Status(Errc::no_space,
+                fmt::format("{:.1f} MiB free on this server's disk, under its reserve of {} MiB",
+                            static_cast<double>(space_free_) / (1 << 20), config_.storage_reserve_mb));
 }
 
 asio::awaitable<Status> StorageService::allocate(ObjectId object, uint64_t offset, uint64_t length,

@@ -590,4 +590,45 @@ TEST_CASE("with no reserve, a metadata server on a disk with no room left answer
   for (int i = 0; i < 20; ++i) CHECK(pvfs::test::read_text(c.mnt() / made[i]) == made[i]);
 }
 
+TEST_CASE("a write whose storage server is full goes to one with room and reads back whole") {
+  if (skip_without_fuse()) return;
+  TestCluster c(with_servers(2), true);
+  REQUIRE(c.cluster().kill_daemon("server1", SIGKILL).ok());
+  REQUIRE(eventually([&] { return daemon_pid(c.cluster(), "server1") == 0; }, std::chrono::seconds(10)));
+  TmpfsDataDir small(c, 1, 128 << 20);
+  small.fill(48 << 20);  // under [storage] reserve_mb, 64 MiB by default; 62% full, so still given new files
+  REQUIRE(c.cluster().restart_daemon("server1").ok());
+  // Striped 1 MiB wide over both servers, and one on server 1 alone: each
+  // piece for server 1 is refused there and spilled to server 0.
+  std::string data(12 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+  const fs::path wide = c.mnt() / "wide";
+  CHECK(write_small(wide, data));
+  const fs::path only = c.mnt() / "only";
+  REQUIRE(fs::create_directory(only));
+  const std::string policy = "stripe_size=0 stripe_count=1 servers=1";
+  REQUIRE(::setxattr(only.c_str(), "user.pvfs.layout", policy.data(), policy.size(), 0) == 0);
+  CHECK(write_small(only / "one", data));
+  CHECK(contains(servers_of(wide), 1));
+  CHECK(servers_of(only / "one") == std::vector<uint32_t>{1});
+
+  std::string stats(4096, '\0');
+  const ssize_t n = ::getxattr(c.mnt().c_str(), "user.pvfs.client_stats", stats.data(), stats.size());
+  REQUIRE(n > 0);
+  stats.resize(static_cast<size_t>(n));
+  CAPTURE(stats);
+  CHECK(stats.find("pieces_spilled 0\n") == std::string::npos);
+  for (const fs::path& file : {wide, only / "one"}) {
+    CAPTURE(file);
+    const bool same = pvfs::test::read_text(file) == data;
+    CHECK(same);
+  }
+  CHECK(metric(c, "server1", "pvfs_server_refused_no_room_total") > 0);
+  CHECK(metric(c, "server1", "pvfs_server_redirects_total") > 0);
+  // The bytes stay readable when server 1 has room again (they go home later).
+  small.empty();
+  const bool still = pvfs::test::read_text(only / "one") == data;
+  CHECK(still);
+}
+
 }  // namespace pvfs::test::space_test
