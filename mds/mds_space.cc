@@ -51,8 +51,8 @@ Status MdsService::admit_growth() {
   }
   if (!space_.low)
     spdlog::warn("data directory {} has {} free, under the reserve of {} ([mds_tuning] reserve_mb): new "
-                    "names are refused with ENOSPC until there is room; removals go on",
-                    filesets_.data_dir().string(), mib_text(*free), mib_text(reserve));
+                 "names are refused with ENOSPC until there is room; removals go on",
+                 filesets_.data_dir().string(), mib_text(*free), mib_text(reserve));
   space_.low = true;
   ++space_.refused;
   return Status(Errc::no_space, fmt::format("the metadata server's disk has {} free, under its reserve of {}; "
