@@ -88,8 +88,9 @@ struct Verdict {
 // while another answers (its file sets fail over or show as unserved), an
 // error when none does. A full server warns at full_warn_percent and is an
 // error at full_err_percent. A metadata server under its disk reserve is an
-// error (new names fail), within twice the reserve a warning. Slow requests, a delete backlog, a fenced member and clock skew
-// beyond the thresholds warn; a file set no member serves is an error.
+// error (new names fail), within twice the reserve a warning. Slow
+// requests, a delete backlog, a fenced member and clock skew beyond the
+// thresholds warn; a file set no member serves is an error.
 // Clock skew counts only what the measurement cannot explain (offsets'
 // spread minus their errors).
 Verdict judge(const Inputs& in, const Thresholds& limits);
