@@ -33,7 +33,7 @@ asio::awaitable<Result<std::shared_ptr<Connection>>> Peer::connection() {
   waiters_.clear();
   if (!result) co_return result.status();
   conn_ = *result;
-  conn_->start({});
+  conn_->start(on_request_, on_close_);
   co_return conn_;
 }
 

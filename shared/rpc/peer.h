@@ -34,6 +34,13 @@ class Peer {
   // failure included). Lets callers tell "could not send" apart
   // from "sent, then lost". Errors as Connection::connect.
   asio::awaitable<Result<std::shared_ptr<Connection>>> connection();
+  // Requests the remote daemon sends over connections made from now on go to
+  // `on_request` (without one they are answered not_supported), and
+  // `on_close` runs when such a connection ends.
+  void serve(Connection::Handler on_request, std::function<void()> on_close) {
+    on_request_ = std::move(on_request);
+    on_close_ = std::move(on_close);
+  }
   // Drops the current connection (the next call reconnects).
   void close();
   const Endpoint& address() const { return address_; }
@@ -45,6 +52,8 @@ class Peer {
   Auth auth_;
   milliseconds connect_timeout_;
   Network& network_;
+  Connection::Handler on_request_;
+  std::function<void()> on_close_;
   std::shared_ptr<Connection> conn_;
   bool connecting_ = false;
   uint64_t attempts_ = 0;  // connect attempts finished
