@@ -228,6 +228,10 @@ Result<Config> Config::load(const std::filesystem::path& file) {
       return key_error("mds_tuning.open_lease_ms", "must be from 100 to 3600000");
     if (Status s = read_uint(*t, "mds_tuning", "reserve_mb", c.mds_reserve_mb); !s.ok()) return s;
     if (c.mds_reserve_mb > 1048576) return key_error("mds_tuning.reserve_mb", "must be from 0 to 1048576");
+    if (Status s = read_uint(*t, "mds_tuning", "dir_lease_ms", c.dir_lease_ms); !s.ok()) return s;
+    if (c.dir_lease_ms > 60000) return key_error("mds_tuning.dir_lease_ms", "must be from 0 to 60000");
+    if (Status s = read_uint(*t, "mds_tuning", "dir_lease_max_entries", c.dir_lease_max_entries); !s.ok())
+      return s;
   }
   if (auto* t = root.get_as<toml::table>("mds_cluster")) {
     const char* sec = "mds_cluster";
@@ -258,6 +262,10 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     return key_error("mds_cluster.lease_ms",
                      "must be longer than timeouts.heartbeat_interval_ms and shorter than "
                      "mds_cluster.dead_after_ms");
+  if (c.dir_lease_ms >= c.mds_dead_after_ms)
+    return key_error("mds_tuning.dir_lease_ms",
+                     "must be shorter than mds_cluster.dead_after_ms (a failed member's leases must end "
+                     "before its file sets move)");
   if (auto* t = root.get_as<toml::table>("scheduling")) {
     const char* sec = "scheduling";
     if (Status s = read_uint(*t, sec, "dispatch_min_bytes", c.dispatch_min_bytes); !s.ok()) return s;
@@ -425,7 +433,10 @@ std::string Config::render() const {
       << "    # an unlinked file a dead client kept open is deleted after this\n"
       << "open_lease_ms = " << open_lease_ms
       << "    # a file removed while another client has it open lasts until this after its close\n"
-      << "reserve_mb = " << mds_reserve_mb << "    # below this free, new names get ENOSPC; removals still work\n\n"
+      << "reserve_mb = " << mds_reserve_mb << "    # below this free, new names get ENOSPC; removals still work\n"
+      << "dir_lease_ms = " << dir_lease_ms
+      << "    # clients answer lookups of absent names for this long, until recalled; 0: off\n"
+      << "dir_lease_max_entries = " << dir_lease_max_entries << "    # larger directories get no lease\n\n"
       << "# With several [[mds]]: how they share the file sets (ANU placement).\n"
       << "[mds_cluster]\n"
       << "placement = " << quoted(placement::policy_name(mds_placement)) << "    # "

@@ -62,6 +62,15 @@ struct Config {
   // that removals and size updates, which need a little room themselves,
   // still commit on a full disk (mds/mds_space.cc). 0: no reserve.
   uint32_t mds_reserve_mb = 64;
+  // Directory leases (mds/dir_lease_table.h, pvfsmount(8) CONSISTENCY): a
+  // client that looked up a name that is not there may be told every name
+  // in the directory, and the MDS recalls that before another client adds
+  // one, so the client answers the kernel's lookups of new names (one per
+  // create) itself. A lease lasts this long unless recalled; 0: none given.
+  // Shorter than [mds_cluster] dead_after_ms.
+  uint32_t dir_lease_ms = 1000;
+  // Directories with more entries than this get no lease.
+  uint32_t dir_lease_max_entries = 100000;
 
   // [mds_cluster]: several metadata servers sharing the namespace by file
   // sets (mds/cluster/, ANU placement). Ignored with one [[mds]].

@@ -22,7 +22,8 @@ const std::vector<Section>& sections() {
   static const std::vector<Section> all = {
       {"layout", {"stripe_size", "stripe_count", "full_percent"}},
       {"timeouts", {"rpc_ms", "busy_limit_ms", "connect_ms", "heartbeat_interval_ms", "heartbeat_timeout_ms"}},
-      {"mds_tuning", {"sync_interval_ms", "fileset_per_top_directory", "orphan_lease_ms", "open_lease_ms", "reserve_mb"}},
+      {"mds_tuning", {"sync_interval_ms", "fileset_per_top_directory", "orphan_lease_ms", "open_lease_ms", "reserve_mb",
+                      "dir_lease_ms", "dir_lease_max_entries"}},
       {"mds_cluster",
        {"placement", "tune_interval_ms", "dead_after_ms", "lease_ms", "threshold", "thresholding", "top_off",
         "divergent", "backlog", "busy", "overload_guard", "floor_share"}},

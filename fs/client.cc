@@ -35,6 +35,7 @@ Client::Impl::Impl(asio::io_context& io_, const Config& config_, const Secret& k
     mds_peers[m.id] = std::make_unique<rpc::Peer>(io_.get_executor(), m.address,
                                                   rpc::Auth(key_, {}, config_.encrypt),
                                                   milliseconds(config_.connect_timeout_ms));
+  serve_mds_requests();
   dispatch.min_bytes = config_.dispatch_min_bytes;
   dispatch.margin_bytes = config_.redirect_margin_bytes;
   dispatch.skew_factor = config_.redirect_skew_factor;
@@ -310,12 +311,17 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
       co_return found;
     }
   }
+  if (impl_->dir_leases.absent(parent, name, who.caller.uid, who.caller.gid, SteadyClock::now()))
+    co_return Status(Errc::not_found, "no such entry (directory lease)");
   rpc::OutMessage out;
   auto l = impl_->begin_mds(out, who).initLookup();
   l.setParent(parent.value);
   l.setName(name);
   auto reply = co_await impl_->call_mds(out, true);
-  if (!reply) co_return reply.status();
+  if (!reply) {
+    if (reply.code() == Errc::not_found) impl_->maybe_lease_dir(who, parent);
+    co_return reply.status();
+  }
   auto body = (*reply)->body<mp::Reply>();
   Looked found{impl_->merge_local(rpc::from_wire(body.getAttr())), {}};
   if (found.attr.written_elsewhere) co_await impl_->glimpse_size(found.attr, origin_of(who));

@@ -15,6 +15,7 @@
 #include <span>
 
 #include "fs/client.h"
+#include "fs/dir_lease_cache.h"
 #include "fs/job_io_clock.h"
 #include "fs/listing_ahead.h"
 #include "fs/statahead.h"
@@ -251,6 +252,17 @@ struct Client::Impl {
   uint64_t local_changes = 0;
   // Entries fetched ahead of a walk over a directory (fs/statahead.h).
   Statahead statahead;
+  // Directories whose every name this client knows, under a lease the MDS
+  // recalls before another client adds one (fs/dir_lease_cache.h;
+  // fs/client_dir_leases.cc).
+  DirLeaseCache dir_leases;
+  // After a lookup in `dir` found nothing: asks for a lease on it in the
+  // background, if none is held or being asked for and this is not the
+  // first such miss there lately (DirLeaseCache::missed).
+  void maybe_lease_dir(const Credentials& who, InodeId dir);
+  // Serves the MDS's requests to this client (recallDirLease) on the
+  // connections to every member, and ends the leases when one closes.
+  void serve_mds_requests();
 
   // Starts tracking an open file description of `attr` (fresh from the MDS).
   std::shared_ptr<OpenFile> track_open(const Attr& attr, int flags);
@@ -451,15 +463,21 @@ class LocalChange {
   explicit LocalChange(Client::Impl& impl) : impl_(impl) { ++impl_.local_changes; }
   ~LocalChange() {
     ++impl_.local_changes;
-    for (const auto& [dir, name] : names_) impl_.statahead.forget(dir, name);
+    for (const auto& [dir, name] : names_) {
+      impl_.statahead.forget(dir, name);
+      impl_.dir_leases.added(dir, name);
+    }
     for (size_t i = 0; i < inode_count_; ++i) impl_.statahead.forget_inode(inodes_[i]);
   }
   LocalChange(const LocalChange&) = delete;
   LocalChange& operator=(const LocalChange&) = delete;
 
-  // The change concerns `name` in `dir` (created, removed or renamed).
+  // The change concerns `name` in `dir` (created, removed or renamed). A
+  // directory lease counts it as present from now on: harmless for a
+  // removal (the MDS is asked), needed for an addition.
   LocalChange& name(InodeId dir, std::string name) {
     impl_.statahead.forget(dir, name);
+    impl_.dir_leases.adding(dir, name, SteadyClock::now());
     names_.emplace_back(dir, std::move(name));
     return *this;
   }

@@ -60,6 +60,16 @@ metrics::Families MdsService::metrics() {
   metrics::add_single(out, "pvfs_mds_refused_no_room_total",
                       "Requests adding to the namespace refused (ENOSPC) for want of room on this member's disk.",
                       Type::counter, static_cast<double>(space_.refused));
+  metrics::add_single(out, "pvfs_mds_dir_leases", "Directory leases clients hold on this member now.",
+                      Type::gauge, static_cast<double>(dir_leases_.count(now)));
+  metrics::add_single(out, "pvfs_mds_dir_lease_grants_total", "Directory leases given (leaseDir).",
+                      Type::counter, static_cast<double>(dir_leases_granted_));
+  metrics::add_single(out, "pvfs_mds_dir_lease_recalls_total",
+                      "Directory leases recalled before another client's new name or a file set's move.",
+                      Type::counter, static_cast<double>(dir_leases_recalled_));
+  metrics::add_single(out, "pvfs_mds_dir_lease_recalls_waited_total",
+                      "Recalls the holder did not answer: the new name waited for the lease to end.",
+                      Type::counter, static_cast<double>(dir_leases_waited_out_));
   metrics::add_single(out, "pvfs_mds_orphans_reclaimed_total",
                       "Unlinked files whose objects the collector deleted from every server.",
                       Type::counter, static_cast<double>(orphans_reclaimed_));

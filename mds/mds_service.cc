@@ -76,6 +76,8 @@ void MdsService::start() {
   // Servers we knew before a restart count as alive until their heartbeat
   // is overdue, so files can be created right away.
   cluster_.detach_local = [this](FileSetId set) { return detach(set); };
+  cluster_.before_leaving = [this](FileSetId set) { return recall_fileset_leases(set); };
+  check_leases_marker();
   // The registry is kept in file set 0 by the member that holds it; the
   // others learn the servers from their heartbeats within a second.
   NamespaceStore* root = filesets_.find(kRootInode);
@@ -194,11 +196,19 @@ asio::awaitable<void> MdsService::handle(std::shared_ptr<rpc::Connection> conn,
 
   if (entry && entry->needs_room)
     if (Status room = admit_growth(); !room.ok()) co_return co_await ex.refuse(room);
+  const std::optional<InodeId> gaining = dir_gaining_name(ex.req);
+  if (gaining && adding_names_waits()) co_await before_adding_name();
+  const std::optional<InodeId> replacing = leased_dir_replaced(ex.req);
   Status outcome(Errc::not_supported, "unknown metadata request");
   if (entry) {
     handlers::Call call{*this, ex.conn, *ex.msg, ex.req, ex.reply, caller, now, origin};
     outcome = co_await ex.run([&] { return entry->handler(call); });
   }
+  // The name is in: other clients' leases on the directory end before the
+  // reply says so (mds/dir_lease_table.h).
+  if (gaining && outcome.ok() && dir_leases_.leased(*gaining, clock_.now()))
+    co_await recall_dir_leases(*gaining, ex.conn.get());
+  if (replacing && outcome.ok()) co_await recall_dir_leases(*replacing, nullptr);
   in_flight.reset();
   if (outcome.code() == Errc::no_space) space_.measured.reset();  // the disk filled: look again
   if (route && entry && entry->load_sample && outcome.code() != Errc::again)

@@ -19,6 +19,7 @@
 #include <asio.hpp>
 
 #include "mds/cluster/mds_cluster.h"
+#include "mds/dir_lease_table.h"
 #include "mds/fileset_catalog.h"
 #include "mds/iosched_host.h"
 #include "mds/qos_host.h"
@@ -37,6 +38,11 @@
 #include "shared/rpc/peer.h"
 
 namespace pvfs::mds {
+
+// The directory a request adds a name to (create, mkdir, symlink, link,
+// rename's destination), if it adds one: its leases are recalled after it
+// succeeds (mds/mds_dir_leases.cc).
+std::optional<InodeId> dir_gaining_name(proto::mds::Request::Reader req);
 
 class MdsService {
  public:
@@ -136,6 +142,29 @@ class MdsService {
   // another client's open lease on it runs, the file is held as an orphan
   // (NamespaceStore::hold_orphan) until that lease ends or is renewed.
   void keep_if_open_elsewhere(NamespaceStore& store, InodeId ino, const rpc::Connection* except);
+
+  // Directory leases (mds/mds_dir_leases.cc, mds/dir_lease_table.h). How
+  // long one lasts ([mds_tuning] dir_lease_ms; zero: none are given).
+  std::chrono::milliseconds dir_lease_term() const { return std::chrono::milliseconds(config_.dir_lease_ms); }
+  // `conn`'s client is being told every name in `dir`. Errors: io when the
+  // marker that a restart reads (check_leases_marker) cannot be written;
+  // then no lease is given.
+  Status dir_leased(InodeId dir, const std::shared_ptr<rpc::Connection>& conn);
+  // Before a request that adds a name runs: waits while a restart's grace
+  // lasts (check_leases_marker; otherwise returns at once).
+  asio::awaitable<void> before_adding_name();
+  bool adding_names_waits() const { return SteadyClock::now() < names_wait_until_; }
+  // After a name was added to `dir` for `except`: every other holder of a
+  // lease on `dir` has answered its recall or seen its lease end.
+  asio::awaitable<void> recall_dir_leases(InodeId dir, const rpc::Connection* except);
+  // The leased directory a request would remove or replace (rmdir, rename
+  // over a directory, makeFileSet), looked up before it runs: a holder
+  // answering from its lease would say a name is absent where the MDS would
+  // say the directory is stale, and the kernel would not look the path up
+  // again. nullopt when there is none (always, while no lease runs).
+  std::optional<InodeId> leased_dir_replaced(proto::mds::Request::Reader req);
+  // The same for every lease on a directory of `set`, which is leaving.
+  asio::awaitable<void> recall_fileset_leases(FileSetId set);
 
   // Layouts: the layout of a new file under `policy`, its servers chosen
   // among the live ones, full ones left out where the policy names none
@@ -282,6 +311,19 @@ class MdsService {
   // The same by file: the connections writing each (written_by_other()).
   std::map<InodeId, std::vector<const rpc::Connection*>> writers_of_;
   void forget_writer_of(InodeId ino, const rpc::Connection* conn);
+  // ---- directory leases (mds/mds_dir_leases.cc) ----
+  // Asks `lease`'s holder to forget `dir`'s names, or waits its lease out.
+  asio::awaitable<void> recall(InodeId dir, DirLeaseTable::Lease lease);
+  // At start: if the last run gave leases (its marker file is in the data
+  // directory), names wait for one term (names_wait_until_).
+  void check_leases_marker();
+  std::filesystem::path leases_marker() const;
+  bool leases_marked_ = false;  // the marker is written (before the first lease)
+  TimePoint names_wait_until_{};  // on the steady clock
+  DirLeaseTable dir_leases_;
+  uint64_t dir_leases_granted_ = 0;
+  uint64_t dir_leases_recalled_ = 0;
+  uint64_t dir_leases_waited_out_ = 0;  // recalls not answered: the lease ran out instead
   // ---- room on the disk (mds/mds_space.cc) ----
   // Whether a request that adds to the namespace may run: the data
   // directory's disk has [mds_tuning] reserve_mb free. Errors: no_space.

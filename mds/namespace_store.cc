@@ -177,6 +177,29 @@ Result<Attr> NamespaceStore::lookup(const Caller& caller, InodeId parent, std::s
   });
 }
 
+Result<std::vector<uint64_t>> NamespaceStore::name_hashes(const Caller& caller, InodeId dir,
+                                                         const NameHashKey& key, size_t max_entries) {
+  return with_read(*t_, [&](NsTxn& tx) -> Result<std::vector<uint64_t>> {
+    auto record = tx.dir_for_lookup(caller, dir);
+    if (!record) return record.status();
+    if (Status s = check_permission(caller, record->attr, kMayRead); !s.ok()) return s;
+    const std::string prefix = dentry_prefix(dir);
+    std::vector<uint64_t> out;
+    bool more = false;
+    Status s = tx.raw().scan(tx.tables().dentries, prefix, {}, [&](std::string_view k, std::string_view) {
+      if (out.size() == max_entries) {
+        more = true;
+        return false;
+      }
+      out.push_back(name_hash(key, k.substr(prefix.size())));
+      return true;
+    });
+    if (!s.ok()) return s;
+    if (more) return Status(Errc::too_big, "directory has more entries than [mds_tuning] dir_lease_max_entries");
+    return out;
+  });
+}
+
 Result<Attr> NamespaceStore::getattr(InodeId ino) {
   return with_read(*t_, [&](NsTxn& tx) -> Result<Attr> { return attr_with_hints(tx, ino); });
 }

@@ -19,6 +19,7 @@
 #include "mds/namespace_types.h"
 #include "shared/ids.h"
 #include "shared/layout.h"
+#include "shared/name_hash.h"
 #include "shared/status.h"
 
 namespace pvfs::mds {
@@ -120,6 +121,12 @@ class NamespaceStore {
   // read permission; invalid_argument when max_entries is 0.
   Result<ReaddirResult> readdir(const Caller& caller, InodeId ino, uint64_t cookie,
                                 uint32_t max_entries, bool plus);
+  // The hash under `key` (shared/name_hash.h) of every name in directory
+  // `dir`, for a directory lease (mds/dir_lease_table.h). Errors: stale when
+  // `dir` is gone; not_dir; access_denied without read and search
+  // permission; too_big past `max_entries` names.
+  Result<std::vector<uint64_t>> name_hashes(const Caller& caller, InodeId dir, const NameHashKey& key,
+                                            size_t max_entries);
 
   // Sets xattr `name` of `ino` to `value`; `flags` kXattrCreate fails with
   // exists when present, kXattrReplace with no_data when absent. Errors:

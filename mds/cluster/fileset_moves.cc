@@ -143,6 +143,7 @@ asio::awaitable<bool> MdsCluster::ship(uint16_t set, MdsId to) {
       co_return false;
     }
   }
+  if (before_leaving) co_await before_leaving(FileSetId(set));
   auto abandon = [&](const Status& why) {
     if (!committed_.count(set)) leaving_.erase(set);  // nothing was handed over: serve it again if ours
     spdlog::warn("moving file set {} to mds {}: {} (will retry)", set, to.value, why.to_string());

@@ -162,6 +162,10 @@ class MdsCluster {
   asio::awaitable<Status> remote_detach(FileSetId set, const rpc::Origin& origin);
   // Runs detachFileSet here (set by MdsService): ok, or not_empty.
   std::function<Status(FileSetId)> detach_local;
+  // Runs before file set `set` is shipped, once no request runs on it (set
+  // by MdsService: recalls its directory leases, which the next owner does
+  // not know).
+  std::function<asio::awaitable<void>(FileSetId)> before_leaving;
   // A new file set with an id no member holds (each member draws from its
   // own residue class of ids, so two members never pick the same one). It
   // is made here and shipped to its owner at once if that is another member.

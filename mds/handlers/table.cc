@@ -20,7 +20,7 @@ namespace pvfs::mds::handlers {
 // Namespace: what pvfsmount asks on behalf of system calls.
 Handler lookup, getattr, setattr, mknod, mkdir, unlink, rmdir, symlink, readlink, rename, link, readdir,
     setxattr, getxattr, listxattr, removexattr, access, open, update_size, sync_file_set, release_orphan,
-    hold_orphan, open_files, append_at;
+    hold_orphan, open_files, append_at, lease_dir;
 // Cluster: the MDS members' own messages (mds/cluster/).
 Handler get_map, peer_ping, set_map, ship_file_set, detach_file_set, cluster_status;
 // Administration: pvfs-ctl, pvfs-cluster and the storage servers.
@@ -57,6 +57,7 @@ constexpr Entry kTable[] = {
     {R::ACCESS, access},
     {R::OPEN, open},
     {R::UPDATE_SIZE, update_size},
+    {R::LEASE_DIR, lease_dir},
     // An fsync waits for the disk, not for this member's load.
     {R::SYNC_FILE_SET, sync_file_set, false},
     {R::RELEASE_ORPHAN, release_orphan},

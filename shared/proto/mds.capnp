@@ -151,6 +151,15 @@ struct Request {
     openFiles @53 :OpenFiles;     # the client has these files open still (mds/open_leases.h);
                                   # reply: openFiles
     appendAt @54 :AppendAt;       # an O_APPEND write: where its bytes go; reply: appendAt
+
+    # ---- directory leases (mds/dir_lease_table.h; pvfsmount(8), CONSISTENCY) ----
+    leaseDir @55 :Getattr;        # every name in directory `ino` (hashed), and the MDS's promise to
+                                  # recall them (recallDirLease) before it adds a name there for
+                                  # another connection; needs read and search permission; reply:
+                                  # dirLease; notSupported when leases are off ([mds_tuning]
+                                  # dir_lease_ms = 0), tooBig past dir_lease_max_entries
+    recallDirLease @56 :UInt64;   # MDS to client, over the client's own connection: forget the
+                                  # names leaseDir gave of directory N; reply: none
   }
 
   struct QosProfileRequest {
@@ -422,6 +431,17 @@ struct Reply {
     orphanLease @26 :UInt32;      # holdOrphan: ms the hold lasts unless renewed again
     openFiles @27 :OpenFilesReply;
     appendAt @28 :UInt64;         # appendAt: the file offset the bytes go to
+    dirLease @29 :DirLease;       # leaseDir
+  }
+
+  # A directory's names as they were when the MDS answered, valid termMs from
+  # when the client sent leaseDir unless recalled first. Each name is hashed
+  # with SipHash-2-4 (libsodium's crypto_shorthash) under `key`, drawn for
+  # this lease: a name whose hash is not listed is not in the directory.
+  struct DirLease {
+    termMs @0 :UInt32;
+    key @1 :Data;                 # crypto_shorthash_KEYBYTES (16)
+    names @2 :List(UInt64);
   }
 
   # The plan a storage server enforces: `windows` in order from each period

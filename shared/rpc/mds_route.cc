@@ -31,6 +31,7 @@ std::optional<FileSetId> route_of(mp::Request::Reader req) {
     case mp::Request::RELEASE_ORPHAN: return set(req.getReleaseOrphan().getIno());
     case mp::Request::HOLD_ORPHAN: return set(req.getHoldOrphan().getIno());
     case mp::Request::APPEND_AT: return set(req.getAppendAt().getIno());
+    case mp::Request::LEASE_DIR: return set(req.getLeaseDir().getIno());
     case mp::Request::OPEN_FILES: {
       auto inos = req.getOpenFiles().getInos();
       return inos.size() == 0 ? std::nullopt : set(inos[0]);

@@ -38,7 +38,9 @@ std::map<std::string, int> served(std::span<const Entry> table) {
 TEST_CASE("every metadata request kind has exactly one handler") {
   for (const auto& [name, n] : served<proto::mds::Request>(mds::handlers::table())) {
     CAPTURE(name);
-    CHECK(n == 1);
+    // Sent by an MDS to a client (fs/dir_lease_cache.h), which serves it.
+    if (name == "recallDirLease") CHECK(n == 0);
+    else CHECK(n == 1);
   }
   for (const auto& e : mds::handlers::table()) CHECK(static_cast<bool>(e.handler));
 }

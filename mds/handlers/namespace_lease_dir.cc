@@ -1,0 +1,26 @@
+// leaseDir: every name in a directory, hashed, and a lease on them that the
+// MDS recalls before it adds a name there for another client
+// (mds/dir_lease_table.h).
+#include "mds/handlers/call.h"
+
+namespace pvfs::mds::handlers {
+
+asio::awaitable<Status> lease_dir(Call& c) {
+  if (c.mds.dir_lease_term().count() == 0)
+    co_return Status(Errc::not_supported, "directory leases are off ([mds_tuning] dir_lease_ms = 0)");
+  const InodeId dir(c.req.getLeaseDir().getIno());
+  auto s = c.at(dir.value);
+  if (!s) co_return s.status();
+  const NameHashKey key = random_name_hash_key();
+  auto names = (*s)->name_hashes(c.caller, dir, key, c.mds.config().dir_lease_max_entries);
+  if (!names) co_return names.status();
+  if (Status given = c.mds.dir_leased(dir, c.conn); !given.ok()) co_return given;
+  auto lease = c.reply.initDirLease();
+  lease.setTermMs(c.mds.config().dir_lease_ms);
+  lease.setKey(kj::arrayPtr(reinterpret_cast<const kj::byte*>(key.data()), key.size()));
+  auto list = lease.initNames(static_cast<unsigned>(names->size()));
+  for (unsigned i = 0; i < names->size(); ++i) list.set(i, (*names)[i]);
+  co_return Status{};
+}
+
+}  // namespace pvfs::mds::handlers
