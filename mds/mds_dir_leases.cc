@@ -27,8 +27,8 @@ namespace {
 // when it sent it; this much longer again covers the two clocks' rates.
 constexpr auto kLeaseMargin = std::chrono::milliseconds(50);
 
-// Waits `d` of real time (the lease times come from the injected clock,
-// whose epoch is not the steady clock's).
+// Waits `d` of real time: the lease times come from the injected clock,
+// whose epoch is not the steady clock's, so a wait is a duration.
 asio::awaitable<void> wait_for(asio::io_context& io, Duration d) {
   if (d <= Duration::zero()) co_return;
   asio::steady_timer t(io, d);
@@ -124,6 +124,8 @@ asio::awaitable<void> MdsService::recall(InodeId dir, DirLeaseTable::Lease lease
   ++dir_leases_recalled_;
   const Duration left = lease.until - clock_.now();
   if (left <= Duration::zero()) co_return;
+  // Waited for in real time (timers run on the steady clock).
+  const TimePoint deadline = SteadyClock::now() + left;
   auto conn = std::static_pointer_cast<rpc::Connection>(lease.handle.lock());
   if (conn && conn->is_open()) {
     rpc::OutMessage out;
@@ -136,7 +138,7 @@ asio::awaitable<void> MdsService::recall(InodeId dir, DirLeaseTable::Lease lease
     spdlog::debug("recalling the lease on directory {:#x}: {}; waiting it out", dir.value, reply.status().to_string());
   }
   ++dir_leases_waited_out_;
-  co_await wait_for(io_, lease.until - clock_.now());
+  co_await wait_for(io_, deadline - SteadyClock::now());
 }
 
 }  // namespace pvfs::mds

@@ -40,10 +40,10 @@ MdsNode::~MdsNode() {
   loop_.settle();
 }
 
-std::shared_ptr<rpc::Connection> MdsNode::connect(rpc::Identity who) {
+std::shared_ptr<rpc::Connection> MdsNode::connect(rpc::Identity who, rpc::Connection::Handler on_request) {
   auto conn = loop_.run(net_.connect(address(id_), rpc::Auth(key_, who), std::chrono::seconds(30)));
   REQUIRE_MESSAGE(conn.ok(), conn.status().to_string());
-  (*conn)->start({});
+  (*conn)->start(std::move(on_request));
   return *conn;
 }
 

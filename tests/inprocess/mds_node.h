@@ -34,8 +34,11 @@ class MdsNode {
   static Endpoint address(uint32_t id) { return Endpoint{"mds-" + std::to_string(id), 6000}; }
 
   using Reply = Result<std::unique_ptr<rpc::InMessage>>;
-  // A connection to this member as `who` (a client by default).
-  std::shared_ptr<rpc::Connection> connect(rpc::Identity who = {rpc::Kind::client, 0});
+  // A connection to this member as `who` (a client by default); requests
+  // the member sends back on it go to `on_request` (answered not_supported
+  // without one).
+  std::shared_ptr<rpc::Connection> connect(rpc::Identity who = {rpc::Kind::client, 0},
+                                           rpc::Connection::Handler on_request = {});
   // One request on `conn` (a shared client connection when null).
   std::shared_ptr<std::optional<Reply>> send(rpc::OutMessage& request,
                                              std::shared_ptr<rpc::Connection> conn = nullptr);

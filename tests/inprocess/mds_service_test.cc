@@ -7,7 +7,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "mds/wall_clock.h"
+#include "shared/name_hash.h"
 #include "shared/rpc/convert.h"
 #include "tests/inprocess/mds_node.h"
 #include "tests/inprocess/storage_cluster.h"
@@ -207,6 +211,119 @@ TEST_CASE("a client that dies while writing leaves its acknowledged bytes visibl
     if (std::chrono::steady_clock::now() > give_up) FAIL("the size never came from the storage servers");
     s.storage.loop.io.run_one_for(std::chrono::milliseconds(10));
   }
+}
+
+
+// ---- directory leases (mds/dir_lease_table.h) ----
+
+namespace {
+
+// A client connection that answers every recallDirLease (or, when
+// `answer` is false, none) and notes the directories recalled.
+struct LeaseHolder {
+  LeaseHolder(Site& s, bool answer) : recalled(std::make_shared<std::vector<uint64_t>>()) {
+    conn = s.mds->connect({rpc::Kind::client, 0},
+                          [seen = recalled, answer](std::shared_ptr<rpc::Connection> c,
+                                                    std::unique_ptr<rpc::InMessage> msg) -> asio::awaitable<void> {
+                            seen->push_back(msg->body<mp::Request>().getRecallDirLease());
+                            if (!answer) co_return;  // never answered: the MDS waits the lease out
+                            rpc::OutMessage reply;
+                            reply.init_body<mp::Reply>().setNone();
+                            co_await c->reply(msg->id(), reply);
+                          });
+  }
+  // leaseDir of `dir` as `caller`: the hashes of its names, or the failure.
+  Result<std::vector<uint64_t>> lease(Site& s, InodeId dir, const Caller& caller = kRoot) {
+    rpc::OutMessage m;
+    request(m, caller).initLeaseDir().setIno(dir.value);
+    auto reply = s.mds->call(m, conn);
+    if (!reply) return reply.status();
+    auto l = (*reply)->body<mp::Reply>().getDirLease();
+    REQUIRE(l.getKey().size() == key.size());
+    std::memcpy(key.data(), l.getKey().begin(), key.size());
+    term_ms = l.getTermMs();
+    std::vector<uint64_t> names;
+    for (uint64_t h : l.getNames()) names.push_back(h);
+    return names;
+  }
+  bool lists(const std::vector<uint64_t>& names, const std::string& name) const {
+    return std::find(names.begin(), names.end(), name_hash(key, name)) != names.end();
+  }
+  std::shared_ptr<std::vector<uint64_t>> recalled;
+  std::shared_ptr<rpc::Connection> conn;
+  NameHashKey key{};
+  uint32_t term_ms = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a directory lease lists every name, and another client's new name recalls it before its reply") {
+  Site s(1);
+  REQUIRE(s.heartbeat(1, true).ok());
+  const Attr d = ok_attr(s.mkdir(kRootInode, "d", 0755));
+  ok_attr(s.mknod(d.ino, "a", 0644));
+  ok_attr(s.mknod(d.ino, "b", 0644));
+  LeaseHolder holder(s, true);
+  auto names = holder.lease(s, d.ino);
+  REQUIRE(names.ok());
+  CHECK(names->size() == 2);
+  CHECK(holder.lists(*names, "a"));
+  CHECK(holder.lists(*names, "b"));
+  CHECK_FALSE(holder.lists(*names, "c"));
+  CHECK(holder.term_ms == 1000);
+  // The holder's own create recalls nothing; another client's does, and
+  // its reply comes after the recall was answered.
+  ok_attr(s.mknod(d.ino, "mine", 0644, kRoot, holder.conn));
+  CHECK(holder.recalled->empty());
+  ok_attr(s.mknod(d.ino, "theirs", 0644));
+  CHECK(*holder.recalled == std::vector<uint64_t>{d.ino.value});
+  // Recalled once: the next name recalls nothing until the lease is asked for again.
+  ok_attr(s.mkdir(d.ino, "sub", 0755));
+  CHECK(holder.recalled->size() == 1);
+  REQUIRE(holder.lease(s, d.ino).ok());
+  CHECK(s.rename(kRootInode, "d", kRootInode, "d2").ok());  // names in d unchanged: no recall
+  CHECK(holder.recalled->size() == 1);
+  CHECK(s.rename(d.ino, "a", d.ino, "a2").ok());  // a new name in d
+  CHECK(holder.recalled->size() == 2);
+  // A leased directory removed: its holder would answer "absent" where the
+  // MDS says stale.
+  const Attr sub = ok_attr(s.lookup(d.ino, "sub"));
+  REQUIRE(holder.lease(s, sub.ino).ok());
+  rpc::OutMessage m;
+  auto r = request(m, kRoot).initRmdir();
+  r.setParent(d.ino.value);
+  r.setName("sub");
+  REQUIRE(s.mds->call(m).ok());
+  CHECK(holder.recalled->size() == 3);
+  CHECK(holder.recalled->back() == sub.ino.value);
+}
+
+TEST_CASE("a lease holder that does not answer its recall is waited out, and the name is added") {
+  Site s(1);
+  REQUIRE(s.heartbeat(1, true).ok());
+  const Attr d = ok_attr(s.mkdir(kRootInode, "d", 0755));
+  LeaseHolder silent(s, false);
+  REQUIRE(silent.lease(s, d.ino).ok());
+  const Attr made = ok_attr(s.mknod(d.ino, "new", 0644));
+  CHECK(silent.recalled->size() == 1);
+  CHECK(ok_attr(s.lookup(d.ino, "new")).ino == made.ino);
+}
+
+TEST_CASE("a lease is refused without read permission, past dir_lease_max_entries, and when leases are off") {
+  Site s(1, [](Config& c) { c.dir_lease_max_entries = 3; });
+  REQUIRE(s.heartbeat(1, true).ok());
+  const Attr d = ok_attr(s.mkdir(kRootInode, "d", 0711));  // search, not read, for others
+  LeaseHolder holder(s, true);
+  CHECK(holder.lease(s, d.ino, Caller{1000, 1000, {}}).code() == Errc::access_denied);
+  for (const char* name : {"1", "2", "3"}) ok_attr(s.mknod(d.ino, name, 0644));
+  CHECK(holder.lease(s, d.ino).ok());
+  ok_attr(s.mknod(d.ino, "4", 0644));
+  CHECK(holder.lease(s, d.ino).code() == Errc::too_big);
+  CHECK(holder.lease(s, InodeId(0x0000'0000'0000'9999ULL)).code() == Errc::stale);
+
+  Site off(1, [](Config& c) { c.dir_lease_ms = 0; });
+  LeaseHolder asker(off, true);
+  CHECK(asker.lease(off, kRootInode).code() == Errc::not_supported);
 }
 
 }  // namespace pvfs::test::mds_service_test

@@ -32,11 +32,19 @@ double mds_metric(TestCluster& c, const std::string& name, const std::string& la
 
 double mds_lookups(TestCluster& c) { return mds_metric(c, "pvfs_mds_requests_total", "type=\"lookup\""); }
 
-void create_empty(const fs::path& file) {
-  const int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
-  REQUIRE_MESSAGE(fd >= 0, file.string(), ": ", std::strerror(errno));
-  REQUIRE(::close(fd) == 0);
-}
+// A directory made through the mount, and another client, with a
+// connection of its own to the MDS, that has looked it up.
+struct SharedDir {
+  explicit SharedDir(TestCluster& c) : path(c.mnt() / "shared"), other(c.cluster().config()) {
+    REQUIRE(fs::create_directory(path));
+    auto found = other.lookup(kRootInode, "shared");
+    REQUIRE(found.ok());
+    attr = *found;
+  }
+  fs::path path;
+  Session other;
+  std::optional<Attr> attr;
+};
 
 bool present(const fs::path& path) {
   struct stat st {};
@@ -90,11 +98,10 @@ TEST_CASE("creates in a directory the mount holds a lease on send the MDS no loo
 TEST_CASE("a name another client adds to a leased directory is seen at once: the lease is recalled first") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(1), true);
-  const fs::path dir = c.mnt() / "shared";
-  REQUIRE(fs::create_directory(dir));
-  Session other(c.cluster().config());
-  auto d = other.lookup(kRootInode, "shared");
-  REQUIRE(d.ok());
+  SharedDir shared(c);
+  const fs::path& dir = shared.path;
+  Session& other = shared.other;
+  const std::optional<Attr>& d = shared.attr;
   constexpr int kRounds = 3;
   for (int i = 0; i < kRounds; ++i) {
     take_lease(c, dir);
@@ -114,11 +121,10 @@ TEST_CASE("a name another client adds to a leased directory is seen at once: the
 TEST_CASE("a mount paused while it holds a lease delays another client's create by at most the lease") {
   if (skip_without_fuse()) return;
   TestCluster c(with_servers(1), true);
-  const fs::path dir = c.mnt() / "shared";
-  REQUIRE(fs::create_directory(dir));
-  Session other(c.cluster().config());
-  auto d = other.lookup(kRootInode, "shared");
-  REQUIRE(d.ok());
+  SharedDir shared(c);
+  const fs::path& dir = shared.path;
+  Session& other = shared.other;
+  const std::optional<Attr>& d = shared.attr;
   take_lease(c, dir);
   const int mounter = pvfsmount_pid(fs::absolute(c.mnt()));
   REQUIRE(mounter > 0);

@@ -87,12 +87,6 @@ bool later(const timespec& a, const timespec& b) {
   return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
 }
 
-void create_empty(const fs::path& file) {
-  const int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
-  REQUIRE_MESSAGE(fd >= 0, file.string(), ": ", std::strerror(errno));
-  REQUIRE(::close(fd) == 0);
-}
-
 }  // namespace
 
 TEST_CASE("creates, mkdirs and unlinks send no getattr, and stat of the directory shows each change") {

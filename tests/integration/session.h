@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -144,6 +145,13 @@ bool eventually(Pred done, std::chrono::milliseconds limit = std::chrono::second
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// Creates `file` empty (O_EXCL), as a program's open(O_CREAT) and close do.
+inline void create_empty(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  REQUIRE_MESSAGE(fd >= 0, file.string(), ": ", std::strerror(errno));
+  REQUIRE(::close(fd) == 0);
 }
 
 // Counter `key` of a mount's user.pvfs.client_stats (pvfsmount(8), what
