@@ -311,8 +311,10 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
       co_return found;
     }
   }
-  if (impl_->dir_leases.absent(parent, name, who.caller.uid, who.caller.gid, SteadyClock::now()))
+  if (impl_->dir_leases.absent(parent, name, who.caller.uid, who.caller.gid, SteadyClock::now())) {
+    ++impl_->lookups_by_lease;
     co_return Status(Errc::not_found, "no such entry (directory lease)");
+  }
   rpc::OutMessage out;
   auto l = impl_->begin_mds(out, who).initLookup();
   l.setParent(parent.value);
@@ -685,8 +687,10 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
   if (name == kClientStatsXattr && ino == kRootInode) {
     const DispatchStats& d = impl_->stats;
     co_return impl_->mount_stats.render(fmt::format(
-        "pieces_home {}\npieces_redirected {}\nwrite_fallbacks {}\npieces_spilled {}\nprobe_rounds {}\n",
-        d.pieces_home, d.pieces_redirected, d.fallbacks, d.pieces_spilled, d.rounds));
+        "pieces_home {}\npieces_redirected {}\nwrite_fallbacks {}\npieces_spilled {}\nprobe_rounds {}\n"
+        "dir_leases {}\nlookups_by_lease {}\n",
+        d.pieces_home, d.pieces_redirected, d.fallbacks, d.pieces_spilled, d.rounds,
+        impl_->dir_leases.held(SteadyClock::now()), impl_->lookups_by_lease));
   }
   if (name == kIoStepXattr) co_return impl_->io_state(who.job_id);
   if (name.starts_with(std::string(kIoStepXattr) + ".")) co_return impl_->io_state(name.substr(17));

@@ -80,9 +80,12 @@ TEST_CASE("creates in a directory the mount holds a lease on send the MDS no loo
   create_empty(dir / "second");
   REQUIRE(eventually([&] { return mds_metric(c, "pvfs_mds_dir_lease_grants_total") >= 1; }));
   const double before = mds_lookups(c);
+  const uint64_t by_lease_before = mount_counter(c.mnt(), "lookups_by_lease");
   constexpr int kFiles = 300;
   for (int i = 0; i < kFiles; ++i) create_empty(dir / ("f" + std::to_string(i)));
   const double lookups = mds_lookups(c) - before;
+  // pvfs-ctl client shows what the lease answered.
+  CHECK(mount_counter(c.mnt(), "lookups_by_lease") - by_lease_before + lookups >= kFiles);
   // One per create without the lease; a lease lasts 1 s, and each new one
   // costs the miss that asks for it.
   MESSAGE(lookups, " lookups reached the MDS for ", kFiles, " creates");
