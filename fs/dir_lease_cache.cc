@@ -1,5 +1,6 @@
 #include "fs/dir_lease_cache.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace pvfs {
@@ -28,6 +29,10 @@ DirLeaseCache::Dir& DirLeaseCache::entry(InodeId dir, TimePoint now) {
 bool DirLeaseCache::missed(InodeId dir, TimePoint now) {
   if (!should_ask(dir, now)) return false;
   Dir& d = entry(dir, now);
+  if (d.lease) {  // it ran its term, not recalled
+    d.lease.reset();
+    d.recall_backoff = Duration::zero();
+  }
   const bool again = d.last_miss && now - *d.last_miss < kMissWindow;
   d.last_miss = now;
   return again;
@@ -82,7 +87,10 @@ void DirLeaseCache::recalled(InodeId dir, TimePoint now) {
   d.lease.reset();
   d.ticket = 0;  // an answer in flight may predate the recall
   d.collected.clear();
-  d.retry_at = now + kRetryAfterRecall;
+  d.recall_backoff = d.recall_backoff == Duration::zero()
+                         ? Duration(kRetryAfterRecall)
+                         : std::min<Duration>(2 * d.recall_backoff, kMaxRetryAfterRecall);
+  d.retry_at = now + d.recall_backoff;
 }
 
 void DirLeaseCache::clear() {

@@ -26,8 +26,14 @@ namespace pvfs {
 
 class DirLeaseCache {
  public:
-  // After a recall or a refusal, a directory is not asked for again before this.
+  // After a recall a directory is not asked for again before this, doubled
+  // at each further recall up to kMaxRetryAfterRecall, and back to this
+  // once a lease on it runs its whole term: a directory that nodes keep
+  // adding to (mdtest's shared directory on many nodes) soon costs the
+  // MDS little, where each lease means listing the whole directory.
   static constexpr auto kRetryAfterRecall = std::chrono::seconds(1);
+  static constexpr auto kMaxRetryAfterRecall = std::chrono::seconds(64);
+  // After a failed or refused request (leases off, too large a directory).
   static constexpr auto kRetryAfterRefusal = std::chrono::seconds(60);
   static constexpr size_t kMaxDirs = 4096;  // past this, directories without a lease are forgotten
   // A lease is asked for at the second lookup of an absent name in a
@@ -76,6 +82,7 @@ class DirLeaseCache {
     std::vector<std::string> collected;  // added while it is in flight
     std::unordered_multiset<std::string> pending;  // additions in flight
     TimePoint retry_at{};
+    Duration recall_backoff{};  // zero: no recall since a lease ran its term
     std::optional<TimePoint> last_miss;
   };
   // `dir`'s entry, made if need be (forgetting idle ones past kMaxDirs).

@@ -93,6 +93,33 @@ TEST_CASE("a recall, or a lost connection, ends a lease at once; a recall also h
   CHECK(cache.held(kLeaseT0 + milliseconds(2000)) == 0);
 }
 
+TEST_CASE("a directory recalled again and again is asked for less and less often, and as often once a lease lasts") {
+  DirLeaseCache cache;
+  const NameHashKey key = random_name_hash_key();
+  TimePoint t = kLeaseT0;
+  auto lease_at = [&](TimePoint at) { cache.granted(kDir, cache.asking(kDir, at), 0, 0, key, {}, at, milliseconds(1000)); };
+  std::vector<Duration> waits;
+  for (int i = 0; i < 9; ++i) {
+    lease_at(t);
+    cache.recalled(kDir, t);
+    TimePoint next = t;
+    while (!cache.should_ask(kDir, next)) next += milliseconds(250);
+    waits.push_back(next - t);
+    t = next;
+  }
+  CHECK(waits.front() == std::chrono::seconds(1));
+  CHECK(waits[1] == std::chrono::seconds(2));
+  CHECK(waits[5] == std::chrono::seconds(32));
+  CHECK(waits.back() == DirLeaseCache::kMaxRetryAfterRecall);
+  // A lease that runs its term unrecalled: back to a second after the next recall.
+  lease_at(t);
+  t += milliseconds(1000);
+  CHECK_FALSE(cache.missed(kDir, t));  // a lone miss; the ended lease resets the wait
+  lease_at(t);
+  cache.recalled(kDir, t);
+  CHECK(cache.should_ask(kDir, t + std::chrono::seconds(1)));
+}
+
 TEST_CASE("an answer that crossed a recall, or a cleared cache, is not kept") {
   DirLeaseCache cache;
   const NameHashKey key = random_name_hash_key();
