@@ -313,6 +313,7 @@ asio::awaitable<Result<Client::Looked>> Client::lookup_entry(const Credentials& 
   }
   if (impl_->dir_leases.absent(parent, name, who.caller.uid, who.caller.gid, SteadyClock::now())) {
     ++impl_->lookups_by_lease;
+    impl_->maybe_renew_dir_lease(who, parent);
     co_return Status(Errc::not_found, "no such entry (directory lease)");
   }
   rpc::OutMessage out;

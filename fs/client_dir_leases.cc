@@ -52,14 +52,40 @@ asio::awaitable<void> ask_dir_lease(Client::Impl& impl, std::shared_ptr<bool> al
   impl.dir_leases.granted(dir, ticket, who.caller.uid, who.caller.gid, key, names, sent, term - kLeaseSafety);
 }
 
-}  // namespace
+asio::awaitable<void> renew_dir_lease(Client::Impl& impl, std::shared_ptr<bool> alive, Credentials who,
+                                      InodeId dir, uint64_t ticket) {
+  const TimePoint sent = SteadyClock::now();
+  rpc::OutMessage out;
+  auto r = impl.begin_mds(out, who).initLeaseDir();
+  r.setIno(dir.value);
+  r.setRenew(true);
+  auto reply = co_await impl.call_mds(out, true);
+  if (!*alive) co_return;
+  const auto term = reply ? std::chrono::milliseconds((*reply)->body<mp::Reply>().getDirLease().getTermMs())
+                          : std::chrono::milliseconds(0);
+  if (term <= kLeaseSafety) impl.dir_leases.renewal_failed(dir, ticket);
+  else impl.dir_leases.renewed(dir, ticket, sent, term - kLeaseSafety);
+}
 
-void Client::Impl::maybe_lease_dir(const Credentials& who, InodeId dir) {
-  if (!dir_leases.missed(dir, SteadyClock::now())) return;
-  Credentials asker;  // not the caller's job or request id: this is the client's own request
+// The client's own credentials for a lease request on behalf of `who`: not
+// the caller's job or request id.
+Credentials asker_of(const Credentials& who) {
+  Credentials asker;
   asker.caller = who.caller;
   asker.pid = who.pid;
-  asio::co_spawn(io, ask_dir_lease(*this, alive, std::move(asker), dir), asio::detached);
+  return asker;
+}
+
+}  // namespace
+
+void Client::Impl::maybe_renew_dir_lease(const Credentials& who, InodeId dir) {
+  const uint64_t ticket = dir_leases.renewing(dir, SteadyClock::now());
+  if (ticket) asio::co_spawn(io, renew_dir_lease(*this, alive, asker_of(who), dir, ticket), asio::detached);
+}
+
+void Client::Impl::maybe_lease_dir(const Credentials& who, InodeId dir) {
+  if (dir_leases.missed(dir, SteadyClock::now()))
+    asio::co_spawn(io, ask_dir_lease(*this, alive, asker_of(who), dir), asio::detached);
 }
 
 namespace {

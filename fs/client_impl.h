@@ -261,6 +261,9 @@ struct Client::Impl {
   // background, if none is held or being asked for and this is not the
   // first such miss there lately (DirLeaseCache::missed).
   void maybe_lease_dir(const Credentials& who, InodeId dir);
+  // After a lookup in `dir` was answered from its lease: renews the lease
+  // in the background when it is past half its term.
+  void maybe_renew_dir_lease(const Credentials& who, InodeId dir);
   // Serves the MDS's requests to this client (recallDirLease) on the
   // connections to every member, and ends the leases when one closes.
   void serve_mds_requests();

@@ -52,10 +52,32 @@ void DirLeaseCache::granted(InodeId dir, uint64_t ticket, uint32_t uid, uint32_t
   if (it == dirs_.end() || it->second.ticket != ticket) return;
   Dir& d = it->second;
   d.ticket = 0;
-  Lease l{key, {names.begin(), names.end()}, sent + term, uid, gid};
+  d.renew_ticket = 0;
+  Lease l{key, {names.begin(), names.end()}, sent + term, term, uid, gid};
   for (const auto& name : d.collected) l.names.insert(name_hash(key, name));
   d.collected.clear();
   d.lease = std::move(l);
+}
+
+uint64_t DirLeaseCache::renewing(InodeId dir, TimePoint now) {
+  auto it = dirs_.find(dir.value);
+  if (it == dirs_.end() || !it->second.lease || it->second.renew_ticket) return 0;
+  const Lease& l = *it->second.lease;
+  if (now >= l.until || l.until - now > l.term / 2) return 0;
+  it->second.renew_ticket = next_ticket_++;
+  return it->second.renew_ticket;
+}
+
+void DirLeaseCache::renewed(InodeId dir, uint64_t ticket, TimePoint sent, Duration term) {
+  auto it = dirs_.find(dir.value);
+  if (it == dirs_.end() || it->second.renew_ticket != ticket) return;
+  it->second.renew_ticket = 0;
+  if (it->second.lease) it->second.lease->until = std::max(it->second.lease->until, sent + term);
+}
+
+void DirLeaseCache::renewal_failed(InodeId dir, uint64_t ticket) {
+  auto it = dirs_.find(dir.value);
+  if (it != dirs_.end() && it->second.renew_ticket == ticket) it->second.renew_ticket = 0;
 }
 
 void DirLeaseCache::refused(InodeId dir, uint64_t ticket, TimePoint retry_at) {
@@ -86,6 +108,7 @@ void DirLeaseCache::recalled(InodeId dir, TimePoint now) {
   Dir& d = entry(dir, now);
   d.lease.reset();
   d.ticket = 0;  // an answer in flight may predate the recall
+  d.renew_ticket = 0;
   d.collected.clear();
   d.recall_backoff = d.recall_backoff == Duration::zero()
                          ? Duration(kRetryAfterRecall)
@@ -97,6 +120,7 @@ void DirLeaseCache::clear() {
   for (auto& [dir, d] : dirs_) {
     d.lease.reset();
     d.ticket = 0;
+    d.renew_ticket = 0;
     d.collected.clear();
   }
 }
@@ -110,7 +134,7 @@ size_t DirLeaseCache::held(TimePoint now) const {
 void DirLeaseCache::forget_idle(TimePoint now) {
   std::erase_if(dirs_, [&](const auto& kv) {
     const Dir& d = kv.second;
-    return d.ticket == 0 && d.pending.empty() && now >= d.retry_at && (!d.lease || now >= d.lease->until) &&
+    return d.ticket == 0 && d.renew_ticket == 0 && d.pending.empty() && now >= d.retry_at && (!d.lease || now >= d.lease->until) &&
            (!d.last_miss || now - *d.last_miss >= kMissWindow);
   });
 }

@@ -58,6 +58,16 @@ class DirLeaseCache {
                const std::vector<uint64_t>& names, TimePoint sent, Duration term);
   // The leaseDir of `ticket` failed: not asked again before `retry_at`.
   void refused(InodeId dir, uint64_t ticket, TimePoint retry_at);
+  // A lookup in `dir` was just answered from its lease at `now`. Returns a
+  // ticket for renewed() when the lease is past half its term and no
+  // renewal is in flight (the MDS extends it without listing the
+  // directory again), else 0.
+  uint64_t renewing(InodeId dir, TimePoint now);
+  // The renewal of `ticket`, sent at `sent`, was granted for `term` from
+  // then; kept unless the lease was recalled or cleared meanwhile.
+  void renewed(InodeId dir, uint64_t ticket, TimePoint sent, Duration term);
+  // It failed: the lease ends when it would have.
+  void renewal_failed(InodeId dir, uint64_t ticket);
   // This client sends a request adding `name` to `dir` / has its answer.
   void adding(InodeId dir, std::string_view name, TimePoint now);
   void added(InodeId dir, std::string_view name);
@@ -73,12 +83,14 @@ class DirLeaseCache {
     NameHashKey key;
     std::unordered_set<uint64_t> names;
     TimePoint until;
+    Duration term{};
     uint32_t uid = 0;
     uint32_t gid = 0;
   };
   struct Dir {
     std::optional<Lease> lease;
     uint64_t ticket = 0;            // of the leaseDir in flight; 0: none
+    uint64_t renew_ticket = 0;      // of the renewal in flight; 0: none
     std::vector<std::string> collected;  // added while it is in flight
     std::unordered_multiset<std::string> pending;  // additions in flight
     TimePoint retry_at{};

@@ -17,6 +17,17 @@ void DirLeaseTable::grant(InodeId dir, Holder holder, std::weak_ptr<void> handle
   leases.push_back(Lease{holder, std::move(handle), until});
 }
 
+bool DirLeaseTable::renew(InodeId dir, Holder holder, TimePoint until, TimePoint now) {
+  auto it = by_dir_.find(dir.value);
+  if (it == by_dir_.end()) return false;
+  for (Lease& l : it->second) {
+    if (l.holder != holder || l.until <= now) continue;
+    l.until = std::max(l.until, until);
+    return true;
+  }
+  return false;
+}
+
 bool DirLeaseTable::leased(InodeId dir, TimePoint now) const {
   auto it = by_dir_.find(dir.value);
   if (it == by_dir_.end()) return false;

@@ -32,6 +32,9 @@ class DirLeaseTable {
 
   // `holder` was told `dir`'s names and may rely on them until `until`.
   void grant(InodeId dir, Holder holder, std::weak_ptr<void> handle, TimePoint until, TimePoint now);
+  // Extends `holder`'s lease on `dir` to `until`, if it still runs at `now`.
+  // Returns whether it did.
+  bool renew(InodeId dir, Holder holder, TimePoint until, TimePoint now);
   // Whether any lease on `dir` may still run at `now` (a cheap check before
   // take_others()).
   bool leased(InodeId dir, TimePoint now) const;

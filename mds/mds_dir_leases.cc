@@ -106,6 +106,13 @@ Status MdsService::dir_leased(InodeId dir, const std::shared_ptr<rpc::Connection
   return Status{};
 }
 
+bool MdsService::dir_lease_renewed(InodeId dir, const rpc::Connection* conn) {
+  const TimePoint now = clock_.now();
+  if (!dir_leases_.renew(dir, conn, now + dir_lease_term() + kLeaseMargin, now)) return false;
+  ++dir_leases_renewed_;
+  return true;
+}
+
 asio::awaitable<void> MdsService::before_adding_name() {
   if (SteadyClock::now() < names_wait_until_) co_await wait_for(io_, names_wait_until_ - SteadyClock::now());
 }

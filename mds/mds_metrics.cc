@@ -64,6 +64,9 @@ metrics::Families MdsService::metrics() {
                       Type::gauge, static_cast<double>(dir_leases_.count(now)));
   metrics::add_single(out, "pvfs_mds_dir_lease_grants_total", "Directory leases given (leaseDir).",
                       Type::counter, static_cast<double>(dir_leases_granted_));
+  metrics::add_single(out, "pvfs_mds_dir_lease_renewals_total",
+                      "Directory leases extended by their holder, without listing the directory again.",
+                      Type::counter, static_cast<double>(dir_leases_renewed_));
   metrics::add_single(out, "pvfs_mds_dir_lease_recalls_total",
                       "Directory leases recalled before another client's new name or a file set's move.",
                       Type::counter, static_cast<double>(dir_leases_recalled_));

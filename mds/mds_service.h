@@ -150,6 +150,8 @@ class MdsService {
   // marker that a restart reads (check_leases_marker) cannot be written;
   // then no lease is given.
   Status dir_leased(InodeId dir, const std::shared_ptr<rpc::Connection>& conn);
+  // `conn`'s lease on `dir`, if it still runs, lasts a term from now.
+  bool dir_lease_renewed(InodeId dir, const rpc::Connection* conn);
   // Before a request that adds a name runs: waits while a restart's grace
   // lasts (check_leases_marker; otherwise returns at once).
   asio::awaitable<void> before_adding_name();
@@ -322,6 +324,7 @@ class MdsService {
   TimePoint names_wait_until_{};  // on the steady clock
   DirLeaseTable dir_leases_;
   uint64_t dir_leases_granted_ = 0;
+  uint64_t dir_leases_renewed_ = 0;
   uint64_t dir_leases_recalled_ = 0;
   uint64_t dir_leases_waited_out_ = 0;  // recalls not answered: the lease ran out instead
   // ---- room on the disk (mds/mds_space.cc) ----

@@ -1,6 +1,6 @@
 // leaseDir: every name in a directory, hashed, and a lease on them that the
 // MDS recalls before it adds a name there for another client
-// (mds/dir_lease_table.h).
+// (mds/dir_lease_table.h); or the renewal of such a lease, without the names.
 #include "mds/handlers/call.h"
 
 namespace pvfs::mds::handlers {
@@ -8,9 +8,16 @@ namespace pvfs::mds::handlers {
 asio::awaitable<Status> lease_dir(Call& c) {
   if (c.mds.dir_lease_term().count() == 0)
     co_return Status(Errc::not_supported, "directory leases are off ([mds_tuning] dir_lease_ms = 0)");
-  const InodeId dir(c.req.getLeaseDir().getIno());
+  const auto r = c.req.getLeaseDir();
+  const InodeId dir(r.getIno());
   auto s = c.at(dir.value);
   if (!s) co_return s.status();
+  if (r.getRenew()) {
+    if (!c.mds.dir_lease_renewed(dir, c.conn.get()))
+      co_return Status(Errc::not_found, "no lease on this directory to renew");
+    c.reply.initDirLease().setTermMs(c.mds.config().dir_lease_ms);
+    co_return Status{};
+  }
   const NameHashKey key = random_name_hash_key();
   auto names = (*s)->name_hashes(c.caller, dir, key, c.mds.config().dir_lease_max_entries);
   if (!names) co_return names.status();

@@ -153,13 +153,20 @@ struct Request {
     appendAt @54 :AppendAt;       # an O_APPEND write: where its bytes go; reply: appendAt
 
     # ---- directory leases (mds/dir_lease_table.h; pvfsmount(8), CONSISTENCY) ----
-    leaseDir @55 :Getattr;        # every name in directory `ino` (hashed), and the MDS's promise to
+    leaseDir @55 :LeaseDir;       # every name in directory `ino` (hashed), and the MDS's promise to
                                   # recall them (recallDirLease) before it adds a name there for
                                   # another connection; needs read and search permission; reply:
                                   # dirLease; notSupported when leases are off ([mds_tuning]
                                   # dir_lease_ms = 0), tooBig past dir_lease_max_entries
     recallDirLease @56 :UInt64;   # MDS to client, over the client's own connection: forget the
                                   # names leaseDir gave of directory N; reply: none
+  }
+
+  struct LeaseDir {
+    ino @0 :UInt64;
+    renew @1 :Bool;               # extend the lease this connection holds on `ino` by a term from
+                                  # now, names unchanged (the reply lists none); notFound when it
+                                  # holds none (recalled, or ended)
   }
 
   struct QosProfileRequest {

@@ -96,6 +96,20 @@ TEST_CASE("creates in a directory the mount holds a lease on send the MDS no loo
   // Its own names are not hidden by its lease: each is found again.
   for (int i = 0; i < kFiles; i += 37) CHECK(present(dir / ("f" + std::to_string(i))));
   CHECK_FALSE(present(dir / "f300"));
+
+  // Creating on for 2.5 s, more than two terms: the lease in use is
+  // renewed, not listed again.
+  int made = 0;
+  auto create_for = [&](milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) create_empty(dir / ("g" + std::to_string(made++)));
+  };
+  create_for(milliseconds(300));  // a lease again, if the checks above outlasted the last
+  const double grants = mds_metric(c, "pvfs_mds_dir_lease_grants_total");
+  const double renewals = mds_metric(c, "pvfs_mds_dir_lease_renewals_total");
+  create_for(milliseconds(2500));
+  CHECK(mds_metric(c, "pvfs_mds_dir_lease_grants_total") == grants);
+  CHECK(mds_metric(c, "pvfs_mds_dir_lease_renewals_total") >= renewals + 2);
 }
 
 TEST_CASE("a name another client adds to a leased directory is seen at once: the lease is recalled first") {

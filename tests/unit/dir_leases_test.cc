@@ -45,6 +45,19 @@ TEST_CASE("the MDS recalls every other holder's running lease on a directory, an
   CHECK(t.count(kLeaseT0) == 0);
 }
 
+TEST_CASE("the MDS renews a running lease of the same holder only") {
+  mds::DirLeaseTable t;
+  int a = 0, b = 0;
+  t.grant(kDir, &a, {}, kLeaseT0 + milliseconds(1000), kLeaseT0);
+  CHECK(t.renew(kDir, &a, kLeaseT0 + milliseconds(1800), kLeaseT0 + milliseconds(800)));
+  CHECK(t.leased(kDir, kLeaseT0 + milliseconds(1500)));
+  CHECK_FALSE(t.renew(kDir, &b, kLeaseT0 + milliseconds(1800), kLeaseT0 + milliseconds(800)));  // holds none
+  CHECK_FALSE(t.renew(kDir, &a, kLeaseT0 + milliseconds(3000), kLeaseT0 + milliseconds(1800)));  // ended
+  t.grant(kDir, &a, {}, kLeaseT0 + milliseconds(3000), kLeaseT0 + milliseconds(2000));
+  REQUIRE(t.take_others(kDir, &b, kLeaseT0 + milliseconds(2100)).size() == 1);  // recalled
+  CHECK_FALSE(t.renew(kDir, &a, kLeaseT0 + milliseconds(3500), kLeaseT0 + milliseconds(2500)));
+}
+
 TEST_CASE("a file set that leaves takes its directories' leases with it, and no other set's") {
   mds::DirLeaseTable t;
   int a = 0;
@@ -118,6 +131,27 @@ TEST_CASE("a directory recalled again and again is asked for less and less often
   lease_at(t);
   cache.recalled(kDir, t);
   CHECK(cache.should_ask(kDir, t + std::chrono::seconds(1)));
+}
+
+TEST_CASE("a lease in use is renewed past half its term, once at a time, and not after a recall") {
+  DirLeaseCache cache;
+  const NameHashKey key = random_name_hash_key();
+  cache.granted(kDir, cache.asking(kDir, kLeaseT0), 0, 0, key, {}, kLeaseT0, milliseconds(1000));
+  CHECK(cache.renewing(kDir, kLeaseT0 + milliseconds(400)) == 0);  // most of its term left
+  const uint64_t ticket = cache.renewing(kDir, kLeaseT0 + milliseconds(600));
+  REQUIRE(ticket != 0);
+  CHECK(cache.renewing(kDir, kLeaseT0 + milliseconds(700)) == 0);  // one in flight
+  cache.renewed(kDir, ticket, kLeaseT0 + milliseconds(600), milliseconds(1000));
+  CHECK(cache.absent(kDir, "x", 0, 0, kLeaseT0 + milliseconds(1500)));
+  CHECK_FALSE(cache.absent(kDir, "x", 0, 0, kLeaseT0 + milliseconds(1600)));
+  // A renewal answered after a recall brings nothing back.
+  cache.granted(kDir, cache.asking(kDir, kLeaseT0 + milliseconds(2000)), 0, 0, key, {},
+                kLeaseT0 + milliseconds(2000), milliseconds(1000));
+  const uint64_t late = cache.renewing(kDir, kLeaseT0 + milliseconds(2600));
+  REQUIRE(late != 0);
+  cache.recalled(kDir, kLeaseT0 + milliseconds(2650));
+  cache.renewed(kDir, late, kLeaseT0 + milliseconds(2600), milliseconds(1000));
+  CHECK_FALSE(cache.absent(kDir, "x", 0, 0, kLeaseT0 + milliseconds(2700)));
 }
 
 TEST_CASE("an answer that crossed a recall, or a cleared cache, is not kept") {
