@@ -262,10 +262,6 @@ Result<Config> Config::load(const std::filesystem::path& file) {
     return key_error("mds_cluster.lease_ms",
                      "must be longer than timeouts.heartbeat_interval_ms and shorter than "
                      "mds_cluster.dead_after_ms");
-  if (c.dir_lease_ms >= c.mds_dead_after_ms)
-    return key_error("mds_tuning.dir_lease_ms",
-                     "must be shorter than mds_cluster.dead_after_ms (a failed member's leases must end "
-                     "before its file sets move)");
   if (auto* t = root.get_as<toml::table>("scheduling")) {
     const char* sec = "scheduling";
     if (Status s = read_uint(*t, sec, "dispatch_min_bytes", c.dispatch_min_bytes); !s.ok()) return s;

@@ -67,7 +67,8 @@ struct Config {
   // in the directory, and the MDS recalls that before another client adds
   // one, so the client answers the kernel's lookups of new names (one per
   // create) itself. A lease lasts this long unless recalled; 0: none given.
-  // Shorter than [mds_cluster] dead_after_ms.
+  // With several members at most dead_after_ms - mds_lease() (MdsService::
+  // dir_lease_term()).
   uint32_t dir_lease_ms = 1000;
   // Directories with more entries than this get no lease.
   uint32_t dir_lease_max_entries = 100000;

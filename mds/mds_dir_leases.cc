@@ -53,6 +53,15 @@ std::optional<InodeId> dir_gaining_name(mp::Request::Reader req) {
   }
 }
 
+std::chrono::milliseconds MdsService::dir_lease_term() const {
+  const std::chrono::milliseconds asked(config_.dir_lease_ms);
+  if (config_.mds.size() <= 1) return asked;
+  const auto room = std::chrono::milliseconds(config_.mds_dead_after_ms) -
+                    std::chrono::milliseconds(config_.mds_lease()) - kLeaseMargin;
+  if (room <= kLeaseMargin) return std::chrono::milliseconds(0);
+  return std::min(asked, std::chrono::duration_cast<std::chrono::milliseconds>(room));
+}
+
 std::filesystem::path MdsService::leases_marker() const { return filesets_.data_dir() / kLeasesMarker; }
 
 std::optional<InodeId> MdsService::leased_dir_replaced(mp::Request::Reader req) {

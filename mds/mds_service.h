@@ -144,8 +144,11 @@ class MdsService {
   void keep_if_open_elsewhere(NamespaceStore& store, InodeId ino, const rpc::Connection* except);
 
   // Directory leases (mds/mds_dir_leases.cc, mds/dir_lease_table.h). How
-  // long one lasts ([mds_tuning] dir_lease_ms; zero: none are given).
-  std::chrono::milliseconds dir_lease_term() const { return std::chrono::milliseconds(config_.dir_lease_ms); }
+  // long one lasts ([mds_tuning] dir_lease_ms; zero: none are given). With
+  // several members, at most [mds_cluster] dead_after_ms - lease_ms, less a
+  // margin: a member cut off from the others serves until its own lease
+  // lapses, and the leases it gave must end before its file sets move.
+  std::chrono::milliseconds dir_lease_term() const;
   // `conn`'s client is being told every name in `dir`. Errors: io when the
   // marker that a restart reads (check_leases_marker) cannot be written;
   // then no lease is given.

@@ -7,7 +7,9 @@ namespace pvfs::mds::handlers {
 
 asio::awaitable<Status> lease_dir(Call& c) {
   if (c.mds.dir_lease_term().count() == 0)
-    co_return Status(Errc::not_supported, "directory leases are off ([mds_tuning] dir_lease_ms = 0)");
+    co_return Status(Errc::not_supported,
+                     "directory leases are off ([mds_tuning] dir_lease_ms = 0, or no room between "
+                     "[mds_cluster] lease_ms and dead_after_ms)");
   const auto r = c.req.getLeaseDir();
   const InodeId dir(r.getIno());
   auto s = c.at(dir.value);
@@ -15,7 +17,7 @@ asio::awaitable<Status> lease_dir(Call& c) {
   if (r.getRenew()) {
     if (!c.mds.dir_lease_renewed(dir, c.conn.get()))
       co_return Status(Errc::not_found, "no lease on this directory to renew");
-    c.reply.initDirLease().setTermMs(c.mds.config().dir_lease_ms);
+    c.reply.initDirLease().setTermMs(static_cast<uint32_t>(c.mds.dir_lease_term().count()));
     co_return Status{};
   }
   const NameHashKey key = random_name_hash_key();
@@ -23,7 +25,7 @@ asio::awaitable<Status> lease_dir(Call& c) {
   if (!names) co_return names.status();
   if (Status given = c.mds.dir_leased(dir, c.conn); !given.ok()) co_return given;
   auto lease = c.reply.initDirLease();
-  lease.setTermMs(c.mds.config().dir_lease_ms);
+  lease.setTermMs(static_cast<uint32_t>(c.mds.dir_lease_term().count()));
   lease.setKey(kj::arrayPtr(reinterpret_cast<const kj::byte*>(key.data()), key.size()));
   auto list = lease.initNames(static_cast<unsigned>(names->size()));
   for (unsigned i = 0; i < names->size(); ++i) list.set(i, (*names)[i]);
