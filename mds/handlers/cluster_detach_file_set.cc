@@ -4,7 +4,12 @@
 namespace pvfs::mds::handlers {
 
 asio::awaitable<Status> detach_file_set(Call& c) {
-  co_return c.none_or(c.mds.cluster().detach_request(FileSetId(c.req.getDetachFileSet())));
+  const FileSetId set(c.req.getDetachFileSet());
+  Status detached = c.mds.cluster().detach_request(set);
+  // Its root goes next: a client's lease on it would answer "absent" where
+  // this member will answer stale (mds/dir_lease_table.h).
+  if (detached.ok()) co_await c.mds.recall_fileset_leases(set);
+  co_return c.none_or(detached);
 }
 
 }  // namespace pvfs::mds::handlers
