@@ -689,9 +689,9 @@ asio::awaitable<Result<std::string>> Client::getxattr(const Credentials& who, In
     const DispatchStats& d = impl_->stats;
     co_return impl_->mount_stats.render(fmt::format(
         "pieces_home {}\npieces_redirected {}\nwrite_fallbacks {}\npieces_spilled {}\nprobe_rounds {}\n"
-        "dir_leases {}\nlookups_by_lease {}\n",
-        d.pieces_home, d.pieces_redirected, d.fallbacks, d.pieces_spilled, d.rounds,
-        impl_->dir_leases.held(SteadyClock::now()), impl_->lookups_by_lease));
+        "dir_leases_taken {}\nlookups_by_lease {}\n",
+        d.pieces_home, d.pieces_redirected, d.fallbacks, d.pieces_spilled, d.rounds, impl_->dir_leases_taken,
+        impl_->lookups_by_lease));
   }
   if (name == kIoStepXattr) co_return impl_->io_state(who.job_id);
   if (name.starts_with(std::string(kIoStepXattr) + ".")) co_return impl_->io_state(name.substr(17));

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "fs/client_impl.h"
-#include "shared/log.h"
 #include "shared/proto/mds.capnp.h"
 
 namespace pvfs {
@@ -29,11 +28,9 @@ asio::awaitable<void> ask_dir_lease(Client::Impl& impl, std::shared_ptr<bool> al
   if (!reply) {
     // Off, too large, or not understood (an older MDS): not again for a while.
     const bool lasting = reply.code() == Errc::not_supported || reply.code() == Errc::too_big;
-    impl.dir_leases.refused(dir, ticket,
-                            SteadyClock::now() + (lasting ? std::chrono::duration_cast<Duration>(
-                                                                DirLeaseCache::kRetryAfterRefusal)
-                                                          : std::chrono::duration_cast<Duration>(
-                                                                DirLeaseCache::kRetryAfterRecall)));
+    const Duration wait = lasting ? Duration(DirLeaseCache::kRetryAfterRefusal)
+                                  : Duration(DirLeaseCache::kRetryAfterRecall);
+    impl.dir_leases.refused(dir, ticket, SteadyClock::now() + wait);
     co_return;
   }
   auto lease = (*reply)->body<mp::Reply>().getDirLease();
@@ -49,7 +46,8 @@ asio::awaitable<void> ask_dir_lease(Client::Impl& impl, std::shared_ptr<bool> al
   std::vector<uint64_t> names;
   names.reserve(list.size());
   for (uint64_t h : list) names.push_back(h);
-  impl.dir_leases.granted(dir, ticket, who.caller.uid, who.caller.gid, key, names, sent, term - kLeaseSafety);
+  if (impl.dir_leases.granted(dir, ticket, who.caller.uid, who.caller.gid, key, names, sent, term - kLeaseSafety))
+    ++impl.dir_leases_taken;
 }
 
 asio::awaitable<void> renew_dir_lease(Client::Impl& impl, std::shared_ptr<bool> alive, Credentials who,

@@ -256,6 +256,7 @@ struct Client::Impl {
   // recalls before another client adds one (fs/dir_lease_cache.h;
   // fs/client_dir_leases.cc).
   DirLeaseCache dir_leases;
+  uint64_t dir_leases_taken = 0;  // granted by the MDS and kept (client_stats)
   uint64_t lookups_by_lease = 0;  // answered "absent" from a lease (client_stats)
   // After a lookup in `dir` found nothing: asks for a lease on it in the
   // background, if none is held or being asked for and this is not the

@@ -46,10 +46,10 @@ uint64_t DirLeaseCache::asking(InodeId dir, TimePoint now) {
   return d.ticket;
 }
 
-void DirLeaseCache::granted(InodeId dir, uint64_t ticket, uint32_t uid, uint32_t gid, const NameHashKey& key,
+bool DirLeaseCache::granted(InodeId dir, uint64_t ticket, uint32_t uid, uint32_t gid, const NameHashKey& key,
                             const std::vector<uint64_t>& names, TimePoint sent, Duration term) {
   auto it = dirs_.find(dir.value);
-  if (it == dirs_.end() || it->second.ticket != ticket) return;
+  if (it == dirs_.end() || it->second.ticket != ticket) return false;
   Dir& d = it->second;
   d.ticket = 0;
   d.renew_ticket = 0;
@@ -57,6 +57,7 @@ void DirLeaseCache::granted(InodeId dir, uint64_t ticket, uint32_t uid, uint32_t
   for (const auto& name : d.collected) l.names.insert(name_hash(key, name));
   d.collected.clear();
   d.lease = std::move(l);
+  return true;
 }
 
 uint64_t DirLeaseCache::renewing(InodeId dir, TimePoint now) {

@@ -53,8 +53,9 @@ class DirLeaseCache {
   // bring back to granted().
   uint64_t asking(InodeId dir, TimePoint now);
   // The MDS's answer to the leaseDir of `ticket`, sent at `sent`. Kept
-  // unless the directory was recalled, or the cache cleared, meanwhile.
-  void granted(InodeId dir, uint64_t ticket, uint32_t uid, uint32_t gid, const NameHashKey& key,
+  // unless the directory was recalled, or the cache cleared, meanwhile;
+  // returns whether it was.
+  bool granted(InodeId dir, uint64_t ticket, uint32_t uid, uint32_t gid, const NameHashKey& key,
                const std::vector<uint64_t>& names, TimePoint sent, Duration term);
   // The leaseDir of `ticket` failed: not asked again before `retry_at`.
   void refused(InodeId dir, uint64_t ticket, TimePoint retry_at);

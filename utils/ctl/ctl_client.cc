@@ -116,6 +116,9 @@ std::string render_text(const MountStatsView& now, const MountStatsView* before,
                        delta("behind_waits"), delta("behind_failures"));
   if (counter(now, "appends") > 0)
     out += fmt::format("appends placed by the metadata server {}\n", delta("appends"));
+  if (counter(now, "dir_leases_taken") > 0)
+    out += fmt::format("directory leases taken {}; lookups of absent names answered from them {}\n",
+                       delta("dir_leases_taken"), delta("lookups_by_lease"));
   return out;
 }
 
